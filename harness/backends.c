@@ -1,0 +1,50 @@
+/*
+ * backends.c - start or check the servers an invocation needs (see
+ * backends.h).
+ */
+#include "backends.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+int backends_start(struct backends *b, bool need_redis, bool need_stock,
+                   const char *external_redis, struct lab_err *err)
+{
+    memset(b, 0, sizeof *b);
+    if (need_redis) {
+        if (external_redis) {
+            if (cli_parse_hostport(external_redis, b->redis_host, sizeof b->redis_host,
+                                   &b->redis_port) != 0) {
+                lab_err_set(err, EINVAL, "bad Redis address '%s' (expected HOST:PORT)",
+                            external_redis);
+                return -1;
+            }
+            if (servers_redis_ping(b->redis_host, b->redis_port, 2000, err) != 0)
+                return -1;
+        } else {
+            if (servers_redis_start(&b->lock_srv, "lock-store", err) != 0)
+                return -1;
+            snprintf(b->redis_host, sizeof b->redis_host, "%s", b->lock_srv.host);
+            b->redis_port = b->lock_srv.port;
+        }
+        b->have_lock_store = true;
+    }
+    if (need_stock) {
+        if (servers_redis_start(&b->stock_srv, "stock", err) != 0) {
+            backends_stop(b);
+            return -1;
+        }
+        b->have_stock = true;
+    }
+    return 0;
+}
+
+void backends_stop(struct backends *b)
+{
+    servers_stop(&b->stock_srv);
+    servers_stop(&b->lock_srv);
+    b->have_lock_store = b->have_stock = false;
+}

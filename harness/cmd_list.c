@@ -1,0 +1,88 @@
+/*
+ * cmd_list.c - `locklab list`: every lock implementation with its backend,
+ * capabilities and one-line summary, then the shipped scenarios.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../impls/lock.h"
+#include "cli.h"
+#include "scenario.h"
+
+static void caps_string(unsigned caps, char *buf, size_t n)
+{
+    static const struct {
+        unsigned flag;
+        const char *name;
+    } names[] = {{LOCK_CAP_TTL, "ttl"},         {LOCK_CAP_RENEWS, "renews"},
+                 {LOCK_CAP_REENTRANT, "reentrant"}, {LOCK_CAP_NOTIFIES, "notifies"},
+                 {LOCK_CAP_FENCING, "fencing"}};
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (caps & names[i].flag) {
+            size_t len = strlen(buf);
+            snprintf(buf + len, n - len, "%s%s", len ? "," : "", names[i].name);
+        }
+    if (!buf[0])
+        snprintf(buf, n, "-");
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int yaml_file(const struct dirent *d)
+{
+    size_t n = strlen(d->d_name);
+    return n > 5 && strcmp(d->d_name + n - 5, ".yaml") == 0;
+}
+
+static void list_scenarios(void)
+{
+    const char *dir = cli_scenario_dir();
+    struct dirent **ents;
+    int n = scandir(dir, &ents, yaml_file, by_name);
+    printf("\nscenarios (%s):\n", dir);
+    if (n < 0) {
+        printf("  (cannot read %s)\n", dir);
+        return;
+    }
+    struct scenario *s = malloc(sizeof *s);
+    for (int i = 0; i < n; i++) {
+        char path[2048], err[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, ents[i]->d_name);
+        if (s && scenario_load(path, s, err, sizeof err) == 0)
+            printf("  %-28s %s\n", path, s->description);
+        else
+            printf("  %-28s (invalid: %s)\n", path, s ? err : "out of memory");
+        free(ents[i]);
+    }
+    free(ents);
+    free(s);
+}
+
+int cmd_list(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        printf("usage: locklab list\n\nShow every lock implementation (name, backend, "
+               "capabilities, summary)\nand the scenarios shipped in %s.\n",
+               cli_scenario_dir());
+        return LAB_EXIT_OK;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "locklab: list takes no arguments (got '%s')\n", argv[1]);
+        return LAB_EXIT_USAGE;
+    }
+    printf("%-22s %-9s %-24s %s\n", "implementation", "backend", "capabilities", "summary");
+    for (int i = 0; i < lock_registry_count; i++) {
+        const struct lock_ops *o = lock_registry[i];
+        char caps[96];
+        caps_string(o->caps, caps, sizeof caps);
+        printf("%-22s %-9s %-24s %s\n", o->name, o->backend, caps, o->summary);
+    }
+    list_scenarios();
+    return LAB_EXIT_OK;
+}

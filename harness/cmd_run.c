@@ -1,0 +1,271 @@
+/*
+ * cmd_run.c - `locklab run`: load every scenario (all of them validated
+ * before anything starts), start the servers they need, run each selected
+ * implementation through each scenario, print the table as rows finish,
+ * and write the results directory.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../impls/lock.h"
+#include "backends.h"
+#include "cli.h"
+#include "report.h"
+#include "runner.h"
+#include "scenario.h"
+#include "stop.h"
+
+#define MAX_SCENARIOS 64
+
+struct run_opts {
+    const char *impls;  /* --impl a,b: replaces each scenario's impls */
+    int clients;        /* --clients N: 0 = as the scenario says */
+    const char *out;    /* --out DIR: results root */
+    const char *redis;  /* --redis HOST:PORT or $LOCKLAB_REDIS */
+    const char *junit;  /* --junit FILE */
+    bool quiet;         /* --quiet */
+};
+
+static void run_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: locklab run SCENARIO.yaml... [options]\n"
+            "\n"
+            "Run each scenario against its implementations and print one row per\n"
+            "implementation: verdict, throughput, acquire latency, safety figures.\n"
+            "\n"
+            "options:\n"
+            "  --impl a,b         run these implementations instead of the scenario's list\n"
+            "  --clients N        override the scenario's client count (1..%d)\n"
+            "  --out DIR          results root (default: results); the run goes to\n"
+            "                     DIR/<run-id>/ and DIR/latest points at it\n"
+            "  --redis HOST:PORT  use this Redis as the lock store instead of an embedded\n"
+            "                     one (also $LOCKLAB_REDIS); the stock store stays embedded\n"
+            "  --junit FILE       also write the JUnit XML report to FILE\n"
+            "  --quiet            no progress and no table: only errors and failures\n"
+            "  -h, --help         this text\n"
+            "\n"
+            "exit codes: 0 every expectation met, 1 an expectation failed, 2 bad usage or\n"
+            "scenario (nothing started), 3 a server would not start or cannot be reached,\n"
+            "130 interrupted (results so far written, marked incomplete)\n",
+            SCN_MAX_CLIENTS);
+}
+
+int cli_parse_hostport(const char *s, char *host, size_t hostlen, int *port)
+{
+    const char *colon = strrchr(s, ':');
+    if (!colon || colon == s || (size_t)(colon - s) >= hostlen)
+        return -1;
+    char *end;
+    long p = strtol(colon + 1, &end, 10);
+    if (*end || colon[1] == '\0' || p < 1 || p > 65535)
+        return -1;
+    memcpy(host, s, (size_t)(colon - s));
+    host[colon - s] = '\0';
+    *port = (int)p;
+    return 0;
+}
+
+/* Replace s->impls with the --impl list. 0 or -1 (message printed). */
+static int apply_impl_filter(struct scenario *s, const char *list)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", list);
+    s->n_impls = 0;
+    for (char *save, *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        if (!lock_find(name)) {
+            fprintf(stderr, "locklab: --impl: unknown implementation '%s' (run `locklab list` "
+                            "to see them)\n", name);
+            return -1;
+        }
+        if (s->n_impls == SCN_MAX_IMPLS) {
+            fprintf(stderr, "locklab: --impl: more than %d implementations\n", SCN_MAX_IMPLS);
+            return -1;
+        }
+        snprintf(s->impls[s->n_impls++], SCN_NAME_MAX, "%s", name);
+    }
+    if (s->n_impls == 0) {
+        fprintf(stderr, "locklab: --impl: the list is empty\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct run_opts *o)
+{
+    static const struct option longopts[] = {
+        {"impl", required_argument, NULL, 'i'},  {"clients", required_argument, NULL, 'c'},
+        {"out", required_argument, NULL, 'o'},   {"redis", required_argument, NULL, 'r'},
+        {"junit", required_argument, NULL, 'j'}, {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+    memset(o, 0, sizeof *o);
+    o->out = "results";
+    o->redis = getenv("LOCKLAB_REDIS");
+    if (o->redis && !*o->redis)
+        o->redis = NULL;
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "+hq", longopts, NULL)) != -1) {
+        char *end;
+        switch (ch) {
+        case 'i': o->impls = optarg; break;
+        case 'c':
+            o->clients = (int)strtol(optarg, &end, 10);
+            if (*end || o->clients < 1 || o->clients > SCN_MAX_CLIENTS) {
+                fprintf(stderr, "locklab: --clients wants a number from 1 to %d, not '%s'\n",
+                        SCN_MAX_CLIENTS, optarg);
+                return -1;
+            }
+            break;
+        case 'o': o->out = optarg; break;
+        case 'r': o->redis = optarg; break;
+        case 'j': o->junit = optarg; break;
+        case 'q': o->quiet = true; break;
+        case 'h': run_usage(stdout); return 1;
+        default:
+            fprintf(stderr, "locklab: run: unknown or incomplete option '%s'\n\n",
+                    argv[optind - 1]);
+            run_usage(stderr);
+            return -1;
+        }
+    }
+    if (o->redis) {
+        char host[64];
+        int port;
+        if (cli_parse_hostport(o->redis, host, sizeof host, &port) != 0) {
+            fprintf(stderr, "locklab: bad Redis address '%s' (expected HOST:PORT)\n", o->redis);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Load every scenario named on the command line; all or nothing. */
+static int load_all(int argc, char **argv, const struct run_opts *o, struct scenario **scns,
+                    int *n)
+{
+    *n = 0;
+    for (int i = optind; i < argc; i++) {
+        if (*n == MAX_SCENARIOS) {
+            fprintf(stderr, "locklab: at most %d scenarios per run\n", MAX_SCENARIOS);
+            return -1;
+        }
+        struct scenario *s = calloc(1, sizeof *s);
+        char err[1024];
+        if (!s || scenario_load(argv[i], s, err, sizeof err) != 0) {
+            fprintf(stderr, "%s\n", s ? err : "locklab: out of memory");
+            free(s);
+            return -1;
+        }
+        scns[(*n)++] = s;
+        if (o->impls && apply_impl_filter(s, o->impls) != 0)
+            return -1;
+        if (o->clients)
+            s->clients = o->clients;
+    }
+    if (*n == 0) {
+        fprintf(stderr, "locklab: run: no scenario given\n\n");
+        run_usage(stderr);
+        return -1;
+    }
+    return 0;
+}
+
+static void needs(struct scenario **scns, int n, bool *redis, bool *stock)
+{
+    *redis = *stock = false;
+    for (int i = 0; i < n; i++) {
+        *stock |= scns[i]->workload == WORKLOAD_STOCK;
+        for (int j = 0; j < scns[i]->n_impls; j++)
+            *redis |= strcmp(lock_find(scns[i]->impls[j])->backend, "redis") == 0;
+    }
+}
+
+/* Run everything; returns the exit code. */
+static int run_all(struct scenario **scns, int n, const struct run_opts *o, struct backends *b)
+{
+    struct report rep;
+    struct lab_err err = {0};
+    if (report_open(&rep, o->out, (const struct scenario *const *)scns, n, o->junit, &err) != 0) {
+        fprintf(stderr, "locklab: %s\n", err.msg);
+        return LAB_EXIT_ENV;
+    }
+    struct run_env env = {
+        .redis_host = b->redis_host,
+        .redis_port = b->redis_port,
+        .stock = {.host = b->stock_srv.host, .port = b->stock_srv.port},
+        .progress = !o->quiet && isatty(2),
+    };
+    struct run_result *res = malloc(sizeof *res);
+    int code = LAB_EXIT_OK;
+    for (int i = 0; res && i < n && !lab_stop && code != LAB_EXIT_ENV; i++) {
+        if (!o->quiet)
+            report_print_heading(stdout, scns[i], scns[i]->clients);
+        for (int j = 0; j < scns[i]->n_impls && !lab_stop; j++) {
+            const struct lock_ops *ops = lock_find(scns[i]->impls[j]);
+            memset(&err, 0, sizeof err);
+            if (runner_run(scns[i], ops, &env, &lab_stop, res, &err) != 0) {
+                if (lab_stop)
+                    break;
+                fprintf(stderr, "locklab: %s on %s: %s\n", ops->name, scns[i]->name, err.msg);
+                code = LAB_EXIT_ENV;
+                break;
+            }
+            if (!o->quiet || !res->pass)
+                report_print_row(o->quiet ? stderr : stdout, res);
+            if (!res->pass && code == LAB_EXIT_OK)
+                code = LAB_EXIT_EXPECT;
+            if (report_add(&rep, res, &err) != 0) {
+                fprintf(stderr, "locklab: %s\n", err.msg);
+                code = LAB_EXIT_ENV;
+                break;
+            }
+        }
+    }
+    free(res);
+    bool complete = !lab_stop && code != LAB_EXIT_ENV;
+    if (report_finish(&rep, complete, &err) != 0) {
+        fprintf(stderr, "locklab: %s\n", err.msg);
+        code = LAB_EXIT_ENV;
+    }
+    if (!o->quiet || lab_stop)
+        fprintf(lab_stop ? stderr : stdout, "\nresults: %s/summary.json%s\n", rep.dir,
+                complete ? "" : " (incomplete)");
+    report_free(&rep);
+    if (lab_stop)
+        return LAB_EXIT_INTERRUPTED;
+    return code;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct run_opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc != 0)
+        return rc > 0 ? LAB_EXIT_OK : LAB_EXIT_USAGE;
+    struct scenario *scns[MAX_SCENARIOS];
+    int n = 0;
+    int code = LAB_EXIT_USAGE;
+    if (load_all(argc, argv, &o, scns, &n) == 0) {
+        stop_install();
+        bool need_redis, need_stock;
+        needs(scns, n, &need_redis, &need_stock);
+        struct backends b;
+        struct lab_err err = {0};
+        if (backends_start(&b, need_redis, need_stock, o.redis, &err) != 0) {
+            fprintf(stderr, "locklab: %s\n", err.msg);
+            code = lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
+        } else {
+            code = run_all(scns, n, &o, &b);
+            backends_stop(&b);
+        }
+    }
+    for (int i = 0; i < n; i++)
+        free(scns[i]);
+    return code;
+}

@@ -1,0 +1,91 @@
+/*
+ * lab.c - small shared helpers: error filling, verdict names, sleeping that
+ * honours the run's stop flag, and random tokens from the OS.
+ *
+ * Lock tokens must be unpredictable and distinct across forked clients, so
+ * they come from getrandom(2), never from rand(): forked processes would
+ * inherit the same rand() state and hand out identical "unique" tokens.
+ */
+#include "lab.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+
+void lab_err_set(struct lab_err *err, int code, const char *fmt, ...)
+{
+    if (!err)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    err->code = code ? code : -1;
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+}
+
+static const char *const verdict_names[] = {
+    [VERDICT_NONE] = "none",     [VERDICT_SAFE] = "safe",   [VERDICT_VIOLATION] = "violation",
+    [VERDICT_BLOCKED] = "blocked", [VERDICT_ERROR] = "error", [VERDICT_ANY] = "any",
+};
+
+const char *verdict_name(enum verdict v)
+{
+    if ((unsigned)v >= sizeof verdict_names / sizeof verdict_names[0])
+        return "?";
+    return verdict_names[v];
+}
+
+enum verdict verdict_parse(const char *s)
+{
+    for (unsigned i = VERDICT_SAFE; i < sizeof verdict_names / sizeof verdict_names[0]; i++)
+        if (strcmp(s, verdict_names[i]) == 0)
+            return (enum verdict)i;
+    return VERDICT_NONE;
+}
+
+void lab_sleep_ns(int64_t ns, const volatile int *stop)
+{
+    if (ns <= 0)
+        return;
+    struct timespec req = {.tv_sec = ns / 1000000000LL, .tv_nsec = ns % 1000000000LL};
+    struct timespec rem;
+    while (nanosleep(&req, &rem) != 0 && errno == EINTR) {
+        if (stop && *stop)
+            return;
+        req = rem;
+    }
+}
+
+int lab_random_bytes(void *buf, size_t len)
+{
+    unsigned char *p = buf;
+    while (len > 0) {
+        ssize_t n = getrandom(p, len, 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int lab_random_hex(char *out, size_t nbytes)
+{
+    unsigned char raw[64];
+    if (nbytes > sizeof raw)
+        return -EINVAL;
+    int rc = lab_random_bytes(raw, nbytes);
+    if (rc)
+        return rc;
+    static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < nbytes; i++) {
+        out[2 * i] = hex[raw[i] >> 4];
+        out[2 * i + 1] = hex[raw[i] & 15];
+    }
+    out[2 * nbytes] = '\0';
+    return 0;
+}

@@ -1,0 +1,67 @@
+/*
+ * lab.h - the few types and helpers every part of locklab shares.
+ *
+ * Errors travel as a struct lab_err (code + message, as hiredis carries
+ * err/errstr on its context), verdicts are a small enum with stable names
+ * used in the scenario files, the console table and summary.json, and time
+ * is always CLOCK_MONOTONIC nanoseconds so that timestamps taken in
+ * different client processes can be compared by the oracle.
+ */
+#ifndef LOCKLAB_LAB_H
+#define LOCKLAB_LAB_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/* Exit codes of the locklab program (DESIGN.md, "Verdicts and exit codes"). */
+enum lab_exit {
+    LAB_EXIT_OK = 0,          /* every expectation met */
+    LAB_EXIT_EXPECT = 1,      /* a verdict differed from its expectation */
+    LAB_EXIT_USAGE = 2,       /* bad usage or bad scenario; nothing started */
+    LAB_EXIT_ENV = 3,         /* a server would not start or cannot be reached */
+    LAB_EXIT_INTERRUPTED = 130 /* SIGINT/SIGTERM: partial results written */
+};
+
+struct lab_err {
+    int code;      /* 0 when no error; otherwise an errno or backend code */
+    char msg[128]; /* human-readable, one sentence */
+};
+
+/* Fill err (if not NULL) with code and a printf-style message. */
+void lab_err_set(struct lab_err *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+enum verdict {
+    VERDICT_NONE = 0,  /* no verdict yet / no expectation */
+    VERDICT_SAFE,      /* no violation observed */
+    VERDICT_VIOLATION, /* two holders at once, oversold, lost update */
+    VERDICT_BLOCKED,   /* an acquire that should have been granted timed out */
+    VERDICT_ERROR,     /* backend errors or crashed clients left no verdict */
+    VERDICT_ANY        /* expectation only: any verdict is accepted */
+};
+
+/* Stable lower-case name of a verdict ("safe", "violation", ...). */
+const char *verdict_name(enum verdict v);
+/* Parse a verdict name; returns VERDICT_NONE when unknown. */
+enum verdict verdict_parse(const char *s);
+
+/* CLOCK_MONOTONIC in nanoseconds; comparable across processes. */
+static inline int64_t lab_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Sleep for ns nanoseconds (restarting after signals unless *stop is set). */
+void lab_sleep_ns(int64_t ns, const volatile int *stop);
+
+/* Fill buf with len random bytes from the OS (getrandom); 0 or -errno. */
+int lab_random_bytes(void *buf, size_t len);
+
+/* Write a hex token of 2*nbytes characters (+NUL) from the OS random source. */
+int lab_random_hex(char *out, size_t nbytes);
+
+#endif

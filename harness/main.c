@@ -1,0 +1,73 @@
+/*
+ * main.c - locklab's entry point: dispatch to a subcommand.
+ *
+ *   locklab run SCENARIO.yaml... [options]   run scenarios, print the table
+ *   locklab list                             implementations and scenarios
+ *   locklab bench overhead [options]         harness overhead vs a bare loop
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "lab.h"
+
+#ifndef LOCKLAB_SOURCE_DIR
+#define LOCKLAB_SOURCE_DIR "."
+#endif
+#ifndef LOCKLAB_VERSION
+#define LOCKLAB_VERSION "0.1.0"
+#endif
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: locklab <command> [options]\n"
+            "\n"
+            "A lab for distributed locks: runs YAML scenarios against lock implementations,\n"
+            "measures them, and checks mutual exclusion with an oracle that trusts no lock.\n"
+            "\n"
+            "commands:\n"
+            "  run SCENARIO.yaml...   run scenarios and report verdicts (exit 0 when every\n"
+            "                         expectation holds, 1 when one fails)\n"
+            "  list                   show the lock implementations and shipped scenarios\n"
+            "  bench overhead         compare a bare hiredis loop with locklab (harness cost)\n"
+            "\n"
+            "`locklab <command> --help` describes each command's options.\n"
+            "exit codes: 0 ok, 1 an expectation failed, 2 bad usage or scenario,\n"
+            "            3 environment (server missing or unreachable), 130 interrupted\n");
+}
+
+const char *cli_scenario_dir(void)
+{
+    struct stat st;
+    if (stat("scenarios", &st) == 0 && S_ISDIR(st.st_mode))
+        return "scenarios";
+    return LOCKLAB_SOURCE_DIR "/scenarios";
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return LAB_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return LAB_EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("locklab %s\n", LOCKLAB_VERSION);
+        return LAB_EXIT_OK;
+    }
+    if (!strcmp(cmd, "run"))
+        return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "list"))
+        return cmd_list(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench"))
+        return cmd_bench(argc - 1, argv + 1);
+    fprintf(stderr, "locklab: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return LAB_EXIT_USAGE;
+}

@@ -1,0 +1,20 @@
+/*
+ * redis_admin.h - what the harness itself asks of a lock store: clear the
+ * lock keys before a run and count the commands it served, from INFO
+ * commandstats, to report server operations per acquire.
+ */
+#ifndef LOCKLAB_REDIS_ADMIN_H
+#define LOCKLAB_REDIS_ADMIN_H
+
+#include <stdint.h>
+
+#include "lab.h"
+
+/* Delete key on host:port. 0 or -1 with err filled. */
+int redis_admin_del(const char *host, int port, const char *key, struct lab_err *err);
+
+/* Total calls of every command in INFO commandstats, leaving out the
+ * harness's own (info, config, del of the reset). 0 or -1 with err filled. */
+int redis_admin_calls(const char *host, int port, int64_t *calls, struct lab_err *err);
+
+#endif

@@ -1,0 +1,394 @@
+/*
+ * report.c - the console table and the result files (see report.h).
+ *
+ * summary.json is built with jansson from the run results, field names as
+ * DESIGN.md's "Results" section defines them (a contract that plots, CI
+ * and users read), plus a few extra fields that explain a verdict: the
+ * first error a client hit, crashed clients, the live overlap counter.
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------- file output */
+
+static int mkdir_p(const char *path)
+{
+    char buf[1200];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* Open path.tmp for writing; report_commit renames it into place. */
+static FILE *tmp_open(const char *path, char *tmp, size_t n)
+{
+    snprintf(tmp, n, "%s.tmp", path);
+    return fopen(tmp, "w");
+}
+
+static int tmp_commit(FILE *f, const char *tmp, const char *path, struct lab_err *err)
+{
+    int bad = ferror(f) | (fflush(f) != 0) | (fsync(fileno(f)) != 0);
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        lab_err_set(err, errno, "cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ summary.json */
+
+static json_t *latency_json(const struct hist *h)
+{
+    return json_pack("{s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I}", "count", (json_int_t)h->total,
+                     "min", (json_int_t)(h->total ? h->min : 0), "mean", hist_mean(h), "p50",
+                     (json_int_t)hist_percentile(h, 50), "p90", (json_int_t)hist_percentile(h, 90),
+                     "p99", (json_int_t)hist_percentile(h, 99), "p999",
+                     (json_int_t)hist_percentile(h, 99.9), "max", (json_int_t)h->max);
+}
+
+static json_t *result_json(const struct run_result *r)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "impl", json_string(r->ops->name));
+    json_object_set_new(o, "backend", json_string(r->ops->backend));
+    json_object_set_new(o, "scenario", json_string(r->scenario));
+    json_object_set_new(o, "clients", json_integer(r->clients));
+    json_object_set_new(o, "verdict", json_string(verdict_name(r->verdict)));
+    json_object_set_new(o, "expect", r->expect == VERDICT_NONE ? json_null()
+                                                               : json_string(verdict_name(r->expect)));
+    json_object_set_new(o, "pass", json_boolean(r->pass));
+    json_object_set_new(o, "complete", json_boolean(r->complete));
+    json_object_set_new(o, "elapsed_s", json_real(r->elapsed_s));
+    json_object_set_new(o, "throughput_per_s", json_real(r->throughput_per_s));
+    json_object_set_new(
+        o, "ops",
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "acquired", (json_int_t)r->acquired,
+                  "timeouts", (json_int_t)r->timeouts, "errors", (json_int_t)r->errors,
+                  "released", (json_int_t)r->released, "release_not_owner",
+                  (json_int_t)r->release_not_owner, "release_errors",
+                  (json_int_t)r->release_errors));
+    json_object_set_new(o, "latency_us",
+                        json_pack("{s:o, s:o, s:o, s:o}", "acquire", latency_json(&r->acquire),
+                                  "hold", latency_json(&r->hold), "release",
+                                  latency_json(&r->release), "handoff", latency_json(&r->handoff)));
+    json_object_set_new(
+        o, "safety",
+        json_pack("{s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I}", "violations",
+                  (json_int_t)r->oracle.violations, "max_concurrent_holders",
+                  r->oracle.max_concurrent > r->max_holders_live ? r->oracle.max_concurrent
+                                                                 : r->max_holders_live,
+                  "overlap_us", (json_int_t)(r->oracle.overlap_ns / 1000), "oversold",
+                  (json_int_t)r->work.oversold, "lost_updates", (json_int_t)r->work.lost_updates,
+                  "stale_writes_rejected", (json_int_t)r->stale_writes_rejected, "live_overlaps",
+                  (json_int_t)r->live_overlaps, "intervals_dropped",
+                  (json_int_t)r->intervals_dropped));
+    json_object_set_new(o, "workload",
+                        json_pack("{s:I, s:I}", "units_done", (json_int_t)r->work.units_done,
+                                  "final_value", (json_int_t)r->work.final_value));
+    json_object_set_new(
+        o, "lock_stats",
+        json_pack("{s:I, s:I, s:I, s:I, s:I}", "round_trips", (json_int_t)r->stats.round_trips,
+                  "polls", (json_int_t)r->stats.polls, "notifications",
+                  (json_int_t)r->stats.notifications, "renewals", (json_int_t)r->stats.renewals,
+                  "renewal_failures", (json_int_t)r->stats.renewal_failures));
+    json_object_set_new(o, "wakeups_per_release", json_real(r->wakeups_per_release));
+    json_object_set_new(o, "server_ops_per_acquire", json_real(r->server_ops_per_acquire));
+    json_object_set_new(
+        o, "clients_status",
+        json_pack("{s:i, s:i, s:i}", "failed_start", r->clients_failed_start, "crashed",
+                  r->clients_crashed, "killed", r->clients_killed));
+    json_object_set_new(o, "first_error",
+                        r->first_error[0] ? json_string(r->first_error) : json_null());
+    return o;
+}
+
+static int write_summary(struct report *r, bool complete, struct lab_err *err)
+{
+    json_t *root = json_object();
+    json_object_set_new(root, "run_id", json_string(r->run_id));
+    json_object_set_new(root, "started_at", json_string(r->started_at));
+    json_object_set_new(root, "host", json_string(r->host));
+    char names[1024] = "";
+    json_t *scns = json_array();
+    for (int i = 0; i < r->n_scenarios; i++) {
+        const struct scenario *s = r->scenarios[i];
+        size_t len = strlen(names);
+        snprintf(names + len, sizeof names - len, "%s%s", i ? "," : "", s->name);
+        json_array_append_new(scns, json_pack("{s:s, s:s, s:s}", "name", s->name, "file",
+                                              s->path, "description", s->description));
+    }
+    json_object_set_new(root, "scenario", json_string(names));
+    json_object_set_new(root, "scenarios", scns);
+    json_object_set_new(root, "complete", json_boolean(complete));
+    json_t *arr = json_array();
+    for (int i = 0; i < r->n_results; i++)
+        json_array_append_new(arr, result_json(r->results[i]));
+    json_object_set_new(root, "results", arr);
+
+    char path[1300], tmp[1310];
+    snprintf(path, sizeof path, "%s/summary.json", r->dir);
+    FILE *f = tmp_open(path, tmp, sizeof tmp);
+    if (!f) {
+        json_decref(root);
+        lab_err_set(err, errno, "cannot write %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', f);
+    json_decref(root);
+    return tmp_commit(f, tmp, path, err);
+}
+
+/* --------------------------------------------------------------- junit.xml */
+
+static void xml_escaped(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+static int write_junit_to(struct report *r, const char *path, struct lab_err *err)
+{
+    char tmp[1310];
+    FILE *f = tmp_open(path, tmp, sizeof tmp);
+    if (!f) {
+        lab_err_set(err, errno, "cannot write %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    int failures = 0;
+    double total = 0;
+    for (int i = 0; i < r->n_results; i++) {
+        failures += !r->results[i]->pass;
+        total += r->results[i]->elapsed_s;
+    }
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(f, "<testsuites name=\"locklab\" tests=\"%d\" failures=\"%d\" time=\"%.3f\">\n",
+            r->n_results, failures, total);
+    fprintf(f, "  <testsuite name=\"");
+    xml_escaped(f, r->run_id);
+    fprintf(f, "\" tests=\"%d\" failures=\"%d\" time=\"%.3f\">\n", r->n_results, failures, total);
+    for (int i = 0; i < r->n_results; i++) {
+        const struct run_result *x = r->results[i];
+        fprintf(f, "    <testcase classname=\"");
+        xml_escaped(f, x->scenario);
+        fprintf(f, "\" name=\"");
+        xml_escaped(f, x->ops->name);
+        fprintf(f, "\" time=\"%.3f\">", x->elapsed_s);
+        if (!x->pass) {
+            fprintf(f, "\n      <failure message=\"expected %s, got %s\">",
+                    verdict_name(x->expect), verdict_name(x->verdict));
+            fprintf(f, "violations=%lld oversold=%lld lost_updates=%lld timeouts=%lld errors=%lld",
+                    (long long)x->oracle.violations, (long long)x->work.oversold,
+                    (long long)x->work.lost_updates, (long long)x->timeouts,
+                    (long long)x->errors);
+            if (x->first_error[0]) {
+                fputs(" first_error=", f);
+                xml_escaped(f, x->first_error);
+            }
+            fprintf(f, "</failure>\n    ");
+        }
+        fprintf(f, "</testcase>\n");
+    }
+    fprintf(f, "  </testsuite>\n</testsuites>\n");
+    return tmp_commit(f, tmp, path, err);
+}
+
+static int write_junit(struct report *r, struct lab_err *err)
+{
+    char path[1300];
+    snprintf(path, sizeof path, "%s/junit.xml", r->dir);
+    if (write_junit_to(r, path, err) != 0)
+        return -1;
+    return r->junit_copy[0] ? write_junit_to(r, r->junit_copy, err) : 0;
+}
+
+/* ------------------------------------------------------------------- hgrm */
+
+static int write_hgrms(struct report *r, const struct run_result *x, struct lab_err *err)
+{
+    char dir[1300];
+    snprintf(dir, sizeof dir, "%s/%s", r->dir, x->ops->name);
+    if (mkdir_p(dir) != 0) {
+        lab_err_set(err, errno, "cannot create %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    const struct {
+        const char *name;
+        const struct hist *h;
+    } files[] = {{"acquire", &x->acquire}, {"hold", &x->hold}, {"release", &x->release},
+                 {"handoff", &x->handoff}};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[1500], tmp[1510];
+        snprintf(path, sizeof path, "%s/%s.%s.hgrm", dir, x->scenario, files[i].name);
+        FILE *f = tmp_open(path, tmp, sizeof tmp);
+        if (!f) {
+            lab_err_set(err, errno, "cannot write %s: %s", tmp, strerror(errno));
+            return -1;
+        }
+        hist_write_hgrm(files[i].h, f, 5, 1.0);
+        if (tmp_commit(f, tmp, path, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ public */
+
+int report_open(struct report *r, const char *root, const struct scenario *const *scenarios,
+                int n_scenarios, const char *junit_copy, struct lab_err *err)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->root, sizeof r->root, "%s", root);
+    snprintf(r->junit_copy, sizeof r->junit_copy, "%s", junit_copy ? junit_copy : "");
+    r->scenarios = scenarios;
+    r->n_scenarios = n_scenarios;
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(r->started_at, sizeof r->started_at, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    if (gethostname(r->host, sizeof r->host - 1) != 0)
+        snprintf(r->host, sizeof r->host, "unknown");
+    if (mkdir_p(r->root) != 0) {
+        lab_err_set(err, errno, "cannot create %s: %s", r->root, strerror(errno));
+        return -1;
+    }
+    const char *label = n_scenarios == 1 ? scenarios[0]->name : "multi";
+    for (int n = 0; n < 100; n++) {
+        if (n == 0)
+            snprintf(r->run_id, sizeof r->run_id, "%s-%s", stamp, label);
+        else
+            snprintf(r->run_id, sizeof r->run_id, "%s-%s-%d", stamp, label, n);
+        snprintf(r->dir, sizeof r->dir, "%s/%s", r->root, r->run_id);
+        if (mkdir(r->dir, 0755) == 0)
+            return 0;
+        if (errno != EEXIST)
+            break;
+    }
+    lab_err_set(err, errno, "cannot create %s: %s", r->dir, strerror(errno));
+    return -1;
+}
+
+int report_add(struct report *r, const struct run_result *res, struct lab_err *err)
+{
+    if (r->n_results == r->cap_results) {
+        int cap = r->cap_results ? 2 * r->cap_results : 8;
+        struct run_result **p = realloc(r->results, (size_t)cap * sizeof *p);
+        if (!p) {
+            lab_err_set(err, ENOMEM, "out of memory");
+            return -1;
+        }
+        r->results = p;
+        r->cap_results = cap;
+    }
+    struct run_result *copy = malloc(sizeof *copy);
+    if (!copy) {
+        lab_err_set(err, ENOMEM, "out of memory");
+        return -1;
+    }
+    *copy = *res;
+    r->results[r->n_results++] = copy;
+    if (write_hgrms(r, copy, err) != 0 || write_summary(r, false, err) != 0 ||
+        write_junit(r, err) != 0)
+        return -1;
+    return 0;
+}
+
+int report_finish(struct report *r, bool complete, struct lab_err *err)
+{
+    if (write_summary(r, complete, err) != 0 || write_junit(r, err) != 0)
+        return -1;
+    char link[1100], tmp[1110];
+    snprintf(link, sizeof link, "%s/latest", r->root);
+    snprintf(tmp, sizeof tmp, "%s/.latest.tmp", r->root);
+    unlink(tmp);
+    if (symlink(r->run_id, tmp) != 0 || rename(tmp, link) != 0) {
+        lab_err_set(err, errno, "cannot point %s at %s: %s", link, r->run_id, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+void report_free(struct report *r)
+{
+    for (int i = 0; i < r->n_results; i++)
+        free(r->results[i]);
+    free(r->results);
+    r->results = NULL;
+    r->n_results = r->cap_results = 0;
+}
+
+/* ---------------------------------------------------------------- console */
+
+static const char *workload_label(const struct scenario *s)
+{
+    return s->workload == WORKLOAD_STOCK ? "stock" : "counter";
+}
+
+void report_print_heading(FILE *f, const struct scenario *s, int clients)
+{
+    fprintf(f, "\n== %s (%s): %d clients, %s workload, ttl %.0f ms, business %.1f ms\n",
+            s->name, s->path, clients, workload_label(s), (double)s->ttl_ns / 1e6,
+            (double)s->business_ns / 1e6);
+    fprintf(f, "%-22s %-9s %-9s %-4s %9s %9s %9s %9s %6s %9s %8s %6s %8s %7s\n", "impl",
+            "verdict", "expect", "pass", "ops/s", "acq p50", "acq p99", "acq max", "viol",
+            "overlap", "oversold", "lost", "wake/rel", "srv/acq");
+}
+
+/* Microseconds as a short human string: 850us, 12.3ms, 4.20s. */
+static const char *fmt_us(char *buf, size_t n, int64_t us)
+{
+    if (us < 1000)
+        snprintf(buf, n, "%lldus", (long long)us);
+    else if (us < 1000000)
+        snprintf(buf, n, "%.1fms", (double)us / 1e3);
+    else
+        snprintf(buf, n, "%.2fs", (double)us / 1e6);
+    return buf;
+}
+
+void report_print_row(FILE *f, const struct run_result *x)
+{
+    char a[24], b[24], c[24], d[24];
+    fprintf(f, "%-22s %-9s %-9s %-4s %9.0f %9s %9s %9s %6lld %9s %8lld %6lld %8.2f %7.2f%s\n",
+            x->ops->name, verdict_name(x->verdict),
+            x->expect == VERDICT_NONE ? "-" : verdict_name(x->expect), x->pass ? "ok" : "FAIL",
+            x->throughput_per_s, fmt_us(a, sizeof a, hist_percentile(&x->acquire, 50)),
+            fmt_us(b, sizeof b, hist_percentile(&x->acquire, 99)),
+            fmt_us(c, sizeof c, x->acquire.max), (long long)x->oracle.violations,
+            fmt_us(d, sizeof d, x->oracle.overlap_ns / 1000), (long long)x->work.oversold,
+            (long long)x->work.lost_updates, x->wakeups_per_release, x->server_ops_per_acquire,
+            x->complete ? "" : "  (incomplete)");
+    if (x->first_error[0] && (x->verdict == VERDICT_ERROR || !x->pass))
+        fprintf(f, "%22s   first error: %s\n", "", x->first_error);
+    if (x->clients_crashed || x->clients_killed || x->clients_failed_start)
+        fprintf(f, "%22s   clients: %d crashed, %d killed at the end, %d failed to start\n", "",
+                x->clients_crashed, x->clients_killed, x->clients_failed_start);
+    fflush(f);
+}

@@ -1,0 +1,51 @@
+/*
+ * report.h - everything a run leaves behind: the console table,
+ * results/<run-id>/summary.json, per-implementation .hgrm files, junit.xml
+ * and the results/latest link.
+ *
+ * The files are rewritten after every implementation finishes (with
+ * "complete": false until the last one), each through a temporary name and
+ * a rename, so an interrupted or crashed run still leaves every result
+ * measured so far, and never half a file.
+ */
+#ifndef LOCKLAB_REPORT_H
+#define LOCKLAB_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "runner.h"
+#include "scenario.h"
+
+struct report {
+    char root[1024];       /* results root (--out, default "results") */
+    char dir[1200];        /* root/run_id */
+    char run_id[128];      /* e.g. 20261121-164012-oversell */
+    char started_at[32];   /* ISO 8601 UTC */
+    char host[256];        /* hostname */
+    char junit_copy[1024]; /* --junit FILE, or "" */
+    const struct scenario *const *scenarios; /* every scenario of this invocation */
+    int n_scenarios;
+    struct run_result **results; /* owned copies, in run order */
+    int n_results, cap_results;
+};
+
+/* Create the run directory. 0 or -1 with err filled. */
+int report_open(struct report *r, const char *root, const struct scenario *const *scenarios,
+                int n_scenarios, const char *junit_copy, struct lab_err *err);
+
+/* Add one result (copied), write its .hgrm files and rewrite summary.json
+ * and junit.xml as incomplete. 0 or -1 with err filled. */
+int report_add(struct report *r, const struct run_result *res, struct lab_err *err);
+
+/* Final rewrite of summary.json and junit.xml with complete as given, the
+ * --junit copy, and the results/latest link. 0 or -1 with err filled. */
+int report_finish(struct report *r, bool complete, struct lab_err *err);
+
+void report_free(struct report *r);
+
+/* Console table: a scenario heading, a column header, one row per result. */
+void report_print_heading(FILE *f, const struct scenario *s, int clients);
+void report_print_row(FILE *f, const struct run_result *res);
+
+#endif

@@ -1,0 +1,525 @@
+/*
+ * runner.c - fork the clients, release them together, stop them, reap
+ * them, and turn their slots into a result (see runner.h).
+ *
+ * Everything a client measures lives in its slot of one MAP_SHARED region
+ * and is written in place as it goes, so nothing measured is lost when a
+ * client crashes or is killed: the parent reads the slot anyway and reports
+ * the crash next to the numbers. The start barrier is a futex word in the
+ * same region, so all clients leave it within one wake-up, after they have
+ * connected; the cost of connecting is never part of the measurement.
+ *
+ * Stopping: the parent sets `stop` in the region at the duration bound or
+ * when locklab gets SIGINT/SIGTERM, and sends SIGUSR1 to wake clients out
+ * of sleeps. Clients finish the operation they are in and exit; one that is
+ * still alive after a grace period is killed and counted as killed.
+ */
+#include "runner.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "redis_admin.h"
+
+#define READY_TIMEOUT_NS (30LL * 1000000000)
+#define STOP_GRACE_NS (2LL * 1000000000)      /* after the duration bound */
+#define SIGNAL_GRACE_NS (700LL * 1000000)     /* after SIGINT/SIGTERM: exit within 2 s */
+#define IV_CAP_TOTAL (16LL * 1024 * 1024)     /* interval log entries, all clients */
+#define IV_CAP_MIN 65536LL
+
+enum slot_state { SLOT_INIT = 0, SLOT_READY, SLOT_FAILED, SLOT_RUNNING, SLOT_DONE };
+
+struct shared_head {
+    volatile int stop;        /* set by the parent: clients stop at the next check */
+    atomic_int ready;         /* clients that finished opening (ok or failed) */
+    atomic_int go;            /* the start barrier's futex word */
+    volatile int64_t counter; /* the counter workload's shared value */
+    struct oracle_key key;    /* the oracle's live state for the lock key */
+};
+
+struct client_slot {
+    atomic_int state;          /* enum slot_state */
+    int64_t acquired;          /* acquires granted */
+    int64_t timeouts;          /* acquires that ran out of wait budget */
+    int64_t errors;            /* acquire and workload errors */
+    int64_t released;          /* releases of a lock still ours */
+    int64_t release_not_owner; /* releases that found the lock no longer ours */
+    int64_t release_errors;    /* releases that failed */
+    int64_t units;             /* workload units done */
+    int64_t end_ns;            /* when the client finished its loop */
+    int64_t n_iv;              /* intervals logged */
+    int64_t iv_dropped;        /* intervals not logged: the log was full */
+    struct lock_stats stats;   /* the implementation's counters */
+    char err[160];             /* first error this client hit */
+    struct hist acquire, hold, release;
+};
+
+struct region {
+    void *base;
+    size_t size;
+    struct shared_head *head;
+    struct client_slot *slots;
+    struct oracle_interval *iv; /* n_clients * iv_cap */
+    int64_t iv_cap;
+};
+
+/* The children of the run in progress, for runner's signal path. */
+static volatile pid_t *live_pids;
+static int live_n;
+static volatile int *client_stop; /* the region's stop flag, inside a client */
+
+static void client_on_signal(int sig)
+{
+    (void)sig;
+    if (client_stop)
+        *client_stop = 1;
+}
+
+static void futex_wait(atomic_int *word, int val, int64_t ns)
+{
+    struct timespec ts = {ns / 1000000000, ns % 1000000000};
+    syscall(SYS_futex, word, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+static void futex_wake_all(atomic_int *word)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static void slot_error(struct client_slot *sl, const struct lab_err *err)
+{
+    if (!sl->err[0])
+        snprintf(sl->err, sizeof sl->err, "%s", err->msg);
+}
+
+/* ---------------------------------------------------------------- client */
+
+static void client_loop(const struct scenario *s, const struct lock_ops *ops,
+                        struct lock_client *lc, struct workload_client *wl, struct region *rg,
+                        int idx)
+{
+    struct shared_head *h = rg->head;
+    struct client_slot *sl = &rg->slots[idx];
+    struct oracle_interval *log = rg->iv + (int64_t)idx * rg->iv_cap;
+    struct lab_err err = {0};
+    int64_t deadline = lab_now_ns() + s->max_duration_ns;
+
+    for (int64_t op = 0; s->ops_per_client == 0 || op < s->ops_per_client; op++) {
+        if (h->stop || lab_now_ns() >= deadline)
+            break;
+        int64_t t_wait = lab_now_ns();
+        enum lock_status st = ops->acquire(lc, s->lock_key, s->wait_ns, &err);
+        int64_t t_enter = lab_now_ns();
+        if (st == LOCK_TIMEOUT) {
+            if (!h->stop)
+                sl->timeouts++;
+            continue;
+        }
+        if (st == LOCK_ERROR) {
+            sl->errors++;
+            slot_error(sl, &err);
+            lab_sleep_ns(s->retry_interval_ns, &h->stop); /* do not spin on a dead backend */
+            continue;
+        }
+        oracle_enter(&h->key);
+        sl->acquired++;
+        hist_record(&sl->acquire, (t_enter - t_wait + 500) / 1000);
+        enum workload_step ws = workload_step(wl, &err);
+        int64_t t_exit = lab_now_ns();
+        oracle_exit(&h->key);
+        if (sl->n_iv < rg->iv_cap)
+            log[sl->n_iv++] = (struct oracle_interval){
+                .wait_ns = t_wait, .enter_ns = t_enter, .exit_ns = t_exit, .client = (uint32_t)idx};
+        else
+            sl->iv_dropped++;
+        hist_record(&sl->hold, (t_exit - t_enter + 500) / 1000);
+        if (ws == WORKLOAD_DONE)
+            sl->units++;
+        else if (ws == WORKLOAD_FAILED) {
+            sl->errors++;
+            slot_error(sl, &err);
+        }
+
+        enum release_status rs = ops->release(lc, s->lock_key, &err);
+        hist_record(&sl->release, (lab_now_ns() - t_exit + 500) / 1000);
+        if (rs == RELEASE_OK)
+            sl->released++;
+        else if (rs == RELEASE_NOT_OWNER)
+            sl->release_not_owner++;
+        else {
+            sl->release_errors++;
+            slot_error(sl, &err);
+        }
+        if (ws == WORKLOAD_SOLD_OUT)
+            break;
+    }
+}
+
+static void client_main(const struct scenario *s, const struct lock_ops *ops,
+                        const struct run_env *env, struct region *rg, int idx, pid_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(3);
+    struct shared_head *h = rg->head;
+    struct client_slot *sl = &rg->slots[idx];
+    client_stop = &h->stop;
+    struct sigaction sa = {.sa_handler = client_on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+
+    hist_init(&sl->acquire);
+    hist_init(&sl->hold);
+    hist_init(&sl->release);
+
+    struct lock_env le = {
+        .redis_host = env->redis_host,
+        .redis_port = env->redis_port,
+        .ttl_ns = s->ttl_ns,
+        .retry_interval_ns = s->retry_interval_ns,
+        .retry_backoff = s->retry == RETRY_BACKOFF,
+        .client_id = idx,
+        .stop = &h->stop,
+        .stats = &sl->stats,
+    };
+    struct lab_err err = {0};
+    struct lock_client *lc = NULL;
+    struct workload_client *wl = NULL;
+    if (ops->open(&lc, &le, &err) != 0 ||
+        workload_open(&wl, s, &env->stock, &h->counter, &h->stop, &err) != 0) {
+        slot_error(sl, &err);
+        if (lc)
+            ops->close(lc);
+        atomic_store(&sl->state, SLOT_FAILED);
+        atomic_fetch_add(&h->ready, 1);
+        _exit(2);
+    }
+    atomic_store(&sl->state, SLOT_READY);
+    atomic_fetch_add(&h->ready, 1);
+    while (atomic_load(&h->go) == 0 && !h->stop)
+        futex_wait(&h->go, 0, 100 * 1000000);
+    atomic_store(&sl->state, SLOT_RUNNING);
+    if (atomic_load(&h->go) > 0)
+        client_loop(s, ops, lc, wl, rg, idx);
+    sl->end_ns = lab_now_ns();
+    workload_close(wl);
+    ops->close(lc);
+    atomic_store(&sl->state, SLOT_DONE);
+    _exit(0);
+}
+
+/* ---------------------------------------------------------------- parent */
+
+static int region_map(struct region *rg, const struct scenario *s, struct lab_err *err)
+{
+    int n = s->clients;
+    int64_t cap = s->ops_per_client > 0 ? s->ops_per_client : IV_CAP_TOTAL / n;
+    if (cap < IV_CAP_MIN && s->ops_per_client == 0)
+        cap = IV_CAP_MIN;
+    if (cap > IV_CAP_TOTAL / n && cap > IV_CAP_MIN)
+        cap = IV_CAP_TOTAL / n > IV_CAP_MIN ? IV_CAP_TOTAL / n : IV_CAP_MIN;
+    size_t head = (sizeof(struct shared_head) + 63) & ~(size_t)63;
+    size_t slots = ((size_t)n * sizeof(struct client_slot) + 63) & ~(size_t)63;
+    size_t ivs = (size_t)n * (size_t)cap * sizeof(struct oracle_interval);
+    rg->size = head + slots + ivs;
+    rg->base = mmap(NULL, rg->size, PROT_READ | PROT_WRITE,
+                    MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (rg->base == MAP_FAILED) {
+        lab_err_set(err, errno, "cannot map %zu bytes of shared memory: %s", rg->size,
+                    strerror(errno));
+        return -1;
+    }
+    rg->head = rg->base;
+    rg->slots = (struct client_slot *)((char *)rg->base + head);
+    rg->iv = (struct oracle_interval *)((char *)rg->base + head + slots);
+    rg->iv_cap = cap;
+    return 0;
+}
+
+static void signal_children(pid_t *pids, int n, int sig)
+{
+    for (int i = 0; i < n; i++)
+        if (pids[i] > 0)
+            kill(pids[i], sig);
+}
+
+/* Record how client i ended. */
+static void note_exit(struct run_result *res, struct client_slot *sl, int i, int status,
+                      bool killed_by_us)
+{
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 2 && atomic_load(&sl->state) == SLOT_FAILED) {
+        res->clients_failed_start++;
+        if (!res->first_error[0])
+            snprintf(res->first_error, sizeof res->first_error, "client %d: %s", i, sl->err);
+        return;
+    }
+    if (killed_by_us) {
+        res->clients_killed++;
+        return;
+    }
+    res->clients_crashed++;
+    if (!res->first_error[0]) {
+        if (WIFSIGNALED(status))
+            snprintf(res->first_error, sizeof res->first_error, "client %d killed by signal %d (%s)",
+                     i, WTERMSIG(status), strsignal(WTERMSIG(status)));
+        else
+            snprintf(res->first_error, sizeof res->first_error, "client %d exited with status %d",
+                     i, WEXITSTATUS(status));
+    }
+}
+
+/* Reap whatever has exited; returns how many clients are still alive. */
+static int reap(pid_t *pids, int n, struct region *rg, struct run_result *res, bool killed)
+{
+    int alive = 0;
+    for (int i = 0; i < n; i++) {
+        if (pids[i] <= 0)
+            continue;
+        int status;
+        pid_t r = waitpid(pids[i], &status, WNOHANG);
+        if (r == pids[i]) {
+            note_exit(res, &rg->slots[i], i, status, killed);
+            pids[i] = -pids[i];
+        } else {
+            alive++;
+        }
+    }
+    return alive;
+}
+
+static void progress(const struct lock_ops *ops, struct region *rg, int n, int64_t start)
+{
+    int64_t acq = 0;
+    for (int i = 0; i < n; i++)
+        acq += rg->slots[i].acquired;
+    fprintf(stderr, "\r  %-22s %6.1fs  %10lld acquired", ops->name,
+            (double)(lab_now_ns() - start) / 1e9, (long long)acq);
+    fflush(stderr);
+}
+
+/* Drive the run from the start barrier until every client is reaped. */
+static void supervise(const struct scenario *s, const struct lock_ops *ops,
+                      const struct run_env *env, struct region *rg, pid_t *pids,
+                      volatile int *stop, struct run_result *res, int64_t start)
+{
+    int n = s->clients;
+    int64_t deadline = start + s->max_duration_ns, stop_at = 0, next_progress = start + 1000000000;
+    bool killed = false;
+    while (reap(pids, n, rg, res, killed) > 0) {
+        int64_t now = lab_now_ns();
+        if (!stop_at && (*stop || now >= deadline)) {
+            rg->head->stop = 1;
+            signal_children(pids, n, SIGUSR1);
+            stop_at = now + (*stop ? SIGNAL_GRACE_NS : STOP_GRACE_NS);
+        }
+        if (stop_at && *stop && stop_at - now > SIGNAL_GRACE_NS)
+            stop_at = now + SIGNAL_GRACE_NS; /* a signal came during the duration grace */
+        if (stop_at && now >= stop_at && !killed) {
+            signal_children(pids, n, SIGKILL);
+            killed = true;
+        }
+        if (env->progress && now >= next_progress) {
+            progress(ops, rg, n, start);
+            next_progress = now + 1000000000;
+        }
+        lab_sleep_ns(2 * 1000000, NULL);
+    }
+    if (env->progress && lab_now_ns() - start >= 1000000000)
+        fprintf(stderr, "\r%60s\r", "");
+    res->complete = !*stop;
+}
+
+static int collect(const struct scenario *s, struct region *rg, struct run_result *res,
+                   int64_t start, int64_t *units_out, struct lab_err *err)
+{
+    int n = s->clients;
+    int64_t end = start, total_iv = 0, units = 0;
+    hist_init(&res->acquire);
+    hist_init(&res->hold);
+    hist_init(&res->release);
+    hist_init(&res->handoff);
+    for (int i = 0; i < n; i++) {
+        struct client_slot *sl = &rg->slots[i];
+        int st = atomic_load(&sl->state);
+        if (st == SLOT_INIT || st == SLOT_FAILED)
+            continue; /* never initialised its histograms */
+        res->acquired += sl->acquired;
+        res->timeouts += sl->timeouts;
+        res->errors += sl->errors;
+        res->released += sl->released;
+        res->release_not_owner += sl->release_not_owner;
+        res->release_errors += sl->release_errors;
+        res->stats.round_trips += sl->stats.round_trips;
+        res->stats.polls += sl->stats.polls;
+        res->stats.notifications += sl->stats.notifications;
+        res->stats.renewals += sl->stats.renewals;
+        res->stats.renewal_failures += sl->stats.renewal_failures;
+        res->intervals_dropped += sl->iv_dropped;
+        units += sl->units;
+        total_iv += sl->n_iv;
+        hist_merge(&res->acquire, &sl->acquire);
+        hist_merge(&res->hold, &sl->hold);
+        hist_merge(&res->release, &sl->release);
+        int64_t e = sl->end_ns ? sl->end_ns : lab_now_ns();
+        if (e > end)
+            end = e;
+        if (!res->first_error[0] && sl->err[0])
+            snprintf(res->first_error, sizeof res->first_error, "client %d: %s", i, sl->err);
+    }
+    *units_out = units;
+    res->elapsed_s = (double)(end - start) / 1e9;
+    res->throughput_per_s = res->elapsed_s > 0 ? (double)res->acquired / res->elapsed_s : 0;
+
+    /* gather the interval logs into one array for the exact analysis */
+    struct oracle_interval *all = malloc((size_t)(total_iv ? total_iv : 1) * sizeof *all);
+    if (!all) {
+        lab_err_set(err, ENOMEM, "out of memory for %lld intervals", (long long)total_iv);
+        return -1;
+    }
+    int64_t k = 0;
+    for (int i = 0; i < n; i++) {
+        struct client_slot *sl = &rg->slots[i];
+        memcpy(all + k, rg->iv + (int64_t)i * rg->iv_cap, (size_t)sl->n_iv * sizeof *all);
+        k += sl->n_iv;
+    }
+    int rc = oracle_analyze(all, (size_t)total_iv, &res->oracle, &res->handoff);
+    free(all);
+    if (rc != 0) {
+        lab_err_set(err, -rc, "the interval logs are inconsistent (%s)", strerror(-rc));
+        return -1;
+    }
+    res->live_overlaps = atomic_load(&rg->head->key.live_overlaps);
+    res->max_holders_live = atomic_load(&rg->head->key.max_holders);
+    int64_t releases = res->released + res->release_not_owner;
+    res->wakeups_per_release =
+        releases ? (double)(res->stats.polls + res->stats.notifications) / (double)releases : 0;
+    return 0;
+}
+
+enum verdict runner_verdict(const struct run_result *r)
+{
+    if (r->oracle.violations > 0 || r->live_overlaps > 0 || r->work.oversold > 0 ||
+        r->work.lost_updates > 0)
+        return VERDICT_VIOLATION;
+    if (r->clients_failed_start || r->clients_crashed || r->errors || r->release_errors)
+        return VERDICT_ERROR;
+    if (r->timeouts > 0)
+        return VERDICT_BLOCKED;
+    if (r->acquired == 0)
+        return VERDICT_ERROR;
+    return VERDICT_SAFE;
+}
+
+static bool uses_redis(const struct lock_ops *ops)
+{
+    return strcmp(ops->backend, "redis") == 0;
+}
+
+int runner_run(const struct scenario *s, const struct lock_ops *ops, const struct run_env *env,
+               volatile int *stop, struct run_result *res, struct lab_err *err)
+{
+    memset(res, 0, sizeof *res);
+    res->ops = ops;
+    snprintf(res->scenario, sizeof res->scenario, "%s", s->name);
+    res->clients = s->clients;
+    res->expect = scenario_expected(s, ops->name);
+
+    struct region rg;
+    if (region_map(&rg, s, err) != 0)
+        return -1;
+    int64_t calls_before = 0;
+    if (workload_reset(s, &env->stock, &rg.head->counter, err) != 0 ||
+        (uses_redis(ops) &&
+         (redis_admin_del(env->redis_host, env->redis_port, s->lock_key, err) != 0 ||
+          redis_admin_calls(env->redis_host, env->redis_port, &calls_before, err) != 0))) {
+        munmap(rg.base, rg.size);
+        return -1;
+    }
+
+    pid_t *pids = calloc((size_t)s->clients, sizeof *pids);
+    if (!pids) {
+        munmap(rg.base, rg.size);
+        lab_err_set(err, ENOMEM, "out of memory");
+        return -1;
+    }
+    fflush(NULL);
+    pid_t parent = getpid();
+    int forked = 0;
+    for (; forked < s->clients; forked++) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            lab_err_set(err, errno, "fork: %s", strerror(errno));
+            break;
+        }
+        if (pid == 0)
+            client_main(s, ops, env, &rg, forked, parent);
+        pids[forked] = pid;
+    }
+    live_pids = pids;
+    live_n = forked;
+
+    /* wait until every client has connected (or failed to), then open the barrier */
+    int64_t ready_deadline = lab_now_ns() + READY_TIMEOUT_NS;
+    while (atomic_load(&rg.head->ready) < forked && !*stop && lab_now_ns() < ready_deadline &&
+           reap(pids, forked, &rg, res, false) > 0)
+        lab_sleep_ns(1000000, NULL);
+    bool setup_failed = forked < s->clients;
+    if (setup_failed || atomic_load(&rg.head->ready) < forked) {
+        if (!setup_failed && !*stop) {
+            lab_err_set(err, ETIMEDOUT, "clients did not become ready within %lld s",
+                        READY_TIMEOUT_NS / 1000000000);
+            setup_failed = true;
+        }
+        rg.head->stop = 1; /* nobody starts: tear down what was forked */
+    }
+    int64_t start = lab_now_ns();
+    if (!rg.head->stop)
+        atomic_store(&rg.head->go, 1);
+    futex_wake_all(&rg.head->go);
+    supervise(s, ops, env, &rg, pids, stop, res, start);
+    live_pids = NULL;
+    live_n = 0;
+    free(pids);
+
+    int rc = 0;
+    int64_t units = 0;
+    if (setup_failed || collect(s, &rg, res, start, &units, err) != 0 ||
+        workload_outcome(s, &env->stock, &rg.head->counter, units, &res->work, err) != 0)
+        rc = -1;
+    if (rc == 0 && uses_redis(ops)) {
+        int64_t calls_after = 0;
+        if (redis_admin_calls(env->redis_host, env->redis_port, &calls_after, err) == 0 &&
+            res->acquired > 0)
+            res->server_ops_per_acquire = (double)(calls_after - calls_before) / (double)res->acquired;
+    }
+    munmap(rg.base, rg.size);
+    if (rc == 0) {
+        res->verdict = runner_verdict(res);
+        res->pass = res->expect == VERDICT_NONE || res->expect == VERDICT_ANY ||
+                    res->expect == res->verdict;
+    }
+    return rc;
+}
+
+void runner_kill_all_now(void)
+{
+    volatile pid_t *p = live_pids;
+    for (int i = 0; p && i < live_n; i++)
+        if (p[i] > 0)
+            kill(p[i], SIGKILL);
+}

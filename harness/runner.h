@@ -1,0 +1,77 @@
+/*
+ * runner.h - run one implementation through one scenario.
+ *
+ * The parent maps one shared region, forks a process per client, waits
+ * until every client has opened its connections (or failed to), releases
+ * them all at once through a start barrier, stops them at the duration
+ * bound or on a signal, reaps every one of them, and turns what they left
+ * in their slots into a struct run_result: counters, merged histograms, the
+ * oracle's overlap analysis, the workload's damage report and a verdict.
+ */
+#ifndef LOCKLAB_RUNNER_H
+#define LOCKLAB_RUNNER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../impls/lock.h"
+#include "hist.h"
+#include "oracle.h"
+#include "scenario.h"
+#include "workload.h"
+
+/* Where the backends are, for this run. */
+struct run_env {
+    const char *redis_host;        /* lock store */
+    int redis_port;
+    struct workload_target stock;  /* the stock store (embedded, never faulted) */
+    bool progress;                 /* print progress on stderr */
+};
+
+struct run_result {
+    const struct lock_ops *ops;  /* implementation */
+    char scenario[SCN_NAME_MAX]; /* scenario name */
+    int clients;                 /* client processes forked */
+    enum verdict verdict;        /* what the run showed */
+    enum verdict expect;         /* what the scenario expected (VERDICT_NONE: nothing) */
+    bool pass;                   /* verdict met the expectation */
+    bool complete;               /* false when interrupted: only partial numbers */
+    double elapsed_s;            /* from the start barrier to the last client done */
+    double throughput_per_s;     /* acquired / elapsed */
+
+    int64_t acquired, timeouts, errors, released, release_not_owner, release_errors;
+    struct lock_stats stats;     /* summed over clients */
+
+    struct hist acquire, hold, release, handoff; /* microseconds */
+
+    struct oracle_report oracle; /* exact overlap analysis of the interval logs */
+    int64_t live_overlaps;       /* entries that saw another holder (live counter) */
+    int max_holders_live;        /* highest holder count seen live */
+    int64_t intervals_dropped;   /* interval log overflow (live counters still count) */
+
+    struct workload_outcome work; /* oversold, lost updates, final value */
+    int64_t stale_writes_rejected; /* fencing (not used by this build's workloads) */
+
+    double wakeups_per_release;    /* (polls + notifications) / releases */
+    double server_ops_per_acquire; /* lock store commands per acquire (INFO commandstats) */
+
+    int clients_failed_start; /* could not open their connections */
+    int clients_crashed;      /* died by a signal or a non-zero exit */
+    int clients_killed;       /* killed by the harness at the end (stuck) */
+    char first_error[192];    /* the first error any client hit */
+};
+
+/* Run ops through s. Returns 0 with *res filled (also when the run was
+ * interrupted: res->complete is false), or -1 with err filled when the run
+ * could not be set up at all (then res holds nothing). stop is the
+ * process-wide stop flag set by the signal handler. */
+int runner_run(const struct scenario *s, const struct lock_ops *ops, const struct run_env *env,
+               volatile int *stop, struct run_result *res, struct lab_err *err);
+
+/* Async-signal-safe: SIGKILL every client of the run in progress. */
+void runner_kill_all_now(void);
+
+/* The verdict the numbers in res support (before comparing to expect). */
+enum verdict runner_verdict(const struct run_result *res);
+
+#endif

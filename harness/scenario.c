@@ -1,0 +1,1012 @@
+/*
+ * scenario.c - load and validate a scenario file.
+ *
+ * A scenario file is one YAML document describing what to run: which lock
+ * implementations, how many clients, how long, with which lock parameters and
+ * workload, and which verdict each implementation is expected to get. A typo
+ * in such a file must never turn into a silently different experiment, so the
+ * loader is strict: an unknown key, a duplicate key, a value of the wrong type,
+ * a malformed duration, an out-of-range number or an unknown implementation is
+ * reported as one line "file:line:column: what is wrong" and nothing runs.
+ *
+ * The file is parsed with libyaml's document API (yaml_parser_load), so every
+ * node keeps its start mark and each message can point at the key or value at
+ * fault. What each key means is described once, in the option tables below
+ * (one row per key: name, type, field, range, default, help, in the manner of
+ * fio's options.c). The same rows fill in the defaults, drive the parsing and
+ * validation, and produce the "expected one of: ..." lists in messages, so a
+ * new key is one new row. The few keys that need more than a scalar check
+ * (impls, faults, expect) have their own handler.
+ *
+ * Durations are resolved here into nanoseconds (duration_parse), so the runner
+ * only ever sees plain numbers.
+ */
+#include "scenario.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <yaml.h>
+
+#include "lock.h"
+
+/* ------------------------------------------------------------------------
+ * Numbers: durations and plain decimal integers
+ * ------------------------------------------------------------------------ */
+
+enum scan_result {
+    SCAN_OK = 0,     /* parsed */
+    SCAN_BAD = -1,   /* not in the expected form */
+    SCAN_RANGE = -2  /* well-formed but does not fit in an int64_t */
+};
+
+/* A unit is mant * 10^exp nanoseconds, which keeps fractions exact. */
+static const struct duration_unit {
+    const char *name; /* as written after the number */
+    int64_t mant;     /* mantissa of the unit in ns */
+    int exp;          /* power of ten of the unit in ns */
+} duration_units[] = {
+    { "ns", 1, 0 },  { "us", 1, 3 },  { "ms", 1, 6 },
+    { "s", 1, 9 },   { "m", 6, 10 },  { "h", 36, 11 },
+};
+
+#define DURATION_UNITS_TEXT "ns, us, ms, s, m, h"
+#define DURATION_FRAC_DIGITS 17 /* fraction digits kept; later ones are < 1 ns even for h */
+
+static const int64_t pow10_tab[DURATION_FRAC_DIGITS + 1] = {
+    1LL, 10LL, 100LL, 1000LL, 10000LL, 100000LL, 1000000LL, 10000000LL,
+    100000000LL, 1000000000LL, 10000000000LL, 100000000000LL, 1000000000000LL,
+    10000000000000LL, 100000000000000LL, 1000000000000000LL,
+    10000000000000000LL, 100000000000000000LL,
+};
+
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* Parse "<digits>[.<digits>][ ]<unit>" or a bare zero into nanoseconds,
+ * truncating below one nanosecond. Returns an enum scan_result. */
+static int duration_scan(const char *s, int64_t *ns_out)
+{
+    const char *p = s;
+    int64_t whole = 0, frac = 0;
+    int frac_digits = 0;
+    bool too_big = false, zero = true;
+
+    if (!is_digit(*p))
+        return SCAN_BAD;
+    for (; is_digit(*p); p++) {
+        int d = *p - '0';
+        if (d)
+            zero = false;
+        if (whole > (INT64_MAX - d) / 10)
+            too_big = true;
+        else
+            whole = whole * 10 + d;
+    }
+    if (*p == '.') {
+        p++;
+        if (!is_digit(*p))
+            return SCAN_BAD;
+        for (; is_digit(*p); p++) {
+            if (*p != '0')
+                zero = false;
+            if (frac_digits < DURATION_FRAC_DIGITS) {
+                frac = frac * 10 + (*p - '0');
+                frac_digits++;
+            }
+        }
+    }
+    if (*p == '\0') {
+        if (!zero)
+            return SCAN_BAD; /* only a bare 0 may go without a unit */
+        *ns_out = 0;
+        return SCAN_OK;
+    }
+    if (*p == ' ')
+        p++;
+
+    const struct duration_unit *u = NULL;
+    for (size_t i = 0; i < sizeof duration_units / sizeof duration_units[0]; i++)
+        if (strcmp(p, duration_units[i].name) == 0)
+            u = &duration_units[i];
+    if (!u)
+        return SCAN_BAD;
+
+    /* frac / 10^frac_digits units, in whole nanoseconds; always < one unit. */
+    int64_t frac_ns;
+    if (frac_digits <= u->exp) {
+        frac_ns = frac * pow10_tab[u->exp - frac_digits] * u->mant;
+    } else {
+        int64_t q = pow10_tab[frac_digits - u->exp];
+        frac_ns = frac / q * u->mant + frac % q * u->mant / q;
+    }
+    int64_t unit_ns = u->mant * pow10_tab[u->exp];
+    if (too_big || whole > (INT64_MAX - frac_ns) / unit_ns)
+        return SCAN_RANGE;
+    *ns_out = whole * unit_ns + frac_ns;
+    return SCAN_OK;
+}
+
+int duration_parse(const char *s, int64_t *ns_out)
+{
+    int64_t ns;
+
+    if (!s || !ns_out || duration_scan(s, &ns) != SCAN_OK)
+        return -1;
+    *ns_out = ns;
+    return 0;
+}
+
+/* Parse a plain decimal integer: optional '-', digits, no leading zeros (010
+ * is octal to some YAML readers), nothing else. Returns an enum scan_result. */
+static int int_scan(const char *s, int64_t *out)
+{
+    const char *p = s;
+    bool neg = false, too_big = false;
+    int64_t v = 0;
+
+    if (*p == '-') {
+        neg = true;
+        p++;
+    }
+    if (!is_digit(*p) || (p[0] == '0' && p[1] != '\0'))
+        return SCAN_BAD;
+    for (; is_digit(*p); p++) {
+        int d = *p - '0';
+        if (v > (INT64_MAX - d) / 10)
+            too_big = true;
+        else
+            v = v * 10 + d;
+    }
+    if (*p != '\0')
+        return SCAN_BAD;
+    if (too_big)
+        return SCAN_RANGE;
+    *out = neg ? -v : v;
+    return SCAN_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Loader state and error reporting
+ * ------------------------------------------------------------------------ */
+
+struct loader {
+    const char *path;      /* file name, first thing in every message */
+    char *err;             /* caller's message buffer (may be NULL) */
+    size_t errlen;         /* its size */
+    yaml_document_t *doc;  /* the parsed document */
+    struct scenario *s;    /* scenario being filled */
+};
+
+/* Write "path:line:col: message" (or "path: message" without a mark) into
+ * the caller's buffer. Always returns -1 so that callers can return it. */
+__attribute__((format(printf, 3, 0)))
+static int vfail(struct loader *L, const yaml_mark_t *m, const char *fmt, va_list ap)
+{
+    int n;
+
+    if (!L->err || L->errlen == 0)
+        return -1;
+    if (m)
+        n = snprintf(L->err, L->errlen, "%s:%zu:%zu: ", L->path, m->line + 1, m->column + 1);
+    else
+        n = snprintf(L->err, L->errlen, "%s: ", L->path);
+    if (n >= 0 && (size_t)n < L->errlen)
+        vsnprintf(L->err + n, L->errlen - (size_t)n, fmt, ap);
+    return -1;
+}
+
+__attribute__((format(printf, 3, 4)))
+static int fail_mark(struct loader *L, const yaml_mark_t *m, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vfail(L, m, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Fail at a node's start, or without a position when node is NULL. */
+__attribute__((format(printf, 3, 4)))
+static int fail_at(struct loader *L, const yaml_node_t *node, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vfail(L, node ? &node->start_mark : NULL, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Copy user text into buf for quoting in a message: control bytes become
+ * '?', and long text is cut (on a UTF-8 boundary) and ends in "...", so a
+ * message stays one short line whatever the file holds. */
+static const char *show(char *buf, size_t n, const char *text, size_t len)
+{
+    size_t keep = len, o = 0;
+
+    if (keep > n - 4) {
+        keep = n - 4;
+        while (keep > 0 && ((unsigned char)text[keep] & 0xC0) == 0x80)
+            keep--;
+    }
+    for (size_t i = 0; i < keep; i++)
+        buf[o++] = (unsigned char)text[i] < 0x20 || text[i] == 0x7f ? '?' : text[i];
+    if (keep < len) {
+        memcpy(buf + o, "...", 3);
+        o += 3;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+#define SHOW_MAX 48 /* size of a buffer for show() */
+
+/* ------------------------------------------------------------------------
+ * Node helpers
+ * ------------------------------------------------------------------------ */
+
+static yaml_node_t *node_at(struct loader *L, int index)
+{
+    return yaml_document_get_node(L->doc, index);
+}
+
+/* A plain scalar that YAML reads as null: empty, ~ or null. */
+static bool node_is_null(const yaml_node_t *n)
+{
+    static const char *const words[] = { "", "~", "null", "Null", "NULL" };
+
+    if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return false;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcmp((const char *)n->data.scalar.value, words[i]) == 0)
+            return true;
+    return false;
+}
+
+static const char *scalar_text(const yaml_node_t *n)
+{
+    return (const char *)n->data.scalar.value;
+}
+
+/* Report that value (at keypath) is not what was expected: a description
+ * such as "an integer from 1 to 1024". */
+static int wrong_type(struct loader *L, const yaml_node_t *value, const char *keypath,
+                      const char *expected)
+{
+    char shown[SHOW_MAX];
+
+    if (node_is_null(value))
+        return fail_at(L, value, "%s has no value; expected %s", keypath, expected);
+    switch (value->type) {
+    case YAML_MAPPING_NODE:
+        return fail_at(L, value, "%s must be %s, not a mapping", keypath, expected);
+    case YAML_SEQUENCE_NODE:
+        return fail_at(L, value, "%s must be %s, not a sequence", keypath, expected);
+    default:
+        return fail_at(L, value, "%s must be %s, not '%s'", keypath, expected,
+                       show(shown, sizeof shown, scalar_text(value), value->data.scalar.length));
+    }
+}
+
+/* Check that value is a non-null scalar without NUL bytes. */
+static int want_scalar(struct loader *L, const yaml_node_t *value, const char *keypath,
+                       const char *expected)
+{
+    if (value->type != YAML_SCALAR_NODE || node_is_null(value))
+        return wrong_type(L, value, keypath, expected);
+    if (strlen(scalar_text(value)) != value->data.scalar.length)
+        return fail_at(L, value, "%s contains a NUL character", keypath);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * The option tables
+ * ------------------------------------------------------------------------ */
+
+enum opt_type {
+    OPT_STR,     /* string copied into char[size]; with choices, one of those words */
+    OPT_INT,     /* plain decimal integer in [min, max], an int or int64_t by size */
+    OPT_DUR,     /* duration in ns (int64_t), at least min */
+    OPT_CHOICE,  /* one of choices; its index is stored in an enum field */
+    OPT_SECTION, /* a nested mapping with its own table */
+    OPT_NODE     /* anything else: a handler takes the node */
+};
+
+enum opt_flags {
+    OPT_REQUIRED = 1u << 0, /* the key must be present */
+    OPT_IDENT = 1u << 1,    /* string: non-empty, letters, digits, '_', '.', '-' */
+    OPT_NONEMPTY = 1u << 2, /* string: must not be empty */
+    OPT_ODD = 1u << 3,      /* integer: must be odd */
+    OPT_LATE = 1u << 4      /* handled after the other keys of its mapping */
+};
+
+struct section;
+typedef int (*opt_handler)(struct loader *L, const yaml_node_t *value, const char *keypath);
+
+struct opt {
+    const char *name;            /* key as written in the file; NULL ends a table */
+    enum opt_type type;          /* how the value is read */
+    size_t off;                  /* offsetof(struct scenario, field) */
+    size_t size;                 /* sizeof the field */
+    int64_t min, max;            /* OPT_INT range; OPT_DUR lower bound (min) */
+    const char *def;             /* default, read like a value in the file; NULL: none */
+    const char *const *choices;  /* OPT_CHOICE words; OPT_STR: allowed words or NULL */
+    int n_supported;             /* OPT_STR choices: words from here on are planned only */
+    const struct section *sub;   /* OPT_SECTION: the nested table */
+    opt_handler fn;              /* OPT_NODE: the handler */
+    unsigned flags;              /* enum opt_flags */
+    const char *help;            /* what the key means, for messages */
+};
+
+struct section {
+    const char *path;       /* dotted path of the mapping, "" for the top level */
+    const struct opt *opts; /* its keys */
+};
+
+#define SECTION_MAX_OPTS 16
+
+#define FIELD(f) .off = offsetof(struct scenario, f), .size = sizeof(((struct scenario *)0)->f)
+
+static int load_impls(struct loader *L, const yaml_node_t *value, const char *keypath);
+static int load_faults(struct loader *L, const yaml_node_t *value, const char *keypath);
+static int load_expect(struct loader *L, const yaml_node_t *value, const char *keypath);
+
+/* Word lists for OPT_CHOICE are in enum order; the asserts keep them so. */
+static const char *const workload_words[] = { "counter", "stock", NULL };
+static const char *const retry_words[] = { "fixed", "backoff", NULL };
+static const char *const topology_words[] = { "single", "sentinel", "independent", NULL };
+
+_Static_assert(WORKLOAD_COUNTER == 0 && WORKLOAD_STOCK == 1, "workload_words order");
+_Static_assert(RETRY_FIXED == 0 && RETRY_BACKOFF == 1, "retry_words order");
+_Static_assert(sizeof(enum workload_kind) == sizeof(int) && sizeof(enum retry_kind) == sizeof(int),
+               "OPT_CHOICE stores an int");
+
+static const struct opt redis_opts[] = {
+    { .name = "topology", .type = OPT_STR, FIELD(redis_topology), .def = "single",
+      .choices = topology_words, .n_supported = 1,
+      .help = "how the Redis lock store is laid out" },
+    { .name = NULL }
+};
+
+static const struct opt zookeeper_opts[] = {
+    { .name = "ensemble", .type = OPT_INT, FIELD(zk_ensemble), .min = 1, .max = 3, .def = "1",
+      .flags = OPT_ODD, .help = "number of ZooKeeper servers" },
+    { .name = NULL }
+};
+
+static const struct section redis_section = { "backends.redis", redis_opts };
+static const struct section zookeeper_section = { "backends.zookeeper", zookeeper_opts };
+
+static const struct opt backends_opts[] = {
+    { .name = "redis", .type = OPT_SECTION, .sub = &redis_section, .help = "the Redis backend" },
+    { .name = "zookeeper", .type = OPT_SECTION, .sub = &zookeeper_section,
+      .help = "the ZooKeeper backend" },
+    { .name = NULL }
+};
+
+static const struct opt run_opts[] = {
+    { .name = "ops_per_client", .type = OPT_INT, FIELD(ops_per_client), .min = 0,
+      .max = INT64_MAX, .def = "0", .help = "lock/unlock rounds per client, 0 for no limit" },
+    { .name = "max_duration", .type = OPT_DUR, FIELD(max_duration_ns), .min = 1, .def = "60s",
+      .help = "longest a run may take" },
+    { .name = NULL }
+};
+
+static const struct opt lock_opts[] = {
+    { .name = "key", .type = OPT_STR, FIELD(lock_key), .def = "locklab", .flags = OPT_NONEMPTY,
+      .help = "name of the lock in the store" },
+    { .name = "ttl", .type = OPT_DUR, FIELD(ttl_ns), .min = 1, .def = "10s",
+      .help = "lock lifetime for designs with a TTL" },
+    { .name = "wait", .type = OPT_DUR, FIELD(wait_ns), .min = 0, .def = "30s",
+      .help = "how long an acquire may wait, 0 to try once" },
+    { .name = "retry_interval", .type = OPT_DUR, FIELD(retry_interval_ns), .min = 1,
+      .def = "100ms", .help = "pause between polls of a taken lock" },
+    { .name = "retry", .type = OPT_CHOICE, FIELD(retry), .choices = retry_words, .def = "fixed",
+      .help = "polling policy" },
+    { .name = NULL }
+};
+
+static const struct opt workload_opts[] = {
+    { .name = "kind", .type = OPT_CHOICE, FIELD(workload), .choices = workload_words,
+      .def = "counter", .help = "what clients do while holding the lock" },
+    { .name = "stock", .type = OPT_INT, FIELD(stock), .min = 1, .max = 1000000000, .def = "100",
+      .help = "units of stock for kind stock" },
+    { .name = "business", .type = OPT_DUR, FIELD(business_ns), .min = 0, .def = "0",
+      .help = "time spent inside the critical section" },
+    { .name = NULL }
+};
+
+static const struct section backends_section = { "backends", backends_opts };
+static const struct section run_section = { "run", run_opts };
+static const struct section lock_section = { "lock", lock_opts };
+static const struct section workload_section = { "workload", workload_opts };
+
+static const struct opt top_opts[] = {
+    { .name = "name", .type = OPT_STR, FIELD(name), .flags = OPT_REQUIRED | OPT_IDENT,
+      .help = "the scenario's name" },
+    { .name = "description", .type = OPT_STR, FIELD(description), .def = "",
+      .help = "what the scenario shows" },
+    { .name = "impls", .type = OPT_NODE, .fn = load_impls, .flags = OPT_REQUIRED,
+      .help = "the implementations to run" },
+    { .name = "backends", .type = OPT_SECTION, .sub = &backends_section,
+      .help = "how the lock servers are laid out" },
+    { .name = "clients", .type = OPT_INT, FIELD(clients), .min = 1, .max = SCN_MAX_CLIENTS,
+      .def = "1", .help = "number of client processes" },
+    { .name = "run", .type = OPT_SECTION, .sub = &run_section, .help = "when a run ends" },
+    { .name = "lock", .type = OPT_SECTION, .sub = &lock_section,
+      .help = "how clients take the lock" },
+    { .name = "workload", .type = OPT_SECTION, .sub = &workload_section,
+      .help = "what clients do with the lock" },
+    { .name = "faults", .type = OPT_NODE, .fn = load_faults, .help = "faults to inject" },
+    { .name = "expect", .type = OPT_NODE, .fn = load_expect, .flags = OPT_LATE,
+      .help = "the verdict expected of each implementation" },
+    { .name = NULL }
+};
+
+static const struct section top_section = { "", top_opts };
+
+/* ------------------------------------------------------------------------
+ * Reading values through the tables
+ * ------------------------------------------------------------------------ */
+
+/* Join "a, b, c" from a NULL-terminated word list into buf. */
+static const char *join_words(char *buf, size_t n, const char *const *words)
+{
+    size_t o = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; words[i] && o < n; i++) {
+        int w = snprintf(buf + o, n - o, "%s%s", i ? ", " : "", words[i]);
+        if (w < 0)
+            break;
+        o += (size_t)w;
+    }
+    return buf;
+}
+
+/* Join the key names of a table into buf. */
+static const char *join_keys(char *buf, size_t n, const struct opt *opts)
+{
+    const char *words[SECTION_MAX_OPTS + 1];
+    int i;
+
+    for (i = 0; opts[i].name && i < SECTION_MAX_OPTS; i++)
+        words[i] = opts[i].name;
+    words[i] = NULL;
+    return join_words(buf, n, words);
+}
+
+/* Index of text in a NULL-terminated word list, or -1. */
+static int find_word(const char *const *words, const char *text)
+{
+    for (int i = 0; words[i]; i++)
+        if (strcmp(words[i], text) == 0)
+            return i;
+    return -1;
+}
+
+/* "from 1 to 1024" or ">= 0" for messages. */
+static const char *range_text(char *buf, size_t n, int64_t min, int64_t max)
+{
+    if (max == INT64_MAX)
+        snprintf(buf, n, ">= %" PRId64, min);
+    else
+        snprintf(buf, n, "from %" PRId64 " to %" PRId64, min, max);
+    return buf;
+}
+
+/* What a key's value should look like, for wrong-type messages. */
+static const char *expected_text(char *buf, size_t n, const struct opt *o)
+{
+    char list[160];
+
+    switch (o->type) {
+    case OPT_STR:
+        snprintf(buf, n, "a string (%s)", o->help);
+        break;
+    case OPT_INT:
+        snprintf(buf, n, "an integer %s (%s)", range_text(list, sizeof list, o->min, o->max),
+                 o->help);
+        break;
+    case OPT_DUR:
+        snprintf(buf, n, "a duration such as 250ms (%s)", o->help);
+        break;
+    case OPT_CHOICE:
+        snprintf(buf, n, "one of: %s", join_words(list, sizeof list, o->choices));
+        break;
+    case OPT_SECTION:
+        snprintf(buf, n, "a mapping (%s)", o->help);
+        break;
+    case OPT_NODE:
+        snprintf(buf, n, "%s", o->help);
+        break;
+    }
+    return buf;
+}
+
+/* Store a scalar value (from the file, or a default when pos is NULL). */
+static int set_value(struct loader *L, const struct opt *o, const char *keypath,
+                     const char *text, size_t len, const yaml_node_t *pos)
+{
+    char *field = (char *)L->s + o->off;
+    char shown[SHOW_MAX], list[160];
+    int64_t v;
+    int r, idx;
+
+    switch (o->type) {
+    case OPT_STR:
+        if (o->choices) {
+            idx = find_word(o->choices, text);
+            if (idx < 0)
+                return fail_at(L, pos, "unknown value '%s' for %s (expected one of: %s)",
+                               show(shown, sizeof shown, text, len), keypath,
+                               join_words(list, sizeof list, o->choices));
+            if (idx >= o->n_supported)
+                return fail_at(L, pos, "%s '%s' is not supported yet (this build supports: %s)",
+                               keypath, text, o->choices[0]);
+        }
+        if (len >= o->size)
+            return fail_at(L, pos, "%s is too long (%zu bytes; at most %zu)", keypath, len,
+                           o->size - 1);
+        if ((o->flags & (OPT_NONEMPTY | OPT_IDENT)) && len == 0)
+            return fail_at(L, pos, "%s must not be empty", keypath);
+        if (o->flags & OPT_IDENT)
+            for (size_t i = 0; i < len; i++) {
+                char c = text[i];
+                if (!(is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                      c == '_' || c == '.' || c == '-'))
+                    return fail_at(L, pos,
+                                   "%s '%s' may only contain letters, digits, '_', '.' and '-'",
+                                   keypath, show(shown, sizeof shown, text, len));
+            }
+        memcpy(field, text, len);
+        field[len] = '\0';
+        return 0;
+
+    case OPT_INT:
+        r = int_scan(text, &v);
+        if (r == SCAN_BAD)
+            return fail_at(L, pos, "bad integer '%s' for %s (expected a plain decimal integer %s)",
+                           show(shown, sizeof shown, text, len), keypath,
+                           range_text(list, sizeof list, o->min, o->max));
+        if (r == SCAN_RANGE || v < o->min || v > o->max)
+            return fail_at(L, pos, "%s is %s, out of range (expected an integer %s)", keypath,
+                           show(shown, sizeof shown, text, len),
+                           range_text(list, sizeof list, o->min, o->max));
+        if ((o->flags & OPT_ODD) && v % 2 == 0)
+            return fail_at(L, pos, "%s must be an odd number %s, not %" PRId64, keypath,
+                           range_text(list, sizeof list, o->min, o->max), v);
+        if (o->size == sizeof(int)) {
+            int iv = (int)v;
+            memcpy(field, &iv, sizeof iv);
+        } else {
+            memcpy(field, &v, sizeof v);
+        }
+        return 0;
+
+    case OPT_DUR:
+        r = duration_scan(text, &v);
+        if (r == SCAN_BAD)
+            return fail_at(L, pos,
+                           "bad duration '%s' for %s (expected a number and a unit: "
+                           DURATION_UNITS_TEXT ")",
+                           show(shown, sizeof shown, text, len), keypath);
+        if (r == SCAN_RANGE)
+            return fail_at(L, pos, "duration '%s' for %s is too large (at most about 292 years)",
+                           show(shown, sizeof shown, text, len), keypath);
+        if (v < o->min)
+            return fail_at(L, pos, "%s must be greater than 0, not '%s'", keypath,
+                           show(shown, sizeof shown, text, len));
+        memcpy(field, &v, sizeof v);
+        return 0;
+
+    case OPT_CHOICE:
+        idx = find_word(o->choices, text);
+        if (idx < 0)
+            return fail_at(L, pos, "unknown value '%s' for %s (expected one of: %s)",
+                           show(shown, sizeof shown, text, len), keypath,
+                           join_words(list, sizeof list, o->choices));
+        memcpy(field, &idx, sizeof idx);
+        return 0;
+
+    case OPT_SECTION:
+    case OPT_NODE:
+        break;
+    }
+    return fail_at(L, pos, "internal error: %s is not a scalar option", keypath);
+}
+
+static void join_path(char *buf, size_t n, const char *prefix, const char *name)
+{
+    snprintf(buf, n, "%s%s%s", prefix, *prefix ? "." : "", name);
+}
+
+/* Fill in the defaults of a table and its sub-tables. */
+static int apply_defaults(struct loader *L, const struct section *sec)
+{
+    char keypath[96];
+
+    for (const struct opt *o = sec->opts; o->name; o++) {
+        join_path(keypath, sizeof keypath, sec->path, o->name);
+        if (o->type == OPT_SECTION) {
+            if (apply_defaults(L, o->sub) != 0)
+                return -1;
+        } else if (o->def) {
+            if (set_value(L, o, keypath, o->def, strlen(o->def), NULL) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int load_section(struct loader *L, const struct section *sec, const yaml_node_t *map);
+
+static int load_value(struct loader *L, const struct opt *o, const yaml_node_t *value,
+                      const char *keypath)
+{
+    char expected[256];
+
+    switch (o->type) {
+    case OPT_SECTION:
+        if (value->type != YAML_MAPPING_NODE)
+            return wrong_type(L, value, keypath, expected_text(expected, sizeof expected, o));
+        return load_section(L, o->sub, value);
+    case OPT_NODE:
+        return o->fn(L, value, keypath);
+    default:
+        if (want_scalar(L, value, keypath, expected_text(expected, sizeof expected, o)) != 0)
+            return -1;
+        return set_value(L, o, keypath, scalar_text(value), value->data.scalar.length, value);
+    }
+}
+
+/* Read a mapping through its table: every key must be known and appear
+ * once; required keys must be there; OPT_LATE keys are read last. */
+static int load_section(struct loader *L, const struct section *sec, const yaml_node_t *map)
+{
+    const yaml_node_t *seen[SECTION_MAX_OPTS] = { NULL };
+    const yaml_node_pair_t *pairs = map->data.mapping.pairs.start;
+    size_t n_pairs = (size_t)(map->data.mapping.pairs.top - pairs);
+    const char *where = *sec->path ? sec->path : "the top-level mapping";
+    char keypath[96], shown[SHOW_MAX], list[256];
+    int n_opts = 0;
+
+    while (sec->opts[n_opts].name)
+        n_opts++;
+    if (n_opts > SECTION_MAX_OPTS)
+        return fail_at(L, map, "internal error: too many keys in %s", where);
+
+    for (int late = 0; late <= 1; late++) {
+        for (size_t p = 0; p < n_pairs; p++) {
+            const yaml_node_t *key = node_at(L, pairs[p].key);
+            const yaml_node_t *value = node_at(L, pairs[p].value);
+            int i;
+
+            if (!late) {
+                if (key->type != YAML_SCALAR_NODE)
+                    return fail_at(L, key, "keys in %s must be plain words, not a %s", where,
+                                   key->type == YAML_MAPPING_NODE ? "mapping" : "sequence");
+            }
+            const char *name = scalar_text(key);
+            for (i = 0; i < n_opts; i++)
+                if (strlen(sec->opts[i].name) == key->data.scalar.length &&
+                    memcmp(sec->opts[i].name, name, key->data.scalar.length) == 0)
+                    break;
+            if (!late) {
+                if (i == n_opts)
+                    return fail_at(L, key, "unknown key '%s' in %s (expected one of: %s)",
+                                   show(shown, sizeof shown, name, key->data.scalar.length),
+                                   where, join_keys(list, sizeof list, sec->opts));
+                if (seen[i])
+                    return fail_at(L, key, "duplicate key '%s' in %s (first at %zu:%zu)",
+                                   sec->opts[i].name, where, seen[i]->start_mark.line + 1,
+                                   seen[i]->start_mark.column + 1);
+                seen[i] = key;
+            }
+            const struct opt *o = &sec->opts[i];
+            if (!(o->flags & OPT_LATE) != !late)
+                continue;
+            join_path(keypath, sizeof keypath, sec->path, o->name);
+            if (load_value(L, o, value, keypath) != 0)
+                return -1;
+        }
+        if (!late)
+            for (int i = 0; i < n_opts; i++)
+                if ((sec->opts[i].flags & OPT_REQUIRED) && !seen[i]) {
+                    join_path(keypath, sizeof keypath, sec->path, sec->opts[i].name);
+                    return fail_at(L, map, "missing required key '%s' (%s)", keypath,
+                                   sec->opts[i].help);
+                }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Keys with their own handlers
+ * ------------------------------------------------------------------------ */
+
+static int load_impls(struct loader *L, const yaml_node_t *value, const char *keypath)
+{
+    struct scenario *s = L->s;
+    const yaml_node_t *first[SCN_MAX_IMPLS];
+    char itempath[96], shown[SHOW_MAX];
+
+    if (value->type != YAML_SEQUENCE_NODE)
+        return wrong_type(L, value, keypath,
+                          "a sequence of implementation names, such as [redis-lua]");
+    const yaml_node_item_t *items = value->data.sequence.items.start;
+    size_t n = (size_t)(value->data.sequence.items.top - items);
+    if (n == 0)
+        return fail_at(L, value, "%s is empty; list at least one implementation", keypath);
+
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *item = node_at(L, items[i]);
+        snprintf(itempath, sizeof itempath, "%s[%zu]", keypath, i);
+        if (want_scalar(L, item, itempath, "an implementation name") != 0)
+            return -1;
+        const char *name = scalar_text(item);
+        size_t len = item->data.scalar.length;
+        if (s->n_impls == SCN_MAX_IMPLS)
+            return fail_at(L, item, "too many implementations in %s (at most %d)", keypath,
+                           SCN_MAX_IMPLS);
+        if (len >= SCN_NAME_MAX || !lock_find(name))
+            return fail_at(L, item, "unknown implementation '%s' (run `locklab list` to see them)",
+                           show(shown, sizeof shown, name, len));
+        for (int j = 0; j < s->n_impls; j++)
+            if (strcmp(s->impls[j], name) == 0)
+                return fail_at(L, item,
+                               "implementation '%s' is listed twice in %s (first at %zu:%zu)",
+                               name, keypath, first[j]->start_mark.line + 1,
+                               first[j]->start_mark.column + 1);
+        memcpy(s->impls[s->n_impls], name, len + 1);
+        first[s->n_impls++] = item;
+    }
+    return 0;
+}
+
+static int load_faults(struct loader *L, const yaml_node_t *value, const char *keypath)
+{
+    if (value->type != YAML_SEQUENCE_NODE)
+        return wrong_type(L, value, keypath, "a sequence (write [] for none)");
+    if (value->data.sequence.items.top != value->data.sequence.items.start)
+        return fail_at(L, node_at(L, *value->data.sequence.items.start),
+                       "faults are not supported yet (the fault engine comes later); "
+                       "write %s: [] or leave the key out", keypath);
+    return 0;
+}
+
+/* Verdicts an expectation may name: every real verdict, and any. */
+static enum verdict verdict_word(const char *text)
+{
+    for (int v = VERDICT_SAFE; v <= VERDICT_ANY; v++)
+        if (strcmp(verdict_name((enum verdict)v), text) == 0)
+            return (enum verdict)v;
+    return VERDICT_NONE;
+}
+
+static const char *verdict_list(char *buf, size_t n)
+{
+    const char *words[VERDICT_ANY - VERDICT_SAFE + 2];
+    int k = 0;
+
+    for (int v = VERDICT_SAFE; v <= VERDICT_ANY; v++)
+        words[k++] = verdict_name((enum verdict)v);
+    words[k] = NULL;
+    return join_words(buf, n, words);
+}
+
+/* expect runs after impls has been read, since its keys must name them. */
+static int load_expect(struct loader *L, const yaml_node_t *value, const char *keypath)
+{
+    struct scenario *s = L->s;
+    const yaml_node_t *first[SCN_MAX_IMPLS + 1];
+    char shown[SHOW_MAX], list[128], entry[128], expected[192];
+
+    verdict_list(list, sizeof list);
+    if (value->type != YAML_MAPPING_NODE)
+        return wrong_type(L, value, keypath,
+                          "a mapping from implementation name (or \"*\") to verdict");
+
+    const yaml_node_pair_t *pairs = value->data.mapping.pairs.start;
+    size_t n = (size_t)(value->data.mapping.pairs.top - pairs);
+    for (size_t p = 0; p < n; p++) {
+        const yaml_node_t *key = node_at(L, pairs[p].key);
+        const yaml_node_t *val = node_at(L, pairs[p].value);
+
+        if (key->type != YAML_SCALAR_NODE || node_is_null(key))
+            return fail_at(L, key, "keys of %s must be implementation names or \"*\"", keypath);
+        const char *name = scalar_text(key);
+        size_t len = key->data.scalar.length;
+        bool known = strcmp(name, "*") == 0;
+        for (int j = 0; j < s->n_impls && !known; j++)
+            known = strcmp(s->impls[j], name) == 0;
+        if (!known || strlen(name) != len)
+            return fail_at(L, key, "%s names '%s', which is not in impls", keypath,
+                           show(shown, sizeof shown, name, len));
+        for (int j = 0; j < s->n_expect; j++)
+            if (strcmp(s->expect[j].impl, name) == 0)
+                return fail_at(L, key, "duplicate key '%s' in %s (first at %zu:%zu)", name,
+                               keypath, first[j]->start_mark.line + 1,
+                               first[j]->start_mark.column + 1);
+        if (s->n_expect == SCN_MAX_IMPLS + 1)
+            return fail_at(L, key, "too many entries in %s", keypath);
+
+        snprintf(entry, sizeof entry, "%s.%s", keypath, name);
+        snprintf(expected, sizeof expected, "a verdict (one of: %s)", list);
+        if (want_scalar(L, val, entry, expected) != 0)
+            return -1;
+        enum verdict v = verdict_word(scalar_text(val));
+        if (v == VERDICT_NONE)
+            return fail_at(L, val, "unknown verdict '%s' for %s (expected one of: %s)",
+                           show(shown, sizeof shown, scalar_text(val), val->data.scalar.length),
+                           entry, list);
+        memcpy(s->expect[s->n_expect].impl, name, len + 1);
+        s->expect[s->n_expect].verdict = v;
+        first[s->n_expect++] = key;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Reading the file
+ * ------------------------------------------------------------------------ */
+
+/* The reader reports a byte offset, not a line: find the line and column
+ * (in characters, as libyaml counts them) by reading the file again. */
+static bool offset_mark(FILE *f, size_t offset, yaml_mark_t *m)
+{
+    int c, prev = 0;
+
+    if (fseek(f, 0, SEEK_SET) != 0)
+        return false;
+    *m = (yaml_mark_t){ .index = offset };
+    for (size_t i = 0; i < offset; i++, prev = c) {
+        if ((c = getc(f)) == EOF)
+            return false;
+        if (c == '\n' && prev == '\r')
+            continue; /* CR LF is one break */
+        if (c == '\n' || c == '\r') {
+            m->line++;
+            m->column = 0;
+        } else if ((c & 0xC0) != 0x80) {
+            m->column++;
+        }
+    }
+    return true;
+}
+
+static int syntax_error(struct loader *L, const yaml_parser_t *p, FILE *f)
+{
+    const char *problem = p->problem ? p->problem : "unknown problem";
+    const yaml_mark_t *cm = &p->context_mark;
+    yaml_mark_t m;
+
+    switch (p->error) {
+    case YAML_MEMORY_ERROR:
+        return fail_mark(L, NULL, "out of memory while reading YAML");
+    case YAML_READER_ERROR:
+        if (offset_mark(f, p->problem_offset, &m))
+            return fail_mark(L, &m, "YAML syntax error: %s", problem);
+        return fail_mark(L, NULL, "YAML syntax error: %s at byte offset %zu", problem,
+                         p->problem_offset);
+    default:
+        if (!p->context)
+            return fail_mark(L, &p->problem_mark, "YAML syntax error: %s", problem);
+        return fail_mark(L, &p->problem_mark, "YAML syntax error: %s %s that starts at %zu:%zu",
+                         problem, p->context, cm->line + 1, cm->column + 1);
+    }
+}
+
+/* Load the one document of the stream into doc; anything after it is an
+ * error. On failure nothing is left to free. */
+static int read_document(struct loader *L, yaml_parser_t *p, FILE *f, yaml_document_t *doc)
+{
+    yaml_document_t next;
+    static const yaml_mark_t file_start = { 0, 0, 0 };
+
+    if (!yaml_parser_load(p, doc))
+        return syntax_error(L, p, f);
+    if (!yaml_document_get_root_node(doc)) {
+        yaml_document_delete(doc);
+        return fail_mark(L, &file_start, "the file is empty; expected a scenario mapping");
+    }
+    if (!yaml_parser_load(p, &next)) {
+        yaml_document_delete(doc);
+        return syntax_error(L, p, f);
+    }
+    bool more = yaml_document_get_root_node(&next) != NULL;
+    yaml_mark_t at = next.start_mark;
+    yaml_document_delete(&next);
+    if (more) {
+        yaml_document_delete(doc);
+        return fail_mark(L, &at, "a second YAML document starts here; "
+                                 "a scenario file holds exactly one");
+    }
+    return 0;
+}
+
+static int load_root(struct loader *L)
+{
+    const yaml_node_t *root = yaml_document_get_root_node(L->doc);
+
+    if (node_is_null(root))
+        return fail_at(L, root, "the document is empty; expected a scenario mapping");
+    if (root->type != YAML_MAPPING_NODE)
+        return wrong_type(L, root, "the top level",
+                          "a mapping of scenario keys (name, impls, ...)");
+    return load_section(L, &top_section, root);
+}
+
+int scenario_load(const char *path, struct scenario *out, char *err, size_t errlen)
+{
+    struct scenario s;
+    struct loader L = { .path = path ? path : "(null)", .err = err, .errlen = errlen, .s = &s };
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    struct stat st;
+    int rc;
+
+    if (err && errlen)
+        err[0] = '\0';
+    if (!path || !out)
+        return fail_mark(&L, NULL, "no scenario file or no place to load it into");
+    memset(&s, 0, sizeof s);
+    if (strlen(path) >= sizeof s.path)
+        return fail_mark(&L, NULL, "the path is too long (at most %zu bytes)", sizeof s.path - 1);
+    memcpy(s.path, path, strlen(path) + 1);
+    if (apply_defaults(&L, &top_section) != 0)
+        return -1;
+
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return fail_mark(&L, NULL, "cannot open: %s", strerror(errno));
+    if (fstat(fileno(f), &st) != 0) {
+        int e = errno;
+        fclose(f);
+        return fail_mark(&L, NULL, "cannot open: %s", strerror(e));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return fail_mark(&L, NULL, "is a directory");
+    }
+    if (!yaml_parser_initialize(&parser)) {
+        fclose(f);
+        return fail_mark(&L, NULL, "out of memory while reading YAML");
+    }
+    yaml_parser_set_input_file(&parser, f);
+    rc = read_document(&L, &parser, f, &doc);
+    yaml_parser_delete(&parser);
+    fclose(f);
+    if (rc != 0)
+        return -1;
+
+    L.doc = &doc;
+    rc = load_root(&L);
+    yaml_document_delete(&doc);
+    if (rc == 0)
+        *out = s;
+    return rc;
+}
+
+enum verdict scenario_expected(const struct scenario *s, const char *impl)
+{
+    enum verdict star = VERDICT_NONE;
+
+    for (int i = 0; i < s->n_expect; i++) {
+        if (strcmp(s->expect[i].impl, impl) == 0)
+            return s->expect[i].verdict;
+        if (strcmp(s->expect[i].impl, "*") == 0)
+            star = s->expect[i].verdict;
+    }
+    return star;
+}

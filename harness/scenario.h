@@ -1,0 +1,81 @@
+/*
+ * scenario.h - a scenario file, loaded and validated.
+ *
+ * A scenario is one YAML document (see DESIGN.md and README.md). The loader
+ * is strict: an unknown key, a wrong type, a bad duration, an out-of-range
+ * number or an unknown implementation is an error naming file:line:column,
+ * and the caller starts nothing. Everything the runner needs is resolved
+ * here into plain numbers (durations in nanoseconds), so the runner never
+ * sees YAML.
+ */
+#ifndef LOCKLAB_SCENARIO_H
+#define LOCKLAB_SCENARIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lab.h"
+
+#define SCN_MAX_IMPLS 32
+#define SCN_NAME_MAX 64
+#define SCN_MAX_CLIENTS 1024
+
+enum workload_kind {
+    WORKLOAD_COUNTER, /* read-modify-write of a counter in shared memory */
+    WORKLOAD_STOCK    /* the seckill stock counter in its own Redis */
+};
+
+enum retry_kind {
+    RETRY_FIXED,  /* sleep retry_interval between polls (the classic 100 ms) */
+    RETRY_BACKOFF /* exponential backoff with full jitter, from retry_interval up to 32x */
+};
+
+struct scenario_expect {
+    char impl[SCN_NAME_MAX]; /* implementation name, or "*" for every other one */
+    enum verdict verdict;    /* expected verdict, or VERDICT_ANY */
+};
+
+struct scenario {
+    char path[4096];              /* file it was loaded from */
+    char name[SCN_NAME_MAX];      /* name: required, [A-Za-z0-9_.-] */
+    char description[512];        /* description: optional */
+
+    int n_impls;                          /* impls: required, 1..SCN_MAX_IMPLS, no duplicates */
+    char impls[SCN_MAX_IMPLS][SCN_NAME_MAX];
+
+    char redis_topology[16]; /* backends.redis.topology: "single" (default) */
+    int zk_ensemble;         /* backends.zookeeper.ensemble: 1 (default) or 3 */
+
+    int clients;             /* clients: 1..SCN_MAX_CLIENTS, default 1 */
+    int64_t ops_per_client;  /* run.ops_per_client: 0 = unbounded (default) */
+    int64_t max_duration_ns; /* run.max_duration: default 60s; > 0 */
+
+    char lock_key[128];        /* lock.key: default "locklab" */
+    int64_t ttl_ns;            /* lock.ttl: default 10s; > 0 */
+    int64_t wait_ns;           /* lock.wait: acquire budget, default 30s */
+    int64_t retry_interval_ns; /* lock.retry_interval: default 100ms; > 0 */
+    enum retry_kind retry;     /* lock.retry: fixed (default) | backoff */
+
+    enum workload_kind workload;  /* workload.kind: counter (default) | stock */
+    int64_t stock;                /* workload.stock: units for kind stock, default 100 */
+    int64_t business_ns;          /* workload.business: time inside the critical section, default 0 */
+
+    int n_expect;                 /* expect: map impl -> verdict */
+    struct scenario_expect expect[SCN_MAX_IMPLS + 1];
+};
+
+/* Load and validate path into *out. On error returns -1 and writes one line
+ * "path:line:column: what is wrong" (or "path: ..." when there is no
+ * position, e.g. a missing file or a directory) into err (errlen bytes).
+ * Returns 0 on success. */
+int scenario_load(const char *path, struct scenario *out, char *err, size_t errlen);
+
+/* The verdict expected for impl: its own entry, else "*", else VERDICT_NONE. */
+enum verdict scenario_expected(const struct scenario *s, const char *impl);
+
+/* Parse a duration: a non-negative number (integer or decimal) followed by a
+ * unit ns, us, ms, s, m or h, with optional space ("250ms", "1.5 s"). A bare
+ * 0 is accepted. Returns 0 and *ns_out, or -1 when malformed or too large. */
+int duration_parse(const char *s, int64_t *ns_out);
+
+#endif

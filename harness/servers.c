@@ -1,0 +1,290 @@
+/*
+ * servers.c - embedded redis-server instances (see servers.h).
+ *
+ * A free port is found by binding port 0 on 127.0.0.1 and reading back what
+ * the kernel chose; between closing that socket and redis-server binding it
+ * another process could take it, so a server that exits during start-up is
+ * retried on a new port a few times before giving up. All servers of one
+ * locklab process live under one mkdtemp() directory that is removed when
+ * the last of them stops.
+ */
+#include "servers.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SERVERS_MAX 32
+#define START_TIMEOUT_MS 10000
+#define STOP_GRACE_MS 1000
+#define START_TRIES 3
+
+/* Pids of running servers, readable from signal handlers. */
+static volatile pid_t running[SERVERS_MAX];
+static struct server *tracked[SERVERS_MAX];
+static char base_dir[256];
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    int port = -1;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+static int track(struct server *s)
+{
+    for (int i = 0; i < SERVERS_MAX; i++)
+        if (running[i] == 0) {
+            running[i] = s->pid;
+            tracked[i] = s;
+            return 0;
+        }
+    return -1;
+}
+
+static void untrack(pid_t pid)
+{
+    for (int i = 0; i < SERVERS_MAX; i++)
+        if (running[i] == pid) {
+            running[i] = 0;
+            tracked[i] = NULL;
+        }
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static int ensure_base_dir(struct lab_err *err)
+{
+    if (base_dir[0])
+        return 0;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(base_dir, sizeof base_dir, "%s/locklab-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(base_dir)) {
+        lab_err_set(err, errno, "cannot create a temporary directory %s: %s", base_dir,
+                    strerror(errno));
+        base_dir[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+static void remove_base_dir_if_unused(void)
+{
+    for (int i = 0; i < SERVERS_MAX; i++)
+        if (running[i])
+            return;
+    if (base_dir[0]) {
+        nftw(base_dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+        base_dir[0] = '\0';
+    }
+}
+
+static const char *redis_binary(void)
+{
+    const char *b = getenv("LOCKLAB_REDIS_SERVER");
+    return b && *b ? b : "redis-server";
+}
+
+/* Is the binary runnable? Searches PATH like execvp would. */
+static int binary_exists(const char *name)
+{
+    if (strchr(name, '/'))
+        return access(name, X_OK) == 0;
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    char buf[1024];
+    for (const char *p = path; *p;) {
+        const char *end = strchr(p, ':');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, name);
+        if (access(buf, X_OK) == 0)
+            return 1;
+        p += n + (end ? 1 : 0);
+    }
+    return 0;
+}
+
+static pid_t spawn_redis(const struct server *s)
+{
+    char port[16], logpath[600];
+    snprintf(port, sizeof port, "%d", s->port);
+    snprintf(logpath, sizeof logpath, "%s/redis.log", s->dir);
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    /* child: own process group, dies with locklab, output to its log */
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+    }
+    int nul = open("/dev/null", O_RDONLY);
+    if (nul >= 0)
+        dup2(nul, 0);
+    execlp(redis_binary(), redis_binary(), "--port", port, "--bind", "127.0.0.1", "--save", "",
+           "--appendonly", "no", "--dir", s->dir, "--daemonize", "no", "--protected-mode", "no",
+           "--maxclients", "4096", (char *)NULL);
+    _exit(127);
+}
+
+int servers_redis_ping(const char *host, int port, int timeout_ms, struct lab_err *err)
+{
+    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    redisContext *c = redisConnectWithTimeout(host, port, tv);
+    if (!c || c->err) {
+        lab_err_set(err, ECONNREFUSED, "cannot connect to Redis at %s:%d: %s", host, port,
+                    c ? c->errstr : "out of memory");
+        if (c)
+            redisFree(c);
+        return -1;
+    }
+    redisSetTimeout(c, tv);
+    redisReply *r = redisCommand(c, "PING");
+    int ok = r && r->type == REDIS_REPLY_STATUS;
+    if (!ok)
+        lab_err_set(err, EPROTO, "Redis at %s:%d did not answer PING: %s", host, port,
+                    r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
+    if (r)
+        freeReplyObject(r);
+    redisFree(c);
+    return ok ? 0 : -1;
+}
+
+/* Wait until the server answers PING; -1 if it died or never answered. */
+static int wait_ready(struct server *s, struct lab_err *err)
+{
+    int64_t deadline = lab_now_ns() + (int64_t)START_TIMEOUT_MS * 1000000;
+    while (lab_now_ns() < deadline) {
+        int status;
+        if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
+            untrack(s->pid);
+            s->pid = 0;
+            lab_err_set(err, ECHILD, "redis-server exited during start-up (see %s/redis.log)",
+                        s->dir);
+            return -1;
+        }
+        if (servers_redis_ping(s->host, s->port, 200, NULL) == 0)
+            return 0;
+        lab_sleep_ns(10 * 1000000, NULL);
+    }
+    lab_err_set(err, ETIMEDOUT, "redis-server on port %d did not answer within %d ms", s->port,
+                START_TIMEOUT_MS);
+    return -1;
+}
+
+int servers_redis_start(struct server *s, const char *role, struct lab_err *err)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->role, sizeof s->role, "%s", role);
+    snprintf(s->host, sizeof s->host, "127.0.0.1");
+    if (!binary_exists(redis_binary())) {
+        lab_err_set(err, ENOENT, "%s not found: install it (apt-get install redis-server, or "
+                    "`make test`) or point --redis at a server", redis_binary());
+        return -1;
+    }
+    if (ensure_base_dir(err) != 0)
+        return -1;
+    for (int attempt = 0; attempt < START_TRIES; attempt++) {
+        s->port = free_port();
+        if (s->port < 0) {
+            lab_err_set(err, errno, "cannot find a free loopback port: %s", strerror(errno));
+            return -1;
+        }
+        snprintf(s->dir, sizeof s->dir, "%s/%s-%d", base_dir, role, s->port);
+        if (mkdir(s->dir, 0700) != 0 && errno != EEXIST) {
+            lab_err_set(err, errno, "cannot create %s: %s", s->dir, strerror(errno));
+            return -1;
+        }
+        s->pid = spawn_redis(s);
+        if (s->pid < 0) {
+            lab_err_set(err, errno, "fork: %s", strerror(errno));
+            s->pid = 0;
+            return -1;
+        }
+        if (track(s) != 0) {
+            kill(s->pid, SIGKILL);
+            waitpid(s->pid, NULL, 0);
+            s->pid = 0;
+            lab_err_set(err, EMFILE, "too many embedded servers");
+            return -1;
+        }
+        if (wait_ready(s, err) == 0)
+            return 0;
+        servers_stop(s);
+    }
+    return -1;
+}
+
+static int wait_exit(pid_t pid, int ms)
+{
+    for (int waited = 0; waited < ms; waited += 5) {
+        pid_t r = waitpid(pid, NULL, WNOHANG);
+        if (r == pid || (r < 0 && errno == ECHILD))
+            return 0;
+        lab_sleep_ns(5 * 1000000, NULL);
+    }
+    return -1;
+}
+
+void servers_stop(struct server *s)
+{
+    if (s->pid > 0) {
+        kill(s->pid, SIGTERM);
+        if (wait_exit(s->pid, STOP_GRACE_MS) != 0) {
+            kill(s->pid, SIGKILL);
+            waitpid(s->pid, NULL, 0);
+        }
+        untrack(s->pid);
+        s->pid = 0;
+    }
+    if (s->dir[0]) {
+        nftw(s->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+        s->dir[0] = '\0';
+    }
+    remove_base_dir_if_unused();
+}
+
+void servers_stop_all(void)
+{
+    for (int i = 0; i < SERVERS_MAX; i++)
+        if (running[i] && tracked[i])
+            servers_stop(tracked[i]);
+    remove_base_dir_if_unused();
+}
+
+void servers_kill_all_now(void)
+{
+    for (int i = 0; i < SERVERS_MAX; i++)
+        if (running[i] > 0)
+            kill(running[i], SIGKILL);
+}

@@ -1,0 +1,46 @@
+/*
+ * servers.h - embedded servers: start, wait until they answer, stop.
+ *
+ * By default locklab runs every backend itself: redis-server on a free
+ * loopback port in a private temporary directory. Every server started is
+ * remembered in a fixed table that the signal handlers can read, so that a
+ * normal exit, an error, SIGINT or SIGTERM all stop every server, and each
+ * server also gets PR_SET_PDEATHSIG so it dies with locklab even if locklab
+ * itself is killed with SIGKILL. Servers run in their own process group so a
+ * terminal's Ctrl-C reaches locklab, which decides when they stop.
+ */
+#ifndef LOCKLAB_SERVERS_H
+#define LOCKLAB_SERVERS_H
+
+#include <sys/types.h>
+
+#include "lab.h"
+
+struct server {
+    pid_t pid;      /* server process, 0 when not running */
+    char host[64];  /* address clients connect to */
+    int port;       /* TCP port */
+    char role[32];  /* what it is for: "lock-store", "stock", ... */
+    char dir[512];  /* its private working directory */
+};
+
+/* Start redis-server for role and wait until it answers PING.
+ * Returns 0, or -1 with err filled (err->code ENOENT when redis-server is
+ * not installed). The binary is $LOCKLAB_REDIS_SERVER or redis-server on PATH. */
+int servers_redis_start(struct server *s, const char *role, struct lab_err *err);
+
+/* Stop one server (SIGTERM, then SIGKILL after a grace period) and remove its
+ * directory. Safe to call on a server that is not running. */
+void servers_stop(struct server *s);
+
+/* Stop every server still running; called at exit. */
+void servers_stop_all(void);
+
+/* Async-signal-safe: SIGKILL every server still running (for a second
+ * Ctrl-C or a fatal signal, where there is no time to be polite). */
+void servers_kill_all_now(void);
+
+/* Check that a Redis at host:port answers PING within timeout_ms. 0 or -1. */
+int servers_redis_ping(const char *host, int port, int timeout_ms, struct lab_err *err);
+
+#endif

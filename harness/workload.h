@@ -1,0 +1,62 @@
+/*
+ * workload.h - what a client does while it holds the lock.
+ *
+ * Two workloads, both a read-modify-write that goes wrong without mutual
+ * exclusion, so the damage of a broken lock shows up in the data and not
+ * only in the oracle:
+ *   counter - read a counter in shared memory, wait the business time,
+ *             write it back plus one; lost updates = increments - final.
+ *   stock   - the seckill counter of the seeds, in a Redis of its own that
+ *             faults never touch: GET stock, business time, SET stock-1,
+ *             INCR sold. Oversold = sold - initial stock; lost updates =
+ *             sold - (initial - final stock).
+ */
+#ifndef LOCKLAB_WORKLOAD_H
+#define LOCKLAB_WORKLOAD_H
+
+#include <stdint.h>
+
+#include "lab.h"
+#include "scenario.h"
+
+struct workload_client; /* per-client state (a stock connection) */
+
+enum workload_step {
+    WORKLOAD_DONE = 0,  /* one unit of work done */
+    WORKLOAD_SOLD_OUT,  /* nothing left to do: the client stops */
+    WORKLOAD_FAILED     /* the resource failed; err says how */
+};
+
+/* Where the stock lives (ignored by the counter workload). */
+struct workload_target {
+    const char *host;
+    int port;
+};
+
+/* Parent, before a run: put the resource in its initial state. */
+int workload_reset(const struct scenario *s, const struct workload_target *t,
+                   volatile int64_t *counter, struct lab_err *err);
+
+/* Client: open the resource. */
+int workload_open(struct workload_client **out, const struct scenario *s,
+                  const struct workload_target *t, volatile int64_t *counter,
+                  const volatile int *stop, struct lab_err *err);
+
+/* Client, holding the lock: one unit of work. */
+enum workload_step workload_step(struct workload_client *w, struct lab_err *err);
+
+void workload_close(struct workload_client *w);
+
+/* Parent, after a run: the resource's damage report. done is the number of
+ * units of work the clients reported (increments or sales). */
+struct workload_outcome {
+    int64_t units_done;    /* increments or sales counted by the resource */
+    int64_t final_value;   /* counter value or stock left */
+    int64_t oversold;      /* sales beyond the initial stock (stock only) */
+    int64_t lost_updates;  /* writes that overwrote another client's write */
+};
+int workload_outcome(const struct scenario *s, const struct workload_target *t,
+                     volatile int64_t *counter, int64_t units_reported,
+                     struct workload_outcome *out, struct lab_err *err);
+
+#endif

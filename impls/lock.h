@@ -1,0 +1,99 @@
+/*
+ * lock.h - the contract between the harness and a lock implementation.
+ *
+ * Modelled on fio's struct ioengine_ops: each implementation is one .c file
+ * in impls/ whose functions are all static and which ends in one
+ * designated-initializer `const struct lock_ops`. impls/registry.c lists
+ * every table in an explicit array.
+ *
+ * A client process calls open() once, then acquire()/release() in a loop,
+ * then close(). Hooks report outcomes, not just success: "contended until
+ * the wait budget ran out" (LOCK_TIMEOUT) is data, as is "the lock was no
+ * longer ours when we released it" (RELEASE_NOT_OWNER); only a backend
+ * failure is an error. Implementations count what they did in the
+ * struct lock_stats that lives in the client's shared-memory slot, so the
+ * counts survive a crash of the client.
+ *
+ * Skeleton of a new implementation (required hooks marked):
+ *
+ *   static int my_open(struct lock_client **out, const struct lock_env *env,
+ *                      struct lab_err *err);                         required
+ *   static enum lock_status my_acquire(struct lock_client *c, const char *key,
+ *                      int64_t wait_ns, struct lab_err *err);        required
+ *   static enum release_status my_release(struct lock_client *c,
+ *                      const char *key, struct lab_err *err);        required
+ *   static void my_close(struct lock_client *c);                     required
+ *   const struct lock_ops lock_my = { .name = "my-lock", ... };
+ */
+#ifndef LOCKLAB_LOCK_H
+#define LOCKLAB_LOCK_H
+
+#include <stdint.h>
+
+#include "../harness/lab.h"
+
+enum lock_status {
+    LOCK_GRANTED = 0, /* the caller holds the lock */
+    LOCK_TIMEOUT,     /* contended for the whole wait budget (or the run stopped) */
+    LOCK_ERROR        /* the backend failed; err says how */
+};
+
+enum release_status {
+    RELEASE_OK = 0,    /* released a lock that was still ours */
+    RELEASE_NOT_OWNER, /* the lock had expired or belonged to someone else */
+    RELEASE_ERROR      /* the backend failed; err says how */
+};
+
+/* Capability flags shown by `locklab list`. */
+enum lock_caps {
+    LOCK_CAP_REENTRANT = 1u << 0, /* the owner may acquire again */
+    LOCK_CAP_TTL = 1u << 1,       /* the lock expires by itself */
+    LOCK_CAP_RENEWS = 1u << 2,    /* a watchdog extends the TTL */
+    LOCK_CAP_FENCING = 1u << 3,   /* grants carry a fencing token */
+    LOCK_CAP_NOTIFIES = 1u << 4   /* waiters are woken, not polling */
+};
+
+/* What an implementation counts; lives in shared memory, one per client. */
+struct lock_stats {
+    int64_t round_trips;      /* requests sent to the backend */
+    int64_t polls;            /* acquire attempts that found the lock taken */
+    int64_t notifications;    /* watch events / pub-sub messages received */
+    int64_t renewals;         /* successful TTL extensions */
+    int64_t renewal_failures; /* extensions refused or failed */
+};
+
+/* Where the lock store is and how to behave; filled by the harness. */
+struct lock_env {
+    const char *redis_host;     /* lock store host (embedded or --redis) */
+    int redis_port;             /* lock store port */
+    int64_t ttl_ns;             /* lock lifetime for designs with a TTL */
+    int64_t retry_interval_ns;  /* polling interval (first interval for backoff) */
+    int retry_backoff;          /* 0 = fixed interval, 1 = exponential backoff with jitter */
+    int client_id;              /* 0-based client index */
+    const volatile int *stop;   /* non-zero when the run is stopping: give up waiting */
+    struct lock_stats *stats;   /* counters to update (never NULL) */
+};
+
+struct lock_client; /* each implementation defines its own */
+
+struct lock_ops {
+    const char *name;    /* as written in scenario files */
+    const char *backend; /* "none", "redis", "zookeeper", "mysql" */
+    const char *summary; /* one line for `locklab list` */
+    unsigned caps;       /* enum lock_caps */
+
+    int (*open)(struct lock_client **out, const struct lock_env *env, struct lab_err *err);
+    enum lock_status (*acquire)(struct lock_client *c, const char *key, int64_t wait_ns,
+                                struct lab_err *err);
+    enum release_status (*release)(struct lock_client *c, const char *key, struct lab_err *err);
+    void (*close)(struct lock_client *c);
+};
+
+/* The registry (impls/registry.c). */
+extern const struct lock_ops *const lock_registry[];
+extern const int lock_registry_count;
+
+/* Find an implementation by name; NULL when there is none. */
+const struct lock_ops *lock_find(const char *name);
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * poll.c - the shared polling loop (see poll.h).
+ *
+ * Backoff uses "equal jitter": the sleep is half the current step plus a
+ * random part of the other half, so clients that collided once spread out
+ * without any of them sleeping close to zero. The jitter only needs to
+ * differ between clients, not to be unpredictable, so a xorshift generator
+ * seeded once per process from the OS random source is enough.
+ */
+#include "poll.h"
+
+static uint64_t jitter_state;
+
+static uint64_t jitter_next(void)
+{
+    if (jitter_state == 0) {
+        if (lab_random_bytes(&jitter_state, sizeof jitter_state) != 0 || jitter_state == 0)
+            jitter_state = (uint64_t)lab_now_ns() | 1;
+    }
+    uint64_t x = jitter_state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    jitter_state = x;
+    return x;
+}
+
+static int64_t poll_interval(const struct lock_env *env, int attempt)
+{
+    int64_t base = env->retry_interval_ns;
+    if (!env->retry_backoff)
+        return base;
+    int64_t step = base << (attempt < 5 ? attempt : 5);
+    int64_t half = step / 2;
+    return half + (half > 0 ? (int64_t)(jitter_next() % (uint64_t)half) : 0);
+}
+
+enum lock_status lock_poll(const struct lock_env *env, lock_try_fn attempt, struct lock_client *c,
+                           const char *key, int64_t wait_ns, struct lab_err *err)
+{
+    int64_t deadline = lab_now_ns() + wait_ns;
+    for (int n = 0;; n++) {
+        int r = attempt(c, key, err);
+        if (r > 0)
+            return LOCK_GRANTED;
+        if (r < 0)
+            return LOCK_ERROR;
+        env->stats->polls++;
+        int64_t left = deadline - lab_now_ns();
+        if (left <= 0 || *env->stop)
+            return LOCK_TIMEOUT;
+        int64_t pause = poll_interval(env, n);
+        lab_sleep_ns(pause < left ? pause : left, env->stop);
+    }
+}

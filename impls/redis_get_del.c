@@ -1,0 +1,51 @@
+/*
+ * redis_get_del.c - unique token; release is GET, compare, then DEL.
+ *
+ * The owner check is right, but it takes two round trips: if the lock
+ * expires and another client takes it between our GET and our DEL, the DEL
+ * removes the other client's lock (seed 003's "non-atomic release").
+ */
+#include <string.h>
+
+#include "poll.h"
+#include "redis_common.h"
+
+static int sgd_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
+{
+    return redis_lock_open(out, env, NULL, err);
+}
+
+static int sgd_try(struct lock_client *c, const char *key, struct lab_err *err)
+{
+    return redis_set_nx_px(c, key, c->token, err);
+}
+
+static enum lock_status sgd_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
+                                    struct lab_err *err)
+{
+    return lock_poll(c->env, sgd_try, c, key, wait_ns, err);
+}
+
+static enum release_status sgd_release(struct lock_client *c, const char *key, struct lab_err *err)
+{
+    redisReply *r = redis_cmd(c, err, "GET %s", key);
+    if (!r)
+        return RELEASE_ERROR;
+    int ours = r->type == REDIS_REPLY_STRING && strcmp(r->str, c->token) == 0;
+    freeReplyObject(r);
+    if (!ours)
+        return RELEASE_NOT_OWNER;
+    int deleted = redis_del(c, key, err);
+    return deleted < 0 ? RELEASE_ERROR : deleted ? RELEASE_OK : RELEASE_NOT_OWNER;
+}
+
+const struct lock_ops lock_redis_get_del = {
+    .name = "redis-get-del",
+    .backend = "redis",
+    .summary = "unique token, release by GET then DEL: the release races with expiry",
+    .caps = LOCK_CAP_TTL,
+    .open = sgd_open,
+    .acquire = sgd_acquire,
+    .release = sgd_release,
+    .close = redis_lock_close,
+};

@@ -1,0 +1,54 @@
+/*
+ * redis_setnx_expire.c - SETNX, then EXPIRE as a second command; DEL.
+ *
+ * SETNX alone is atomic, so two live clients never both win; but the TTL is
+ * set by a separate command, and a client that dies between the two leaves
+ * a lock that never expires (seed 003). Release is a plain DEL, which also
+ * removes a lock that has already passed to someone else.
+ */
+#include "poll.h"
+#include "redis_common.h"
+
+static int sne_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
+{
+    return redis_lock_open(out, env, NULL, err);
+}
+
+static int sne_try(struct lock_client *c, const char *key, struct lab_err *err)
+{
+    redisReply *r = redis_cmd(c, err, "SETNX %s %s", key, c->token);
+    if (!r)
+        return -1;
+    int won = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    freeReplyObject(r);
+    if (!won)
+        return 0;
+    r = redis_cmd(c, err, "PEXPIRE %s %lld", key, redis_ttl_ms(c));
+    if (!r)
+        return -1;
+    freeReplyObject(r);
+    return 1;
+}
+
+static enum lock_status sne_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
+                                    struct lab_err *err)
+{
+    return lock_poll(c->env, sne_try, c, key, wait_ns, err);
+}
+
+static enum release_status sne_release(struct lock_client *c, const char *key, struct lab_err *err)
+{
+    int deleted = redis_del(c, key, err);
+    return deleted < 0 ? RELEASE_ERROR : deleted ? RELEASE_OK : RELEASE_NOT_OWNER;
+}
+
+const struct lock_ops lock_redis_setnx_expire = {
+    .name = "redis-setnx-expire",
+    .backend = "redis",
+    .summary = "SETNX then EXPIRE: a client dying in between leaves a lock with no TTL",
+    .caps = LOCK_CAP_TTL,
+    .open = sne_open,
+    .acquire = sne_acquire,
+    .release = sne_release,
+    .close = redis_lock_close,
+};

@@ -1,0 +1,34 @@
+/*
+ * registry.c - the explicit list of every lock implementation.
+ *
+ * No link-time self-registration: adding a design means writing its file
+ * and adding one line here, and `locklab list` shows them in this order
+ * (from no lock at all to the designs that hold).
+ */
+#include <string.h>
+
+#include "lock.h"
+
+extern const struct lock_ops lock_none;
+extern const struct lock_ops lock_local_mutex;
+extern const struct lock_ops lock_redis_check_then_set;
+extern const struct lock_ops lock_redis_setnx_expire;
+extern const struct lock_ops lock_redis_set_del;
+extern const struct lock_ops lock_redis_get_del;
+extern const struct lock_ops lock_redis_lua;
+
+const struct lock_ops *const lock_registry[] = {
+    &lock_none,          &lock_local_mutex,   &lock_redis_check_then_set,
+    &lock_redis_setnx_expire, &lock_redis_set_del, &lock_redis_get_del,
+    &lock_redis_lua,
+};
+
+const int lock_registry_count = (int)(sizeof lock_registry / sizeof lock_registry[0]);
+
+const struct lock_ops *lock_find(const char *name)
+{
+    for (int i = 0; i < lock_registry_count; i++)
+        if (strcmp(lock_registry[i]->name, name) == 0)
+            return lock_registry[i];
+    return NULL;
+}

@@ -1,0 +1,596 @@
+/*
+ * test_oracle.c - unit test of the mutual-exclusion oracle.
+ *
+ * The oracle is what every verdict rests on, so it is checked against
+ * answers known in advance: small hand-made interval logs (sequential,
+ * touching, overlapping, nested, on separate keys, out of order, invalid),
+ * handoff gaps, and a randomized cross-check of oracle_analyze() against
+ * brute-force O(n^2) counting on thousands of intervals with many ties and
+ * zero-length intervals. The live half (oracle_enter/oracle_exit) is checked
+ * with a deterministic sequence in one process and with forked processes
+ * hammering one key in shared memory, which must leave the count at zero.
+ * Finally two million intervals are analysed to show the sweep scales (the
+ * time is printed, not asserted).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "hist.h"
+#include "oracle.h"
+
+/* ------------------------------------------------------------------------
+ * Helpers
+ * --------------------------------------------------------------------- */
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void) /* splitmix64 */
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static int64_t rng_below(int64_t n)
+{
+    return (int64_t)(rng_next() % (uint64_t)n);
+}
+
+static struct oracle_interval mk(uint32_t key, int64_t wait, int64_t enter, int64_t exit)
+{
+    struct oracle_interval v = {.wait_ns = wait, .enter_ns = enter, .exit_ns = exit, .key = key};
+    return v;
+}
+
+static void shuffle(struct oracle_interval *iv, size_t n)
+{
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)rng_below((int64_t)i);
+        struct oracle_interval t = iv[i - 1];
+        iv[i - 1] = iv[j];
+        iv[j] = t;
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Analyse a copy of iv so the caller's array stays in its order. */
+static int analyze_copy(const struct oracle_interval *iv, size_t n, struct oracle_report *r,
+                        struct hist *h)
+{
+    struct oracle_interval *c = malloc((n ? n : 1) * sizeof *c);
+    int rc;
+
+    if (n)
+        memcpy(c, iv, n * sizeof *c);
+    rc = oracle_analyze(c, n, r, h);
+    free(c);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Brute force, straight from the definitions
+ * --------------------------------------------------------------------- */
+
+static int overlaps(const struct oracle_interval *a, const struct oracle_interval *b)
+{
+    return a->key == b->key && a->enter_ns < b->exit_ns && b->enter_ns < a->exit_ns;
+}
+
+static int64_t bf_pairs(const struct oracle_interval *iv, size_t n)
+{
+    int64_t pairs = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            pairs += overlaps(&iv[i], &iv[j]);
+    return pairs;
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Overlap time and max holders of one key: every elementary segment between
+ * consecutive distinct endpoints is covered by the intervals that contain
+ * it; a zero-length interval at t meets only the intervals strictly around
+ * t. */
+static void bf_key(const struct oracle_interval *iv, size_t n, uint32_t key, int64_t *overlap,
+                   int *maxc)
+{
+    int64_t *t = malloc(2 * n * sizeof *t);
+    size_t m = 0, u = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (iv[i].key != key)
+            continue;
+        t[m++] = iv[i].enter_ns;
+        t[m++] = iv[i].exit_ns;
+        if (*maxc < 1)
+            *maxc = 1;
+    }
+    qsort(t, m, sizeof *t, cmp_ll);
+    for (size_t i = 0; i < m; i++)
+        if (u == 0 || t[u - 1] != t[i])
+            t[u++] = t[i];
+    for (size_t s = 0; s + 1 < u; s++) {
+        int c = 0;
+        for (size_t i = 0; i < n; i++)
+            if (iv[i].key == key && iv[i].enter_ns <= t[s] && iv[i].exit_ns >= t[s + 1])
+                c++;
+        if (c >= 2)
+            *overlap += t[s + 1] - t[s];
+        if (c > *maxc)
+            *maxc = c;
+    }
+    for (size_t z = 0; z < n; z++) {
+        if (iv[z].key != key || iv[z].enter_ns != iv[z].exit_ns)
+            continue;
+        int c = 1;
+        for (size_t i = 0; i < n; i++)
+            if (iv[i].key == key && iv[i].enter_ns < iv[z].enter_ns &&
+                iv[z].enter_ns < iv[i].exit_ns)
+                c++;
+        if (c > *maxc)
+            *maxc = c;
+    }
+    free(t);
+}
+
+/* ------------------------------------------------------------------------
+ * Hand-made logs
+ * --------------------------------------------------------------------- */
+
+static void test_sequential(void)
+{
+    struct oracle_interval iv[] = {
+        mk(0, 0, 0, 100), mk(0, 0, 100, 250), mk(0, 0, 250, 250), mk(0, 0, 250, 400),
+        mk(0, 0, 500, 600),
+    };
+    struct oracle_report r;
+    int rc = analyze_copy(iv, 5, &r, NULL);
+
+    CHECK(rc == 0, "rc %d", rc);
+    CHECK(r.intervals == 5, "intervals %lld", (long long)r.intervals);
+    CHECK(r.violations == 0, "touching intervals gave %lld violations", (long long)r.violations);
+    CHECK(r.overlap_ns == 0, "overlap %lld", (long long)r.overlap_ns);
+    CHECK(r.max_concurrent == 1, "max %d", r.max_concurrent);
+}
+
+static void test_empty(void)
+{
+    struct oracle_report r;
+    int rc;
+
+    memset(&r, 0x5a, sizeof r);
+    rc = oracle_analyze(NULL, 0, &r, NULL);
+    CHECK(rc == 0, "rc %d", rc);
+    CHECK(r.intervals == 0 && r.violations == 0 && r.overlap_ns == 0 && r.max_concurrent == 0 &&
+              r.handoffs == 0,
+          "empty log not all zero");
+    CHECK(oracle_analyze(NULL, 1, &r, NULL) == -EINVAL, "NULL array accepted");
+}
+
+static void test_pair_300(void)
+{
+    struct oracle_interval iv[] = {mk(3, 0, 1000, 2000), mk(3, 0, 1700, 2500)};
+    struct oracle_report r;
+    int rc = analyze_copy(iv, 2, &r, NULL);
+
+    CHECK(rc == 0, "rc %d", rc);
+    CHECK(r.violations == 1, "violations %lld", (long long)r.violations);
+    CHECK(r.overlap_ns == 300, "overlap %lld", (long long)r.overlap_ns);
+    CHECK(r.max_concurrent == 2, "max %d", r.max_concurrent);
+}
+
+static void test_nested(void)
+{
+    struct oracle_interval nest[] = {mk(0, 0, 0, 100), mk(0, 0, 10, 90), mk(0, 0, 20, 80)};
+    /* counts: 0-10:1 10-50:2 50-60:3 60-100:2 100-120:1 */
+    struct oracle_interval chain[] = {mk(0, 0, 0, 100), mk(0, 0, 10, 60), mk(0, 0, 50, 120)};
+    /* a zero-length interval strictly inside another overlaps it, one at its
+     * edge does not */
+    struct oracle_interval point[] = {mk(0, 0, 0, 100), mk(0, 0, 40, 40), mk(0, 0, 100, 100),
+                                      mk(0, 0, 0, 0), mk(0, 0, 40, 40)};
+    struct oracle_report r;
+    int rc;
+
+    rc = analyze_copy(nest, 3, &r, NULL);
+    CHECK(rc == 0, "rc %d", rc);
+    CHECK(r.violations == 3, "nested violations %lld", (long long)r.violations);
+    CHECK(r.max_concurrent == 3, "nested max %d", r.max_concurrent);
+    CHECK(r.overlap_ns == 80, "nested overlap %lld (want 80)", (long long)r.overlap_ns);
+
+    rc = analyze_copy(chain, 3, &r, NULL);
+    CHECK(rc == 0, "rc %d", rc);
+    CHECK(r.violations == 3, "chain violations %lld", (long long)r.violations);
+    CHECK(r.max_concurrent == 3, "chain max %d", r.max_concurrent);
+    CHECK(r.overlap_ns == 90, "chain overlap %lld (want 90)", (long long)r.overlap_ns);
+
+    rc = analyze_copy(point, 5, &r, NULL);
+    CHECK(rc == 0, "rc %d", rc);
+    CHECK(r.violations == 2, "point violations %lld (want 2)", (long long)r.violations);
+    CHECK(r.max_concurrent == 2, "point max %d", r.max_concurrent);
+    CHECK(r.overlap_ns == 0, "point overlap %lld", (long long)r.overlap_ns);
+}
+
+static void test_keys_independent(void)
+{
+    struct oracle_interval iv[] = {mk(0, 0, 1000, 2000), mk(1, 0, 1000, 2000),
+                                   mk(2, 0, 1500, 2500), mk(7, 0, 0, 5000)};
+    struct oracle_report r;
+    int rc = analyze_copy(iv, 4, &r, NULL);
+
+    CHECK(rc == 0, "rc %d", rc);
+    CHECK(r.violations == 0, "violations across keys %lld", (long long)r.violations);
+    CHECK(r.overlap_ns == 0, "overlap across keys %lld", (long long)r.overlap_ns);
+    CHECK(r.max_concurrent == 1, "max %d", r.max_concurrent);
+}
+
+static void test_shuffled(void)
+{
+    struct oracle_interval iv[] = {
+        mk(0, 0, 0, 100),   mk(0, 0, 10, 60),    mk(0, 0, 50, 120),  mk(1, 0, 0, 10),
+        mk(1, 0, 10, 20),   mk(1, 5, 25, 40),    mk(0, 90, 300, 400), mk(2, 0, 5, 500),
+        mk(2, 0, 200, 300), mk(0, 350, 400, 410), mk(1, 0, 30, 30),  mk(2, 0, 499, 600),
+    };
+    size_t n = sizeof iv / sizeof iv[0];
+    struct oracle_report a, b;
+    int rc;
+
+    rc = analyze_copy(iv, n, &a, NULL);
+    CHECK(rc == 0, "rc %d", rc);
+    for (int round = 0; round < 20; round++) {
+        shuffle(iv, n);
+        rc = analyze_copy(iv, n, &b, NULL);
+        CHECK(rc == 0 && a.violations == b.violations && a.overlap_ns == b.overlap_ns &&
+                  a.max_concurrent == b.max_concurrent && a.handoffs == b.handoffs &&
+                  a.intervals == b.intervals,
+              "shuffle round %d differs", round);
+    }
+    CHECK(a.violations == 3 + 1 + 2, "violations %lld", (long long)a.violations);
+}
+
+static void test_sorted_in_place(void)
+{
+    struct oracle_interval iv[] = {mk(2, 0, 5, 6), mk(0, 0, 9, 9), mk(1, 0, 3, 4), mk(0, 0, 1, 2)};
+    struct oracle_report r;
+    int rc = oracle_analyze(iv, 4, &r, NULL);
+
+    CHECK(rc == 0, "rc %d", rc);
+    CHECK(iv[0].key == 0 && iv[0].enter_ns == 1 && iv[1].key == 0 && iv[1].enter_ns == 9 &&
+              iv[2].key == 1 && iv[3].key == 2,
+          "array not sorted by key, entry");
+}
+
+static void test_invalid(void)
+{
+    struct oracle_interval iv[] = {mk(1, 0, 50, 60), mk(0, 0, 10, 20), mk(0, 0, 100, 99),
+                                   mk(0, 0, 15, 30)};
+    struct oracle_interval copy[4];
+    struct oracle_report r, before;
+    struct hist *h = malloc(sizeof *h);
+    int rc;
+
+    hist_init(h);
+    memcpy(copy, iv, sizeof iv);
+    memset(&r, 0x5a, sizeof r);
+    before = r;
+    rc = oracle_analyze(iv, 4, &r, h);
+    CHECK(rc == -EINVAL, "invalid interval gave %d", rc);
+    CHECK(memcmp(iv, copy, sizeof iv) == 0, "array changed on -EINVAL");
+    CHECK(memcmp(&r, &before, sizeof r) == 0, "report changed on -EINVAL");
+    CHECK(h->total == 0, "histogram changed on -EINVAL");
+    CHECK(oracle_analyze(iv, 4, NULL, NULL) == -EINVAL, "NULL report accepted");
+    free(h);
+}
+
+/* ------------------------------------------------------------------------
+ * Handoff gaps
+ * --------------------------------------------------------------------- */
+
+static void test_handoff(void)
+{
+    struct hist *h = malloc(sizeof *h);
+    struct oracle_report r;
+    int rc;
+
+    /* B waited since 5 us, A left at 100 us, B entered at 150 us: 50 us.
+     * C began to wait after B left: no handoff. */
+    struct oracle_interval iv[] = {
+        mk(0, 0, 1000, 100000),
+        mk(0, 5000, 150000, 160000),
+        mk(0, 200000, 210000, 220000),
+    };
+    hist_init(h);
+    rc = analyze_copy(iv, 3, &r, h);
+    CHECK(rc == 0, "rc %d", rc);
+    CHECK(r.handoffs == 1, "handoffs %lld", (long long)r.handoffs);
+    CHECK(h->total == 1 && h->min == 50 && h->max == 50, "handoff hist total %lld min %lld max %lld",
+          (long long)h->total, (long long)h->min, (long long)h->max);
+
+    /* The gap runs from the latest earlier exit (A at 10 us), not from the
+     * previous interval's exit (B at 2 us); rounding to the nearest us. */
+    struct oracle_interval late[] = {
+        mk(0, 0, 0, 10000),
+        mk(0, 0, 100, 2000),
+        mk(0, 500, 11500, 12000),  /* 1.5 us -> 2 */
+        mk(0, 11900, 12499, 13000), /* 0.499 us -> 0 */
+        mk(0, 13000, 14000, 15000), /* began waiting at the exit: no handoff */
+        mk(0, 14000, 15000, 16000), /* entered at the exit: 0 us */
+        mk(1, 0, 50, 60),           /* first of its key: never a handoff */
+    };
+    hist_init(h);
+    rc = analyze_copy(late, 7, &r, h);
+    CHECK(rc == 0, "rc %d", rc);
+    CHECK(r.handoffs == 3, "handoffs %lld (want 3)", (long long)r.handoffs);
+    CHECK(h->total == 3 && h->max == 2 && h->min == 0 && h->sum == 2.0,
+          "hist total %lld min %lld max %lld sum %g", (long long)h->total, (long long)h->min,
+          (long long)h->max, h->sum);
+
+    /* NULL histogram: still counted. */
+    rc = analyze_copy(iv, 3, &r, NULL);
+    CHECK(rc == 0 && r.handoffs == 1, "handoffs without histogram %lld", (long long)r.handoffs);
+    free(h);
+}
+
+/* ------------------------------------------------------------------------
+ * Randomized cross-check against brute force
+ * --------------------------------------------------------------------- */
+
+static void random_log(struct oracle_interval *iv, size_t n, uint32_t keys, int64_t span,
+                       int64_t maxlen, int64_t grid)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t enter = rng_below(span / grid) * grid;
+        int64_t len = rng_below(20) == 0 ? 0 : rng_below(maxlen / grid + 1) * grid;
+        iv[i] = mk((uint32_t)rng_below(keys), enter - rng_below(maxlen + 1), enter, enter + len);
+        iv[i].client = (uint32_t)i;
+    }
+}
+
+static void test_random_bruteforce(void)
+{
+    static const struct {
+        size_t n;
+        uint32_t keys;
+        int64_t span, maxlen, grid;
+    } cfg[] = {
+        {3000, 4, 3000000, 1000, 10},   /* sparse: few overlaps, many touches */
+        {3000, 4, 1000000, 2000, 1},    /* moderate */
+        {2000, 3, 20000, 500, 5},       /* dense: deep overlaps, many ties */
+        {4000, 8, 200, 40, 1},          /* tiny span: everything ties */
+        {1500, 1, 100000, 5000, 100},   /* one key */
+    };
+    int mismatches = 0;
+
+    for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+        for (uint64_t seed = 1; seed <= 4; seed++) {
+            size_t n = cfg[c].n;
+            struct oracle_interval *iv = malloc(n * sizeof *iv);
+            struct oracle_report r;
+            int64_t want_pairs, want_overlap = 0;
+            int want_max = 0;
+
+            rng_state = seed * 7919 + c;
+            random_log(iv, n, cfg[c].keys, cfg[c].span, cfg[c].maxlen, cfg[c].grid);
+            want_pairs = bf_pairs(iv, n);
+            for (uint32_t k = 0; k < cfg[c].keys; k++) {
+                int m = 0;
+                bf_key(iv, n, k, &want_overlap, &m);
+                if (m > want_max)
+                    want_max = m;
+            }
+            int rc = oracle_analyze(iv, n, &r, NULL);
+            int ok = rc == 0 && r.violations == want_pairs && r.overlap_ns == want_overlap &&
+                     r.max_concurrent == want_max && r.intervals == (int64_t)n;
+            CHECK(ok,
+                  "cfg %zu seed %llu: rc %d pairs %lld/%lld overlap %lld/%lld max %d/%d", c,
+                  (unsigned long long)seed, rc, (long long)r.violations, (long long)want_pairs,
+                  (long long)r.overlap_ns, (long long)want_overlap, r.max_concurrent, want_max);
+            mismatches += !ok;
+            if (seed == 1)
+                printf("random cfg %zu: n %zu pairs %lld overlap %lld ns max %d\n", c, n,
+                       (long long)want_pairs, (long long)want_overlap, want_max);
+            free(iv);
+        }
+    }
+    CHECK(mismatches == 0, "%d random logs disagreed with brute force", mismatches);
+}
+
+/* Handoffs against brute force, with distinct entry times per key so that
+ * "earlier intervals" is unambiguous. */
+static void test_random_handoff(void)
+{
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        size_t n = 3000;
+        struct oracle_interval *iv = malloc(n * sizeof *iv);
+        struct hist *h = malloc(sizeof *h);
+        struct oracle_report r;
+        int64_t want = 0;
+        double want_sum = 0;
+
+        rng_state = seed * 104729;
+        for (size_t i = 0; i < n; i++) {
+            int64_t enter = (int64_t)i * 1000 + rng_below(500);
+            iv[i] = mk((uint32_t)rng_below(3), enter - rng_below(8000), enter,
+                       enter + rng_below(3000));
+        }
+        for (size_t i = 0; i < n; i++) {
+            int64_t max_exit = INT64_MIN;
+            for (size_t j = 0; j < n; j++)
+                if (iv[j].key == iv[i].key && iv[j].enter_ns < iv[i].enter_ns &&
+                    iv[j].exit_ns > max_exit)
+                    max_exit = iv[j].exit_ns;
+            if (max_exit != INT64_MIN && iv[i].wait_ns < max_exit && iv[i].enter_ns >= max_exit) {
+                want++;
+                want_sum += (double)((iv[i].enter_ns - max_exit + 500) / 1000);
+            }
+        }
+        shuffle(iv, n);
+        hist_init(h);
+        int rc = oracle_analyze(iv, n, &r, h);
+        CHECK(rc == 0 && r.handoffs == want && h->total == want && h->sum == want_sum,
+              "seed %llu: handoffs %lld/%lld sum %g/%g", (unsigned long long)seed,
+              (long long)r.handoffs, (long long)want, h->sum, want_sum);
+        CHECK(want > 100, "seed %llu: only %lld handoffs generated", (unsigned long long)seed,
+              (long long)want);
+        free(iv);
+        free(h);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Live marking
+ * --------------------------------------------------------------------- */
+
+static void test_enter_exit_sequence(void)
+{
+    struct oracle_key k;
+    int got;
+
+    atomic_init(&k.holders, 0);
+    atomic_init(&k.max_holders, 0);
+    atomic_init(&k.live_overlaps, 0);
+
+    got = oracle_enter(&k);
+    CHECK(got == 0, "first enter found %d", got);
+    CHECK(atomic_load(&k.max_holders) == 1 && atomic_load(&k.live_overlaps) == 0,
+          "after one enter: max %d overlaps %lld", atomic_load(&k.max_holders),
+          (long long)atomic_load(&k.live_overlaps));
+    got = oracle_enter(&k);
+    CHECK(got == 1, "second enter found %d", got);
+    CHECK(atomic_load(&k.holders) == 2, "holders %d", atomic_load(&k.holders));
+    CHECK(atomic_load(&k.max_holders) == 2, "max %d", atomic_load(&k.max_holders));
+    CHECK(atomic_load(&k.live_overlaps) == 1, "overlaps %lld",
+          (long long)atomic_load(&k.live_overlaps));
+    oracle_exit(&k);
+    oracle_exit(&k);
+    CHECK(atomic_load(&k.holders) == 0, "holders after exits %d", atomic_load(&k.holders));
+    got = oracle_enter(&k);
+    oracle_exit(&k);
+    CHECK(got == 0 && atomic_load(&k.max_holders) == 2 && atomic_load(&k.live_overlaps) == 1,
+          "exclusive entry changed max/overlaps");
+}
+
+static void test_enter_exit_fork(void)
+{
+    enum { CHILDREN = 4, ROUNDS = 100000 };
+    struct oracle_key *k = mmap(NULL, sizeof *k, PROT_READ | PROT_WRITE,
+                                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    pid_t pid[CHILDREN];
+    int ok = 0;
+
+    CHECK(k != MAP_FAILED, "mmap failed");
+    if (k == MAP_FAILED)
+        return;
+    atomic_init(&k->holders, 0);
+    atomic_init(&k->max_holders, 0);
+    atomic_init(&k->live_overlaps, 0);
+    fflush(NULL);
+    for (int c = 0; c < CHILDREN; c++) {
+        pid[c] = fork();
+        if (pid[c] == 0) {
+            long long found = 0;
+            for (int i = 0; i < ROUNDS; i++) {
+                found += oracle_enter(k) > 0;
+                oracle_exit(k);
+            }
+            _exit(found >= 0 ? 0 : 1);
+        }
+        CHECK(pid[c] > 0, "fork failed");
+    }
+    for (int c = 0; c < CHILDREN; c++) {
+        int st;
+        if (pid[c] > 0 && waitpid(pid[c], &st, 0) == pid[c] && WIFEXITED(st) &&
+            WEXITSTATUS(st) == 0)
+            ok++;
+    }
+    CHECK(ok == CHILDREN, "%d of %d children exited cleanly", ok, CHILDREN);
+    CHECK(atomic_load(&k->holders) == 0, "holders after fork test %d", atomic_load(&k->holders));
+    CHECK(atomic_load(&k->max_holders) >= 1 && atomic_load(&k->max_holders) <= CHILDREN,
+          "max_holders %d", atomic_load(&k->max_holders));
+    CHECK(atomic_load(&k->live_overlaps) >= 0 &&
+              atomic_load(&k->live_overlaps) < (long long)CHILDREN * ROUNDS,
+          "live_overlaps %lld", (long long)atomic_load(&k->live_overlaps));
+    printf("fork test: max_holders %d live_overlaps %lld\n", atomic_load(&k->max_holders),
+           (long long)atomic_load(&k->live_overlaps));
+    munmap(k, sizeof *k);
+}
+
+/* ------------------------------------------------------------------------
+ * Scale
+ * --------------------------------------------------------------------- */
+
+static void test_timing(void)
+{
+    enum { N = 2000000, KEYS = 16 };
+    struct oracle_interval *iv = malloc((size_t)N * sizeof *iv);
+    struct hist *h = malloc(sizeof *h);
+    int64_t t[KEYS] = {0};
+    struct oracle_report r;
+    double t0, t1;
+    int rc;
+
+    /* Mostly back-to-back holders per key, with one in 50 entering early
+     * (a violation), logged in per-client order as a real run would be. */
+    rng_state = 42;
+    for (size_t i = 0; i < N; i++) {
+        uint32_t k = (uint32_t)rng_below(KEYS);
+        int64_t enter = t[k] + rng_below(20000);
+        if (rng_below(50) == 0)
+            enter -= rng_below(40000);
+        int64_t len = 1000 + rng_below(30000);
+        iv[i] = mk(k, enter - rng_below(100000), enter, enter + len);
+        iv[i].client = (uint32_t)rng_below(64);
+        if (enter + len > t[k])
+            t[k] = enter + len;
+    }
+    shuffle(iv, N);
+    hist_init(h);
+    t0 = now_s();
+    rc = oracle_analyze(iv, N, &r, h);
+    t1 = now_s();
+    CHECK(rc == 0, "rc %d", rc);
+    CHECK(r.intervals == N, "intervals %lld", (long long)r.intervals);
+    printf("analysed %d intervals in %.3f s: %lld violations, %lld ns overlap, max %d, "
+           "%lld handoffs\n",
+           N, t1 - t0, (long long)r.violations, (long long)r.overlap_ns, r.max_concurrent,
+           (long long)r.handoffs);
+    free(iv);
+    free(h);
+}
+
+int main(void)
+{
+    test_empty();
+    test_sequential();
+    test_pair_300();
+    test_nested();
+    test_keys_independent();
+    test_shuffled();
+    test_sorted_in_place();
+    test_invalid();
+    test_handoff();
+    test_random_bruteforce();
+    test_random_handoff();
+    test_enter_exit_sequence();
+    test_enter_exit_fork();
+    test_timing();
+    return check_done();
+}

@@ -1,0 +1,450 @@
+/*
+ * test_scenario.c - unit test of the scenario loader (harness/scenario.c).
+ *
+ * Usage: test_scenario <fixtures-dir>. The directory holds good/, files
+ * that must load (a few are checked field by field), and bad/, files that
+ * must be refused. Every bad file has a row in bad_cases giving
+ * the "line:column" its message must start with and a phrase it must contain,
+ * and a bad file without a row fails the test, so a new fixture cannot go
+ * unchecked. duration_parse is tested directly, including overflow.
+ */
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "scenario.h"
+
+#define NS 1LL
+#define US 1000LL
+#define MS 1000000LL
+#define SEC 1000000000LL
+#define MIN (60 * SEC)
+#define HOUR (3600 * SEC)
+
+static const char *dir;
+
+static const char *fixture(char *buf, size_t n, const char *sub, const char *file)
+{
+    snprintf(buf, n, "%s/%s/%s", dir, sub, file);
+    return buf;
+}
+
+/* ------------------------------------------------------------------------
+ * duration_parse
+ * ------------------------------------------------------------------------ */
+
+static void test_durations(void)
+{
+    static const struct {
+        const char *text;
+        int64_t ns;
+    } good[] = {
+        { "0", 0 },
+        { "0.0", 0 },
+        { "0s", 0 },
+        { "0 ms", 0 },
+        { "1ns", 1 },
+        { "750ns", 750 * NS },
+        { "250us", 250 * US },
+        { "100ms", 100 * MS },
+        { "10 ms", 10 * MS },
+        { "5s", 5 * SEC },
+        { "3m", 3 * MIN },
+        { "2h", 2 * HOUR },
+        { "1.5s", 1500 * MS },
+        { "1.5 s", 1500 * MS },
+        { "1.25us", 1250 * NS },
+        { "2.5m", 150 * SEC },
+        { "0.5h", 30 * MIN },
+        { "0.001ms", 1 * US },
+        { "007s", 7 * SEC },
+        { "1.9ns", 1 },                /* below a nanosecond is truncated */
+        { "0.0000000001s", 0 },
+        { "0.00000000000000000001h", 0 },
+        { "1.00000000000000000000000001s", SEC },
+        { "9223372036854775807ns", INT64_MAX },
+        { "9223372036.854775807s", INT64_MAX },
+        { "2562047h", 2562047 * HOUR },
+    };
+    static const char *const bad[] = {
+        "", " ", "s", "5", "1.5", "5 parsecs", "-1s", "+1s", "1.s", ".5s", "1..5s",
+        "1 s ", " 1s", "1  s", "1\ts", "1S", "1sec", "1e3s", "1,5s", "5mss", "0x10s",
+        "1 ", "0 ", "ms", "1d", "1µs", "1s5",
+        "9223372036854775808ns",  /* INT64_MAX + 1 */
+        "9223372036.854775808s",
+        "2562048h",
+        "99999999999999999999999999s",
+        "9223372036854775807us",
+    };
+
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        int64_t ns = -42;
+        int rc = duration_parse(good[i].text, &ns);
+        CHECK(rc == 0 && ns == good[i].ns, "duration_parse(\"%s\") = %d, %" PRId64 "; want %" PRId64,
+              good[i].text, rc, ns, good[i].ns);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int64_t ns = -42;
+        int rc = duration_parse(bad[i], &ns);
+        CHECK(rc == -1 && ns == -42, "duration_parse(\"%s\") = %d, %" PRId64 "; want -1, untouched",
+              bad[i], rc, ns);
+    }
+    int64_t ns = -42;
+    CHECK(duration_parse(NULL, &ns) == -1 && ns == -42, "duration_parse(NULL) must fail");
+}
+
+/* ------------------------------------------------------------------------
+ * Files that load
+ * ------------------------------------------------------------------------ */
+
+static bool load_good(const char *file, struct scenario *s)
+{
+    char path[1024], err[512];
+
+    memset(s, 0x5a, sizeof *s);
+    fixture(path, sizeof path, "good", file);
+    int rc = scenario_load(path, s, err, sizeof err);
+    CHECK(rc == 0, "%s: %s", file, err);
+    if (rc != 0)
+        return false;
+    CHECK(strcmp(s->path, path) == 0, "%s: path is '%s'", file, s->path);
+    return true;
+}
+
+static void test_full(void)
+{
+    struct scenario s;
+
+    if (!load_good("full.yaml", &s))
+        return;
+    CHECK(strcmp(s.name, "full-scenario_1.0") == 0, "name '%s'", s.name);
+    CHECK(strcmp(s.description, "Every key set: 8 buyers race for 500 units.") == 0,
+          "description '%s'", s.description);
+    CHECK(s.n_impls == 3, "n_impls %d", s.n_impls);
+    CHECK(strcmp(s.impls[0], "none") == 0 && strcmp(s.impls[1], "local-mutex") == 0 &&
+          strcmp(s.impls[2], "redis-lua") == 0, "impls %s %s %s", s.impls[0], s.impls[1],
+          s.impls[2]);
+    CHECK(strcmp(s.redis_topology, "single") == 0, "topology '%s'", s.redis_topology);
+    CHECK(s.zk_ensemble == 3, "ensemble %d", s.zk_ensemble);
+    CHECK(s.clients == 8, "clients %d", s.clients);
+    CHECK(s.ops_per_client == 20, "ops_per_client %" PRId64, s.ops_per_client);
+    CHECK(s.max_duration_ns == 90 * SEC, "max_duration %" PRId64, s.max_duration_ns);
+    CHECK(strcmp(s.lock_key, "stock-lock") == 0, "lock_key '%s'", s.lock_key);
+    CHECK(s.ttl_ns == 5 * SEC, "ttl %" PRId64, s.ttl_ns);
+    CHECK(s.wait_ns == 0, "wait %" PRId64, s.wait_ns);
+    CHECK(s.retry_interval_ns == 250 * MS, "retry_interval %" PRId64, s.retry_interval_ns);
+    CHECK(s.retry == RETRY_BACKOFF, "retry %d", (int)s.retry);
+    CHECK(s.workload == WORKLOAD_STOCK, "workload %d", (int)s.workload);
+    CHECK(s.stock == 500, "stock %" PRId64, s.stock);
+    CHECK(s.business_ns == 2 * MS, "business %" PRId64, s.business_ns);
+    CHECK(s.n_expect == 3, "n_expect %d", s.n_expect);
+    CHECK(scenario_expected(&s, "none") == VERDICT_VIOLATION, "expected(none)");
+    CHECK(scenario_expected(&s, "local-mutex") == VERDICT_ANY, "expected(local-mutex)");
+    CHECK(scenario_expected(&s, "redis-lua") == VERDICT_SAFE, "expected(redis-lua) via *");
+    CHECK(scenario_expected(&s, "not-listed") == VERDICT_SAFE, "expected(not-listed) via *");
+}
+
+static void test_minimal(void)
+{
+    struct scenario s;
+
+    if (!load_good("minimal.yaml", &s))
+        return;
+    CHECK(strcmp(s.name, "minimal") == 0, "name '%s'", s.name);
+    CHECK(s.description[0] == '\0', "description '%s'", s.description);
+    CHECK(s.n_impls == 1 && strcmp(s.impls[0], "redis-lua") == 0, "impls");
+    CHECK(strcmp(s.redis_topology, "single") == 0, "default topology '%s'", s.redis_topology);
+    CHECK(s.zk_ensemble == 1, "default ensemble %d", s.zk_ensemble);
+    CHECK(s.clients == 1, "default clients %d", s.clients);
+    CHECK(s.ops_per_client == 0, "default ops_per_client %" PRId64, s.ops_per_client);
+    CHECK(s.max_duration_ns == 60 * SEC, "default max_duration %" PRId64, s.max_duration_ns);
+    CHECK(strcmp(s.lock_key, "locklab") == 0, "default lock_key '%s'", s.lock_key);
+    CHECK(s.ttl_ns == 10 * SEC, "default ttl %" PRId64, s.ttl_ns);
+    CHECK(s.wait_ns == 30 * SEC, "default wait %" PRId64, s.wait_ns);
+    CHECK(s.retry_interval_ns == 100 * MS, "default retry_interval %" PRId64,
+          s.retry_interval_ns);
+    CHECK(s.retry == RETRY_FIXED, "default retry %d", (int)s.retry);
+    CHECK(s.workload == WORKLOAD_COUNTER, "default workload %d", (int)s.workload);
+    CHECK(s.stock == 100, "default stock %" PRId64, s.stock);
+    CHECK(s.business_ns == 0, "default business %" PRId64, s.business_ns);
+    CHECK(s.n_expect == 0, "n_expect %d", s.n_expect);
+    CHECK(scenario_expected(&s, "redis-lua") == VERDICT_NONE, "no expectation");
+}
+
+static void test_sketch(void)
+{
+    struct scenario s;
+
+    if (!load_good("sketch.yaml", &s))
+        return;
+    CHECK(strcmp(s.name, "oversell") == 0, "name '%s'", s.name);
+    CHECK(strcmp(s.description, "32 buyers race for 100 units of stock through a lock.") == 0,
+          "description '%s'", s.description);
+    CHECK(s.n_impls == 4 && strcmp(s.impls[3], "redis-lua") == 0, "impls");
+    CHECK(s.clients == 32 && s.ops_per_client == 20 && s.stock == 100, "numbers");
+    CHECK(s.business_ns == 2 * MS && s.wait_ns == 30 * SEC, "durations");
+    CHECK(scenario_expected(&s, "local-mutex") == VERDICT_VIOLATION, "expected(local-mutex)");
+    CHECK(scenario_expected(&s, "redis-setnx-expire") == VERDICT_SAFE, "expected via *");
+}
+
+static void test_durations_files(void)
+{
+    struct scenario s;
+
+    if (load_good("durations-units.yaml", &s)) {
+        CHECK(s.max_duration_ns == 2 * HOUR, "h: %" PRId64, s.max_duration_ns);
+        CHECK(s.ttl_ns == 1500 * MS, "ms: %" PRId64, s.ttl_ns);
+        CHECK(s.wait_ns == 250 * US, "us: %" PRId64, s.wait_ns);
+        CHECK(s.retry_interval_ns == 750 * NS, "ns: %" PRId64, s.retry_interval_ns);
+        CHECK(s.business_ns == 3 * MIN, "m: %" PRId64, s.business_ns);
+    }
+    if (load_good("durations-decimal.yaml", &s)) {
+        CHECK(s.max_duration_ns == 30 * MIN, "0.5h: %" PRId64, s.max_duration_ns);
+        CHECK(s.ttl_ns == 1500 * MS, "1.5 s: %" PRId64, s.ttl_ns);
+        CHECK(s.wait_ns == 0, "0s: %" PRId64, s.wait_ns);
+        CHECK(s.retry_interval_ns == 1250 * NS, "1.25us: %" PRId64, s.retry_interval_ns);
+        CHECK(s.business_ns == 90 * SEC, "1.5m: %" PRId64, s.business_ns);
+    }
+}
+
+static void test_quoted(void)
+{
+    struct scenario s;
+
+    if (!load_good("quoted.yaml", &s))
+        return;
+    CHECK(strcmp(s.name, "quoted.name") == 0, "name '%s'", s.name);
+    CHECK(strcmp(s.description, "single 'quoted', with: a colon") == 0, "description '%s'",
+          s.description);
+    CHECK(s.n_impls == 2 && strcmp(s.impls[0], "redis-lua") == 0 &&
+          strcmp(s.impls[1], "redis-set-del") == 0, "impls");
+    CHECK(s.clients == 4, "quoted clients %d", s.clients);
+    CHECK(s.ops_per_client == 7, "quoted ops_per_client %" PRId64, s.ops_per_client);
+    CHECK(s.max_duration_ns == 45 * SEC, "quoted max_duration %" PRId64, s.max_duration_ns);
+    CHECK(strcmp(s.lock_key, "my key") == 0, "lock_key '%s'", s.lock_key);
+    CHECK(s.ttl_ns == 2 * SEC, "quoted ttl %" PRId64, s.ttl_ns);
+    CHECK(s.retry == RETRY_FIXED && s.workload == WORKLOAD_COUNTER, "quoted words");
+    CHECK(s.stock == 1000000000, "stock at its maximum %" PRId64, s.stock);
+    /* expect came before impls in the file */
+    CHECK(scenario_expected(&s, "redis-lua") == VERDICT_BLOCKED, "expected(redis-lua)");
+    CHECK(scenario_expected(&s, "redis-set-del") == VERDICT_ERROR, "expected via *");
+}
+
+static void test_markers(void)
+{
+    struct scenario s;
+
+    if (!load_good("markers.yaml", &s))
+        return;
+    CHECK(strcmp(s.name, "markers") == 0, "name '%s'", s.name);
+    CHECK(s.n_impls == 2 && strcmp(s.impls[1], "redis-check-then-set") == 0, "impls");
+    CHECK(s.ttl_ns == 3 * SEC && s.wait_ns == 3 * SEC, "alias: ttl %" PRId64 " wait %" PRId64,
+          s.ttl_ns, s.wait_ns);
+    CHECK(scenario_expected(&s, "redis-get-del") == VERDICT_SAFE, "expected(redis-get-del)");
+    CHECK(scenario_expected(&s, "redis-check-then-set") == VERDICT_NONE, "no * entry");
+}
+
+/* ------------------------------------------------------------------------
+ * Files that are refused
+ * ------------------------------------------------------------------------ */
+
+static const struct bad_case {
+    const char *file;   /* under bad/ */
+    const char *where;  /* "line:column" the message starts with */
+    const char *phrase; /* text the rest of the message contains */
+} bad_cases[] = {
+    { "unknown-key-top.yaml", "3:1",
+      "unknown key 'client' in the top-level mapping (expected one of: name, description, "
+      "impls, backends, clients, run, lock, workload, faults, expect)" },
+    { "unknown-key-nested.yaml", "5:3",
+      "unknown key 'ttls' in lock (expected one of: key, ttl, wait, retry_interval, retry)" },
+    { "unknown-key-deep.yaml", "3:20",
+      "unknown key 'topolgy' in backends.redis (expected one of: topology)" },
+    { "duplicate-key.yaml", "5:1", "duplicate key 'clients' in the top-level mapping (first at 3:1)" },
+    { "duplicate-key-nested.yaml", "6:3", "duplicate key 'ttl' in lock (first at 4:3)" },
+    { "bad-duration.yaml", "4:17",
+      "bad duration '5 parsecs' for run.max_duration (expected a number and a unit: "
+      "ns, us, ms, s, m, h)" },
+    { "duration-overflow.yaml", "3:21", "duration '9999999999999h' for run.max_duration is too large" },
+    { "ttl-zero.yaml", "3:13", "lock.ttl must be greater than 0" },
+    { "wrong-type-int.yaml", "3:10",
+      "bad integer 'lots' for clients (expected a plain decimal integer from 1 to 1024)" },
+    { "wrong-type-float.yaml", "3:10", "bad integer '1.5' for clients" },
+    { "leading-zero.yaml", "3:10", "bad integer '010' for clients" },
+    { "wrong-type-list.yaml", "1:7", "name must be a string" },
+    { "wrong-type-section.yaml", "3:6", "run must be a mapping" },
+    { "wrong-type-mapping.yaml", "4:8", "lock.ttl must be a duration" },
+    { "null-value.yaml", "4:7", "lock.key has no value; expected a string" },
+    { "unknown-impl.yaml", "4:5",
+      "unknown implementation 'redis-redlock' (run `locklab list` to see them)" },
+    { "impls-empty.yaml", "2:8", "impls is empty" },
+    { "impls-scalar.yaml", "2:8", "impls must be a sequence of implementation names" },
+    { "impls-duplicate.yaml", "2:26", "implementation 'redis-lua' is listed twice in impls (first at 2:9)" },
+    { "unknown-verdict.yaml", "4:14",
+      "unknown verdict 'fine' for expect.redis-lua (expected one of: safe, violation, "
+      "blocked, error, any)" },
+    { "expect-not-in-impls.yaml", "3:3", "expect names 'none', which is not in impls" },
+    { "expect-duplicate.yaml", "3:37", "duplicate key 'redis-lua' in expect (first at 3:10)" },
+    { "expect-null.yaml", "4:13", "expect.redis-lua has no value; expected a verdict" },
+    { "empty.yaml", "1:1", "the file is empty; expected a scenario mapping" },
+    { "comments-only.yaml", "1:1", "the file is empty; expected a scenario mapping" },
+    { "document-empty.yaml", "2:1", "the document is empty; expected a scenario mapping" },
+    { "syntax-bracket.yaml", "3:8",
+      "YAML syntax error: did not find expected ',' or ']' while parsing a flow sequence "
+      "that starts at 2:8" },
+    { "syntax-indent.yaml", "5:7", "YAML syntax error: mapping values are not allowed" },
+    { "syntax-dedent.yaml", "5:3", "YAML syntax error: did not find expected key" },
+    { "undefined-alias.yaml", "3:13", "YAML syntax error: found undefined alias" },
+    { "invalid-utf8.yaml", "1:10", "YAML syntax error: invalid leading UTF-8 octet" },
+    { "clients-range.yaml", "3:10",
+      "clients is 2000, out of range (expected an integer from 1 to 1024)" },
+    { "clients-zero.yaml", "3:10", "clients is 0, out of range" },
+    { "ops-negative.yaml", "3:23", "run.ops_per_client is -1, out of range (expected an integer >= 0)" },
+    { "stock-range.yaml", "3:32", "workload.stock is 1000000001, out of range" },
+    { "ensemble-even.yaml", "5:15", "backends.zookeeper.ensemble must be an odd number from 1 to 3, not 2" },
+    { "faults-nonempty.yaml", "4:5", "faults are not supported yet" },
+    { "faults-scalar.yaml", "3:9", "faults must be a sequence" },
+    { "topology-unsupported.yaml", "5:15", "backends.redis.topology 'sentinel' is not supported yet" },
+    { "topology-unknown.yaml", "3:30", "unknown value 'cluster' for backends.redis.topology" },
+    { "retry-unknown.yaml", "3:15",
+      "unknown value 'linear' for lock.retry (expected one of: fixed, backoff)" },
+    { "workload-unknown.yaml", "4:9",
+      "unknown value 'transfer' for workload.kind (expected one of: counter, stock)" },
+    { "missing-name.yaml", "2:1", "missing required key 'name'" },
+    { "missing-impls.yaml", "1:1", "missing required key 'impls'" },
+    { "two-documents.yaml", "3:1", "a second YAML document starts here" },
+    { "top-level-list.yaml", "1:1", "the top level must be a mapping" },
+    { "name-chars.yaml", "1:7", "name 'over sell' may only contain letters, digits" },
+    { "name-too-long.yaml", "1:7", "name is too long (64 bytes; at most 63)" },
+    { "key-too-long.yaml", "4:8", "lock.key is too long (128 bytes; at most 127)" },
+    { "name-nul.yaml", "1:7", "name contains a NUL character" },
+};
+
+/* Load path, expect failure with message "<path>[:<where>]: ...<phrase>...",
+ * and check the scenario was left alone. */
+static void expect_failure(const char *path, const char *where, const char *phrase)
+{
+    struct scenario s;
+    char err[512], prefix[1200];
+
+    memset(&s, 0x5a, sizeof s);
+    memset(err, 0, sizeof err);
+    int rc = scenario_load(path, &s, err, sizeof err);
+    CHECK(rc == -1, "%s: loaded, but should have failed", path);
+    if (where && *where)
+        snprintf(prefix, sizeof prefix, "%s:%s: ", path, where);
+    else
+        snprintf(prefix, sizeof prefix, "%s: ", path);
+    size_t n = strlen(prefix);
+    CHECK(strncmp(err, prefix, n) == 0, "%s: message '%s' does not start with '%s'", path, err,
+          prefix);
+    CHECK(strncmp(err, prefix, n) == 0 && strstr(err + n, phrase),
+          "%s: message '%s' lacks '%s'", path, err, phrase);
+    CHECK(!strchr(err, '\n'), "%s: message is not one line: '%s'", path, err);
+    CHECK(s.name[0] == 0x5a && s.clients == 0x5a5a5a5a, "%s: scenario modified on failure", path);
+}
+
+static const struct bad_case *find_case(const char *file)
+{
+    for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++)
+        if (strcmp(bad_cases[i].file, file) == 0)
+            return &bad_cases[i];
+    return NULL;
+}
+
+static bool is_yaml(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 5 && strcmp(name + n - 5, ".yaml") == 0;
+}
+
+static void test_bad(void)
+{
+    char path[1024];
+
+    for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++)
+        expect_failure(fixture(path, sizeof path, "bad", bad_cases[i].file), bad_cases[i].where,
+                       bad_cases[i].phrase);
+
+    /* No position: the file cannot be read at all. */
+    snprintf(path, sizeof path, "%s/bad", dir);
+    expect_failure(path, NULL, "is a directory");
+    expect_failure(fixture(path, sizeof path, "bad", "no-such-file.yaml"), NULL,
+                   "cannot open: No such file or directory");
+
+    /* Every fixture in bad/ has a row; a new one cannot go unchecked. */
+    snprintf(path, sizeof path, "%s/bad", dir);
+    DIR *d = opendir(path);
+    CHECK(d != NULL, "cannot list %s", path);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!is_yaml(e->d_name))
+            continue;
+        n++;
+        CHECK(find_case(e->d_name) != NULL, "bad/%s has no row in bad_cases", e->d_name);
+    }
+    if (d)
+        closedir(d);
+    CHECK(n == (int)(sizeof bad_cases / sizeof bad_cases[0]), "bad/ holds %d fixtures, table %zu",
+          n, sizeof bad_cases / sizeof bad_cases[0]);
+}
+
+/* Every fixture in good/ loads, including ones not checked field by field. */
+static void test_all_good(void)
+{
+    char path[1024];
+    struct scenario s;
+
+    snprintf(path, sizeof path, "%s/good", dir);
+    DIR *d = opendir(path);
+    CHECK(d != NULL, "cannot list %s", path);
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (is_yaml(e->d_name))
+            load_good(e->d_name, &s);
+    if (d)
+        closedir(d);
+}
+
+/* The message buffer is optional and may be small. */
+static void test_err_buffer(void)
+{
+    char path[1024], small[16], full[512];
+    struct scenario s;
+
+    fixture(path, sizeof path, "bad", "bad-duration.yaml");
+    CHECK(scenario_load(path, &s, NULL, 0) == -1, "fails without a message buffer");
+    CHECK(scenario_load(path, &s, full, sizeof full) == -1, "fails");
+    memset(small, 'x', sizeof small);
+    CHECK(scenario_load(path, &s, small, sizeof small) == -1, "fails with a small buffer");
+    CHECK(memchr(small, '\0', sizeof small) != NULL && strncmp(full, small, sizeof small - 1) == 0,
+          "small buffer holds a terminated prefix: '%.*s'", (int)sizeof small, small);
+
+    fixture(path, sizeof path, "good", "minimal.yaml");
+    memset(full, 'x', sizeof full);
+    CHECK(scenario_load(path, &s, full, sizeof full) == 0 && full[0] == '\0',
+          "success leaves an empty message");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s <fixtures-dir>\n", argv[0]);
+        return 2;
+    }
+    dir = argv[1];
+
+    test_durations();
+    test_full();
+    test_minimal();
+    test_sketch();
+    test_durations_files();
+    test_quoted();
+    test_markers();
+    test_all_good();
+    test_bad();
+    test_err_buffer();
+    return check_done();
+}
