@@ -110,7 +110,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
         o->redis = NULL;
     opterr = 0;
     int ch;
-    while ((ch = getopt_long(argc, argv, "+hq", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "hq", longopts, NULL)) != -1) {
         char *end;
         switch (ch) {
         case 'i': o->impls = optarg; break;

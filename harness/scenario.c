@@ -694,7 +694,7 @@ static int load_section(struct loader *L, const struct section *sec, const yaml_
 
             if (!late) {
                 if (key->type != YAML_SCALAR_NODE)
-                    return fail_at(L, key, "keys in %s must be plain words, not a %s", where,
+                    return fail_at(L, key, "keys in %s must be strings, not a %s", where,
                                    key->type == YAML_MAPPING_NODE ? "mapping" : "sequence");
             }
             const char *name = scalar_text(key);

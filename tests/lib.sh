@@ -1,0 +1,81 @@
+# lib.sh - shared helpers for locklab's shell integration tests.
+#
+# Sourced by tests/it_*.sh, which CTest runs as: bash it_x.sh LOCKLAB SRC JSON_QUERY.
+# Every test gets a private work directory and TMPDIR, so the embedded servers
+# locklab starts live under it; at exit any process whose command line still
+# mentions that directory is an orphan: it is reported as a failure and killed.
+
+set -u
+LOCKLAB=${1:?usage: it_x.sh LOCKLAB SRC JSON_QUERY}
+SRC=${2:?}
+JQ=${3:?}
+WORK=$(mktemp -d /tmp/locklab-it.XXXXXX)
+export TMPDIR=$WORK/tmp
+mkdir -p "$TMPDIR"
+unset LOCKLAB_REDIS
+PASSES=0
+FAILS=0
+
+pass() { PASSES=$((PASSES + 1)); echo "ok   - $*"; }
+fail() { FAILS=$((FAILS + 1)); echo "FAIL - $*"; }
+
+# check DESCRIPTION COMMAND...: pass when the command succeeds.
+check() {
+    local desc=$1
+    shift
+    if "$@"; then pass "$desc"; else fail "$desc"; fi
+}
+
+# jget FILE PATH: one value of a JSON file (see json_query.c).
+jget() { "$JQ" "$1" "$2" 2>/dev/null || echo "<missing>"; }
+
+# expect_eq DESCRIPTION ACTUAL EXPECTED
+expect_eq() {
+    if [ "$2" = "$3" ]; then pass "$1 ($2)"; else fail "$1: got '$2', expected '$3'"; fi
+}
+
+# expect_gt DESCRIPTION ACTUAL LIMIT: numeric ACTUAL > LIMIT
+expect_gt() {
+    if awk -v a="$2" -v b="$3" 'BEGIN { exit !(a + 0 > b + 0) }' 2>/dev/null && [ "$2" != "<missing>" ]; then
+        pass "$1 ($2 > $3)"
+    else
+        fail "$1: got '$2', expected more than $3"
+    fi
+}
+
+# orphans: processes still mentioning the work directory (servers, clients).
+orphans() { pgrep -af -- "$WORK" | grep -v "^$$ " || true; }
+
+expect_no_orphans() {
+    local left
+    left=$(orphans)
+    if [ -z "$left" ]; then pass "no server or client process left ($1)"; else fail "processes left ($1): $left"; fi
+}
+
+# expect_no_temp_dirs: locklab removed its temporary server directories.
+expect_no_temp_dirs() {
+    local left
+    left=$(ls -A "$TMPDIR" 2>/dev/null)
+    if [ -z "$left" ]; then pass "temporary directories removed ($1)"; else fail "left in TMPDIR ($1): $left"; fi
+}
+
+cleanup() {
+    local left
+    left=$(orphans)
+    if [ -n "$left" ]; then
+        echo "FAIL - orphan processes at exit: $left"
+        pkill -9 -f -- "$WORK" 2>/dev/null
+        FAILS=$((FAILS + 1))
+    fi
+    rm -rf "$WORK"
+}
+
+finish() {
+    cleanup
+    trap - EXIT
+    echo "$(basename "$0"): $PASSES passed, $FAILS failed"
+    [ "$FAILS" -eq 0 ]
+    exit $?
+}
+
+trap 'cleanup' EXIT
