@@ -90,14 +90,14 @@ static json_t *result_json(const struct run_result *r)
                                   latency_json(&r->release), "handoff", latency_json(&r->handoff)));
     json_object_set_new(
         o, "safety",
-        json_pack("{s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I}", "violations",
+        json_pack("{s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:i, s:I}", "violations",
                   (json_int_t)r->oracle.violations, "max_concurrent_holders",
-                  r->oracle.max_concurrent > r->max_holders_live ? r->oracle.max_concurrent
-                                                                 : r->max_holders_live,
+                  r->oracle.max_concurrent,
                   "overlap_us", (json_int_t)(r->oracle.overlap_ns / 1000), "oversold",
                   (json_int_t)r->work.oversold, "lost_updates", (json_int_t)r->work.lost_updates,
                   "stale_writes_rejected", (json_int_t)r->stale_writes_rejected, "live_overlaps",
-                  (json_int_t)r->live_overlaps, "intervals_dropped",
+                  (json_int_t)r->live_overlaps, "live_max_holders", r->max_holders_live,
+                  "intervals_dropped",
                   (json_int_t)r->intervals_dropped));
     json_object_set_new(o, "workload",
                         json_pack("{s:I, s:I}", "units_done", (json_int_t)r->work.units_done,

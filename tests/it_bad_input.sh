@@ -1,0 +1,70 @@
+# it_bad_input.sh - bad scenarios and bad usage: exit code 2, a message
+# naming file:line:column (or the path) and what is wrong, and nothing
+# started: no server process, no temporary directory, no results.
+. "$(dirname "$0")/lib.sh"
+
+D=$WORK/scn
+mkdir -p "$D" "$D/a-directory"
+base='name: t
+impls: [redis-lua]
+clients: 2
+'
+printf '%sbogus: 1\n' "$base" > "$D/unknown-key.yaml"
+printf '%srun: {max_duration: 5 parsecs}\n' "$base" > "$D/parsecs.yaml"
+printf 'name: t\nclients: 2\nimpls: [redis-lua, redis-mystery]\n' > "$D/unknown-impl.yaml"
+printf 'name: t\nimpls: [redis-lua\nclients: 2\n' > "$D/syntax.yaml"
+: > "$D/empty.yaml"
+
+# expect_usage_error DESCRIPTION PATTERN ARGS...: exit 2, stderr matches PATTERN
+expect_usage_error() {
+    local desc=$1 pattern=$2
+    shift 2
+    local err rc
+    err=$("$LOCKLAB" "$@" --out "$WORK/results" 2>&1 >/dev/null)
+    rc=$?
+    expect_eq "$desc: exit code" "$rc" 2
+    if printf '%s' "$err" | grep -qE -- "$pattern"; then
+        pass "$desc: message '$(printf '%s' "$err" | head -1)'"
+    else
+        fail "$desc: message '$err' does not match /$pattern/"
+    fi
+}
+
+expect_usage_error "unknown key" "^$D/unknown-key.yaml:4:1: unknown key 'bogus'" run "$D/unknown-key.yaml"
+expect_usage_error "bad duration" "^$D/parsecs.yaml:4:21: bad duration '5 parsecs'" run "$D/parsecs.yaml"
+expect_usage_error "unknown implementation" "^$D/unknown-impl.yaml:3:20: unknown implementation 'redis-mystery'" run "$D/unknown-impl.yaml"
+expect_usage_error "YAML syntax error" "^$D/syntax.yaml:[0-9]+:[0-9]+: YAML syntax error" run "$D/syntax.yaml"
+expect_usage_error "empty file" "^$D/empty.yaml:1:1: the file is empty" run "$D/empty.yaml"
+expect_usage_error "directory" "^$D/a-directory: is a directory" run "$D/a-directory"
+expect_usage_error "missing file" "^$D/nope.yaml: cannot open: No such file" run "$D/nope.yaml"
+# one bad file among good ones: nothing runs, not even the good one
+expect_usage_error "good then bad" "^$D/empty.yaml:1:1" run "$SRC/scenarios/oversell.yaml" "$D/empty.yaml"
+expect_usage_error "unknown --impl" "unknown implementation 'nope'" run "$SRC/scenarios/oversell.yaml" --impl nope
+expect_usage_error "--clients 0" "--clients wants a number" run "$SRC/scenarios/oversell.yaml" --clients 0
+expect_usage_error "unknown option" "unknown or incomplete option '--frobnicate'" run "$SRC/scenarios/oversell.yaml" --frobnicate
+expect_usage_error "bad --redis" "bad Redis address 'nohost'" run "$SRC/scenarios/oversell.yaml" --redis nohost
+expect_usage_error "no scenario" "no scenario given" run
+expect_usage_error "unknown command" "unknown command 'frob'" frob
+
+check "no results directory created" test ! -e "$WORK/results"
+expect_no_orphans "after bad input"
+expect_no_temp_dirs "after bad input"
+
+# --help on every command: exit 0 and a usage line
+for cmd in "" "run" "list" "bench"; do
+    out=$("$LOCKLAB" $cmd --help 2>&1)
+    rc=$?
+    expect_eq "locklab $cmd --help exits 0" "$rc" 0
+    check "locklab $cmd --help prints usage" grep -q "^usage: locklab" <<<"$out"
+done
+
+# environment failures are exit 3, also before anything runs
+err=$(LOCKLAB_REDIS_SERVER=/nonexistent/redis-server "$LOCKLAB" run "$SRC/scenarios/oversell.yaml" --out "$WORK/results" 2>&1 >/dev/null)
+expect_eq "missing redis-server: exit code" "$?" 3
+check "missing redis-server: says so" grep -q "/nonexistent/redis-server not found" <<<"$err"
+err=$("$LOCKLAB" run "$SRC/scenarios/oversell.yaml" --redis 127.0.0.1:1 --out "$WORK/results" 2>&1 >/dev/null)
+expect_eq "unreachable --redis: exit code" "$?" 3
+check "unreachable --redis: says so" grep -q "cannot connect to Redis at 127.0.0.1:1" <<<"$err"
+expect_no_orphans "after environment failures"
+expect_no_temp_dirs "after environment failures"
+finish
