@@ -9,6 +9,7 @@
  * the last of them stops.
  */
 #include "servers.h"
+#include "redis_admin.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -159,16 +160,9 @@ static pid_t spawn_redis(const struct server *s)
 
 int servers_redis_ping(const char *host, int port, int timeout_ms, struct lab_err *err)
 {
-    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-    redisContext *c = redisConnectWithTimeout(host, port, tv);
-    if (!c || c->err) {
-        lab_err_set(err, ECONNREFUSED, "cannot connect to Redis at %s:%d: %s", host, port,
-                    c ? c->errstr : "out of memory");
-        if (c)
-            redisFree(c);
+    redisContext *c = redis_admin_connect("Redis", host, port, timeout_ms, err);
+    if (!c)
         return -1;
-    }
-    redisSetTimeout(c, tv);
     redisReply *r = redisCommand(c, "PING");
     int ok = r && r->type == REDIS_REPLY_STATUS;
     if (!ok)

@@ -8,6 +8,7 @@
  * in a real store, exactly as in the seeds' seckill example.
  */
 #include "workload.h"
+#include "redis_admin.h"
 
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -22,17 +23,7 @@ struct workload_client {
 
 static redisContext *stock_connect(const struct workload_target *t, struct lab_err *err)
 {
-    struct timeval tv = {5, 0};
-    redisContext *c = redisConnectWithTimeout(t->host, t->port, tv);
-    if (!c || c->err) {
-        lab_err_set(err, ECONNREFUSED, "cannot connect to the stock store %s:%d: %s", t->host,
-                    t->port, c ? c->errstr : "out of memory");
-        if (c)
-            redisFree(c);
-        return NULL;
-    }
-    redisSetTimeout(c, tv);
-    return c;
+    return redis_admin_connect("the stock store", t->host, t->port, 5000, err);
 }
 
 /* Run one command; returns its integer (or parsed string) value in *v. */

@@ -6,13 +6,7 @@
  * another client can run the same EXISTS, so both believe they hold the
  * lock: the check-then-act race. Release is a plain DEL.
  */
-#include "poll.h"
 #include "redis_common.h"
-
-static int cts_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
-{
-    return redis_lock_open(out, env, NULL, err);
-}
 
 static int cts_try(struct lock_client *c, const char *key, struct lab_err *err)
 {
@@ -34,16 +28,9 @@ static int cts_try(struct lock_client *c, const char *key, struct lab_err *err)
     return 1;
 }
 
-static enum lock_status cts_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
-                                    struct lab_err *err)
+static int cts_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    return lock_poll(c->env, cts_try, c, key, wait_ns, err);
-}
-
-static enum release_status cts_release(struct lock_client *c, const char *key, struct lab_err *err)
-{
-    int deleted = redis_del(c, key, err);
-    return deleted < 0 ? RELEASE_ERROR : deleted ? RELEASE_OK : RELEASE_NOT_OWNER;
+    return redis_lock_open(out, env, NULL, cts_try, err);
 }
 
 const struct lock_ops lock_redis_check_then_set = {
@@ -52,7 +39,7 @@ const struct lock_ops lock_redis_check_then_set = {
     .summary = "EXISTS, then SET, then EXPIRE: two clients can both see the key free",
     .caps = LOCK_CAP_TTL,
     .open = cts_open,
-    .acquire = cts_acquire,
-    .release = cts_release,
+    .acquire = redis_poll_acquire,
+    .release = redis_release_del,
     .close = redis_lock_close,
 };

@@ -7,14 +7,16 @@
  * answered -ERR, becomes a struct lab_err rather than a crash.
  */
 #include "redis_common.h"
+#include "redis_admin.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define REDIS_CONNECT_TIMEOUT_MS 2000
-#define REDIS_COMMAND_TIMEOUT_MS 10000
+/* Connect and command timeout: long enough for a loaded 2-core machine,
+ * short enough that a dead lock store ends a client's loop. */
+#define REDIS_TIMEOUT_MS 10000
 
 static int script_load(struct lock_client *c, struct lab_err *err)
 {
@@ -31,7 +33,7 @@ static int script_load(struct lock_client *c, struct lab_err *err)
 }
 
 int redis_lock_open(struct lock_client **out, const struct lock_env *env, const char *script,
-                    struct lab_err *err)
+                    lock_try_fn attempt, struct lab_err *err)
 {
     *out = NULL;
     struct lock_client *c = calloc(1, sizeof *c);
@@ -41,22 +43,18 @@ int redis_lock_open(struct lock_client **out, const struct lock_env *env, const 
     }
     c->env = env;
     c->script = script;
+    c->attempt = attempt;
     int rc = lab_random_hex(c->token, 16);
     if (rc) {
         lab_err_set(err, -rc, "cannot read the OS random source: %s", strerror(-rc));
         free(c);
         return -1;
     }
-    struct timeval tv = {REDIS_CONNECT_TIMEOUT_MS / 1000, (REDIS_CONNECT_TIMEOUT_MS % 1000) * 1000};
-    c->rc = redisConnectWithTimeout(env->redis_host, env->redis_port, tv);
-    if (!c->rc || c->rc->err) {
-        lab_err_set(err, ECONNREFUSED, "cannot connect to Redis at %s:%d: %s", env->redis_host,
-                    env->redis_port, c->rc ? c->rc->errstr : "out of memory");
+    c->rc = redis_admin_connect("Redis", env->redis_host, env->redis_port, REDIS_TIMEOUT_MS, err);
+    if (!c->rc) {
         redis_lock_close(c);
         return -1;
     }
-    struct timeval ct = {REDIS_COMMAND_TIMEOUT_MS / 1000, 0};
-    redisSetTimeout(c->rc, ct);
     if (script && script_load(c, err) != 0) {
         redis_lock_close(c);
         return -1;
@@ -133,4 +131,16 @@ int redis_del(struct lock_client *c, const char *key, struct lab_err *err)
     int deleted = r->type == REDIS_REPLY_INTEGER && r->integer > 0;
     freeReplyObject(r);
     return deleted;
+}
+
+enum lock_status redis_poll_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
+                                    struct lab_err *err)
+{
+    return lock_poll(c->env, c->attempt, c, key, wait_ns, err);
+}
+
+enum release_status redis_release_del(struct lock_client *c, const char *key, struct lab_err *err)
+{
+    int deleted = redis_del(c, key, err);
+    return deleted < 0 ? RELEASE_ERROR : deleted ? RELEASE_OK : RELEASE_NOT_OWNER;
 }

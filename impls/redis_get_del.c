@@ -7,23 +7,16 @@
  */
 #include <string.h>
 
-#include "poll.h"
 #include "redis_common.h"
-
-static int sgd_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
-{
-    return redis_lock_open(out, env, NULL, err);
-}
 
 static int sgd_try(struct lock_client *c, const char *key, struct lab_err *err)
 {
     return redis_set_nx_px(c, key, c->token, err);
 }
 
-static enum lock_status sgd_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
-                                    struct lab_err *err)
+static int sgd_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    return lock_poll(c->env, sgd_try, c, key, wait_ns, err);
+    return redis_lock_open(out, env, NULL, sgd_try, err);
 }
 
 static enum release_status sgd_release(struct lock_client *c, const char *key, struct lab_err *err)
@@ -45,7 +38,7 @@ const struct lock_ops lock_redis_get_del = {
     .summary = "unique token, release by GET then DEL: the release races with expiry",
     .caps = LOCK_CAP_TTL,
     .open = sgd_open,
-    .acquire = sgd_acquire,
+    .acquire = redis_poll_acquire,
     .release = sgd_release,
     .close = redis_lock_close,
 };

@@ -6,7 +6,6 @@
  * lock. What it cannot survive is a critical section longer than the TTL:
  * the lock expires under its holder and a second client gets it.
  */
-#include "poll.h"
 #include "redis_common.h"
 
 /* KEYS[1] = lock key, ARGV[1] = our token: delete only if the value is ours. */
@@ -16,20 +15,14 @@ static const char release_script[] =
     "end\n"
     "return 0\n";
 
-static int rlua_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
-{
-    return redis_lock_open(out, env, release_script, err);
-}
-
 static int rlua_try(struct lock_client *c, const char *key, struct lab_err *err)
 {
     return redis_set_nx_px(c, key, c->token, err);
 }
 
-static enum lock_status rlua_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
-                                     struct lab_err *err)
+static int rlua_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    return lock_poll(c->env, rlua_try, c, key, wait_ns, err);
+    return redis_lock_open(out, env, release_script, rlua_try, err);
 }
 
 static enum release_status rlua_release(struct lock_client *c, const char *key, struct lab_err *err)
@@ -44,7 +37,7 @@ const struct lock_ops lock_redis_lua = {
     .summary = "unique token, SET NX PX, Lua compare-and-delete: breaks when business time > TTL",
     .caps = LOCK_CAP_TTL,
     .open = rlua_open,
-    .acquire = rlua_acquire,
+    .acquire = redis_poll_acquire,
     .release = rlua_release,
     .close = redis_lock_close,
 };

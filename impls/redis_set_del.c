@@ -5,29 +5,16 @@
  * bare DEL: a client whose TTL ran out during a long critical section
  * deletes the lock the next client now holds, letting a third one in.
  */
-#include "poll.h"
 #include "redis_common.h"
-
-static int ssd_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
-{
-    return redis_lock_open(out, env, NULL, err);
-}
 
 static int ssd_try(struct lock_client *c, const char *key, struct lab_err *err)
 {
     return redis_set_nx_px(c, key, "locked", err);
 }
 
-static enum lock_status ssd_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
-                                    struct lab_err *err)
+static int ssd_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    return lock_poll(c->env, ssd_try, c, key, wait_ns, err);
-}
-
-static enum release_status ssd_release(struct lock_client *c, const char *key, struct lab_err *err)
-{
-    int deleted = redis_del(c, key, err);
-    return deleted < 0 ? RELEASE_ERROR : deleted ? RELEASE_OK : RELEASE_NOT_OWNER;
+    return redis_lock_open(out, env, NULL, ssd_try, err);
 }
 
 const struct lock_ops lock_redis_set_del = {
@@ -36,7 +23,7 @@ const struct lock_ops lock_redis_set_del = {
     .summary = "SET NX PX with a constant value, DEL to release: deletes others' locks after expiry",
     .caps = LOCK_CAP_TTL,
     .open = ssd_open,
-    .acquire = ssd_acquire,
-    .release = ssd_release,
+    .acquire = redis_poll_acquire,
+    .release = redis_release_del,
     .close = redis_lock_close,
 };

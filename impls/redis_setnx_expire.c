@@ -6,13 +6,7 @@
  * a lock that never expires (seed 003). Release is a plain DEL, which also
  * removes a lock that has already passed to someone else.
  */
-#include "poll.h"
 #include "redis_common.h"
-
-static int sne_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
-{
-    return redis_lock_open(out, env, NULL, err);
-}
 
 static int sne_try(struct lock_client *c, const char *key, struct lab_err *err)
 {
@@ -30,16 +24,9 @@ static int sne_try(struct lock_client *c, const char *key, struct lab_err *err)
     return 1;
 }
 
-static enum lock_status sne_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
-                                    struct lab_err *err)
+static int sne_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    return lock_poll(c->env, sne_try, c, key, wait_ns, err);
-}
-
-static enum release_status sne_release(struct lock_client *c, const char *key, struct lab_err *err)
-{
-    int deleted = redis_del(c, key, err);
-    return deleted < 0 ? RELEASE_ERROR : deleted ? RELEASE_OK : RELEASE_NOT_OWNER;
+    return redis_lock_open(out, env, NULL, sne_try, err);
 }
 
 const struct lock_ops lock_redis_setnx_expire = {
@@ -48,7 +35,7 @@ const struct lock_ops lock_redis_setnx_expire = {
     .summary = "SETNX then EXPIRE: a client dying in between leaves a lock with no TTL",
     .caps = LOCK_CAP_TTL,
     .open = sne_open,
-    .acquire = sne_acquire,
-    .release = sne_release,
+    .acquire = redis_poll_acquire,
+    .release = redis_release_del,
     .close = redis_lock_close,
 };
