@@ -10,7 +10,7 @@
 
 #include "cli.h"
 
-int backends_start(struct backends *b, bool need_redis, bool need_stock,
+int backends_start(struct backends *b, bool need_redis, bool need_stock, int n_masters,
                    const char *external_redis, struct lab_err *err)
 {
     memset(b, 0, sizeof *b);
@@ -39,11 +39,25 @@ int backends_start(struct backends *b, bool need_redis, bool need_stock,
         }
         b->have_stock = true;
     }
+    for (; b->n_masters < n_masters; b->n_masters++) {
+        char role[32];
+        snprintf(role, sizeof role, "master-%d", b->n_masters);
+        struct server *m = &b->master_srv[b->n_masters];
+        if (servers_redis_start(m, role, err) != 0) {
+            backends_stop(b);
+            return -1;
+        }
+        memcpy(b->masters[b->n_masters].host, m->host, sizeof m->host);
+        b->masters[b->n_masters].port = m->port;
+    }
     return 0;
 }
 
 void backends_stop(struct backends *b)
 {
+    for (int i = 0; i < b->n_masters; i++)
+        servers_stop(&b->master_srv[i]);
+    b->n_masters = 0;
     servers_stop(&b->stock_srv);
     servers_stop(&b->lock_srv);
     b->have_lock_store = b->have_stock = false;

@@ -13,6 +13,8 @@
 
 #include <stdbool.h>
 
+#include "../impls/lock.h"
+#include "scenario.h"
 #include "servers.h"
 
 struct backends {
@@ -22,11 +24,16 @@ struct backends {
     struct server lock_srv; /* embedded lock store (pid 0 when external) */
     bool have_stock;        /* the stock store is ready */
     struct server stock_srv;
+    int n_masters;          /* independent masters started (redlock) */
+    struct server master_srv[SCN_MAX_MASTERS];
+    struct lock_endpoint masters[SCN_MAX_MASTERS];
 };
 
-/* Start or check what is needed. external_redis is "host:port" or NULL.
+/* Start or check what is needed: a lock store, the stock store, and
+ * n_masters independent masters (each its own embedded redis-server).
+ * external_redis is "host:port" or NULL.
  * Returns 0, or -1 with err filled (an environment failure: exit 3). */
-int backends_start(struct backends *b, bool need_redis, bool need_stock,
+int backends_start(struct backends *b, bool need_redis, bool need_stock, int n_masters,
                    const char *external_redis, struct lab_err *err);
 
 void backends_stop(struct backends *b);

@@ -176,7 +176,7 @@ static int bench_overhead(int argc, char **argv)
     stop_install();
     struct backends b;
     struct lab_err err = {0};
-    if (backends_start(&b, true, false, redis, &err) != 0) {
+    if (backends_start(&b, true, false, 0, redis, &err) != 0) {
         fprintf(stderr, "locklab: %s\n", err.msg);
         return LAB_EXIT_ENV;
     }

@@ -176,13 +176,20 @@ static int load_all(int argc, char **argv, const struct run_opts *o, struct scen
     return 0;
 }
 
-static void needs(struct scenario **scns, int n, bool *redis, bool *stock)
+/* Which servers the scenarios need: a lock store, the stock store, and how
+ * many independent masters (the most any scenario with redlock asks for). */
+static void needs(struct scenario **scns, int n, bool *redis, bool *stock, int *masters)
 {
     *redis = *stock = false;
+    *masters = 0;
     for (int i = 0; i < n; i++) {
         *stock |= scns[i]->workload == WORKLOAD_STOCK;
-        for (int j = 0; j < scns[i]->n_impls; j++)
-            *redis |= strcmp(lock_find(scns[i]->impls[j])->backend, "redis") == 0;
+        for (int j = 0; j < scns[i]->n_impls; j++) {
+            const struct lock_ops *ops = lock_find(scns[i]->impls[j]);
+            *redis |= strcmp(ops->backend, "redis") == 0;
+            if (ops->caps & LOCK_CAP_MULTI_MASTER && scns[i]->redis_masters > *masters)
+                *masters = scns[i]->redis_masters;
+        }
     }
 }
 
@@ -198,6 +205,8 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
     struct run_env env = {
         .redis_host = b->redis_host,
         .redis_port = b->redis_port,
+        .n_masters = b->n_masters,
+        .masters = b->masters,
         .stock = {.host = b->stock_srv.host, .port = b->stock_srv.port},
         .progress = !o->quiet && isatty(2),
     };
@@ -254,10 +263,11 @@ int cmd_run(int argc, char **argv)
     if (load_all(argc, argv, &o, scns, &n) == 0) {
         stop_install();
         bool need_redis, need_stock;
-        needs(scns, n, &need_redis, &need_stock);
+        int masters;
+        needs(scns, n, &need_redis, &need_stock, &masters);
         struct backends b;
         struct lab_err err = {0};
-        if (backends_start(&b, need_redis, need_stock, o.redis, &err) != 0) {
+        if (backends_start(&b, need_redis, need_stock, masters, o.redis, &err) != 0) {
             fprintf(stderr, "locklab: %s\n", err.msg);
             code = lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
         } else {

@@ -24,6 +24,8 @@
 struct run_env {
     const char *redis_host;        /* lock store */
     int redis_port;
+    int n_masters;                 /* independent masters (redlock) */
+    const struct lock_endpoint *masters;
     struct workload_target stock;  /* the stock store (embedded, never faulted) */
     bool progress;                 /* print progress on stderr */
 };

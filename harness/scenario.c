@@ -180,6 +180,8 @@ static int int_scan(const char *s, int64_t *out)
 
 struct loader {
     const char *path;      /* file name, first thing in every message */
+    const yaml_node_t *script_impl; /* the impls item naming redis-script, if any */
+    const yaml_node_t *script_node; /* the lock.script mapping, if any */
     char *err;             /* caller's message buffer (may be NULL) */
     size_t errlen;         /* its size */
     yaml_document_t *doc;  /* the parsed document */
@@ -362,19 +364,22 @@ static int load_faults(struct loader *L, const yaml_node_t *value, const char *k
 static int load_expect(struct loader *L, const yaml_node_t *value, const char *keypath);
 
 /* Word lists for OPT_CHOICE are in enum order; the asserts keep them so. */
-static const char *const workload_words[] = { "counter", "stock", NULL };
+static const char *const workload_words[] = { "counter", "stock", "reentrant", NULL };
 static const char *const retry_words[] = { "fixed", "backoff", NULL };
-static const char *const topology_words[] = { "single", "sentinel", "independent", NULL };
+static const char *const topology_words[] = { "single", "independent", "sentinel", NULL };
 
-_Static_assert(WORKLOAD_COUNTER == 0 && WORKLOAD_STOCK == 1, "workload_words order");
+_Static_assert(WORKLOAD_COUNTER == 0 && WORKLOAD_STOCK == 1 && WORKLOAD_REENTRANT == 2,
+               "workload_words order");
 _Static_assert(RETRY_FIXED == 0 && RETRY_BACKOFF == 1, "retry_words order");
 _Static_assert(sizeof(enum workload_kind) == sizeof(int) && sizeof(enum retry_kind) == sizeof(int),
                "OPT_CHOICE stores an int");
 
 static const struct opt redis_opts[] = {
     { .name = "topology", .type = OPT_STR, FIELD(redis_topology), .def = "single",
-      .choices = topology_words, .n_supported = 1,
+      .choices = topology_words, .n_supported = 2,
       .help = "how the Redis lock store is laid out" },
+    { .name = "masters", .type = OPT_INT, FIELD(redis_masters), .min = 1, .max = SCN_MAX_MASTERS,
+      .def = "5", .flags = OPT_ODD, .help = "independent Redis masters, for redlock" },
     { .name = NULL }
 };
 
@@ -402,6 +407,18 @@ static const struct opt run_opts[] = {
     { .name = NULL }
 };
 
+static const struct opt script_opts[] = {
+    { .name = "acquire", .type = OPT_STR, FIELD(script_acquire), .flags = OPT_NONEMPTY,
+      .help = "Lua: KEYS[1] lock key, ARGV[1] token, ARGV[2] ttl ms; 1 when granted" },
+    { .name = "release", .type = OPT_STR, FIELD(script_release), .flags = OPT_NONEMPTY,
+      .help = "Lua: same KEYS/ARGV; 1 when this call released the lock" },
+    { .name = "renew", .type = OPT_STR, FIELD(script_renew), .flags = OPT_NONEMPTY,
+      .help = "Lua: same KEYS/ARGV; 1 when extended" },
+    { .name = NULL }
+};
+
+static const struct section script_section = { "lock.script", script_opts };
+
 static const struct opt lock_opts[] = {
     { .name = "key", .type = OPT_STR, FIELD(lock_key), .def = "locklab", .flags = OPT_NONEMPTY,
       .help = "name of the lock in the store" },
@@ -413,6 +430,12 @@ static const struct opt lock_opts[] = {
       .def = "100ms", .help = "pause between polls of a taken lock" },
     { .name = "retry", .type = OPT_CHOICE, FIELD(retry), .choices = retry_words, .def = "fixed",
       .help = "polling policy" },
+    { .name = "lease", .type = OPT_DUR, FIELD(lease_ns), .min = 0, .def = "0",
+      .help = "redisson's explicit lease, 0 for the watchdog" },
+    { .name = "watchdog_lease", .type = OPT_DUR, FIELD(watchdog_lease_ns), .min = 1, .def = "30s",
+      .help = "lease the redisson watchdog keeps renewing" },
+    { .name = "script", .type = OPT_SECTION, .sub = &script_section,
+      .help = "Lua scripts for redis-script" },
     { .name = NULL }
 };
 
@@ -423,6 +446,8 @@ static const struct opt workload_opts[] = {
       .help = "units of stock for kind stock" },
     { .name = "business", .type = OPT_DUR, FIELD(business_ns), .min = 0, .def = "0",
       .help = "time spent inside the critical section" },
+    { .name = "depth", .type = OPT_INT, FIELD(depth), .min = 1, .max = 16, .def = "3",
+      .help = "nested acquires of the same lock for kind reentrant" },
     { .name = NULL }
 };
 
@@ -660,6 +685,8 @@ static int load_value(struct loader *L, const struct opt *o, const yaml_node_t *
     case OPT_SECTION:
         if (value->type != YAML_MAPPING_NODE)
             return wrong_type(L, value, keypath, expected_text(expected, sizeof expected, o));
+        if (o->sub == &script_section)
+            L->script_node = value;
         return load_section(L, o->sub, value);
     case OPT_NODE:
         return o->fn(L, value, keypath);
@@ -768,6 +795,8 @@ static int load_impls(struct loader *L, const yaml_node_t *value, const char *ke
                                "implementation '%s' is listed twice in %s (first at %zu:%zu)",
                                name, keypath, first[j]->start_mark.line + 1,
                                first[j]->start_mark.column + 1);
+        if (strcmp(name, "redis-script") == 0)
+            L->script_impl = item;
         memcpy(s->impls[s->n_impls], name, len + 1);
         first[s->n_impls++] = item;
     }
@@ -944,7 +973,14 @@ static int load_root(struct loader *L)
     if (root->type != YAML_MAPPING_NODE)
         return wrong_type(L, root, "the top level",
                           "a mapping of scenario keys (name, impls, ...)");
-    return load_section(L, &top_section, root);
+    if (load_section(L, &top_section, root) != 0)
+        return -1;
+    /* redis-script runs the scenario's own Lua: it cannot run without it */
+    if (L->script_impl && (!L->s->script_acquire[0] || !L->s->script_release[0]))
+        return fail_at(L, L->script_node ? L->script_node : L->script_impl,
+                       "redis-script needs lock.script.acquire and lock.script.release "
+                       "(missing: %s)", !L->s->script_acquire[0] ? "acquire" : "release");
+    return 0;
 }
 
 int scenario_load(const char *path, struct scenario *out, char *err, size_t errlen)

@@ -19,10 +19,13 @@
 #define SCN_MAX_IMPLS 32
 #define SCN_NAME_MAX 64
 #define SCN_MAX_CLIENTS 1024
+#define SCN_MAX_MASTERS 9
+#define SCN_SCRIPT_MAX 4096
 
 enum workload_kind {
     WORKLOAD_COUNTER, /* read-modify-write of a counter in shared memory */
-    WORKLOAD_STOCK    /* the seckill stock counter in its own Redis */
+    WORKLOAD_STOCK,   /* the seckill stock counter in its own Redis */
+    WORKLOAD_REENTRANT /* counter, taking the same lock again inside, depth times */
 };
 
 enum retry_kind {
@@ -43,7 +46,8 @@ struct scenario {
     int n_impls;                          /* impls: required, 1..SCN_MAX_IMPLS, no duplicates */
     char impls[SCN_MAX_IMPLS][SCN_NAME_MAX];
 
-    char redis_topology[16]; /* backends.redis.topology: "single" (default) */
+    char redis_topology[16]; /* backends.redis.topology: "single" (default) | "independent" */
+    int redis_masters;       /* backends.redis.masters: independent masters (redlock), default 5 */
     int zk_ensemble;         /* backends.zookeeper.ensemble: 1 (default) or 3 */
 
     int clients;             /* clients: 1..SCN_MAX_CLIENTS, default 1 */
@@ -55,10 +59,16 @@ struct scenario {
     int64_t wait_ns;           /* lock.wait: acquire budget, default 30s */
     int64_t retry_interval_ns; /* lock.retry_interval: default 100ms; > 0 */
     enum retry_kind retry;     /* lock.retry: fixed (default) | backoff */
+    int64_t lease_ns;          /* lock.lease: redisson's explicit lease, 0 (default) = watchdog */
+    int64_t watchdog_lease_ns; /* lock.watchdog_lease: lease the redisson watchdog renews (30s) */
+    char script_acquire[SCN_SCRIPT_MAX]; /* lock.script.acquire: redis-script's Lua */
+    char script_release[SCN_SCRIPT_MAX]; /* lock.script.release */
+    char script_renew[SCN_SCRIPT_MAX];   /* lock.script.renew: optional ("" = none) */
 
     enum workload_kind workload;  /* workload.kind: counter (default) | stock */
     int64_t stock;                /* workload.stock: units for kind stock, default 100 */
     int64_t business_ns;          /* workload.business: time inside the critical section, default 0 */
+    int depth;                    /* workload.depth: nested acquires for kind reentrant, default 3 */
 
     int n_expect;                 /* expect: map impl -> verdict */
     struct scenario_expect expect[SCN_MAX_IMPLS + 1];

@@ -50,7 +50,8 @@ enum lock_caps {
     LOCK_CAP_TTL = 1u << 1,       /* the lock expires by itself */
     LOCK_CAP_RENEWS = 1u << 2,    /* a watchdog extends the TTL */
     LOCK_CAP_FENCING = 1u << 3,   /* grants carry a fencing token */
-    LOCK_CAP_NOTIFIES = 1u << 4   /* waiters are woken, not polling */
+    LOCK_CAP_NOTIFIES = 1u << 4,  /* waiters are woken, not polling */
+    LOCK_CAP_MULTI_MASTER = 1u << 5 /* runs on N independent masters (lock_env.masters) */
 };
 
 /* What an implementation counts; lives in shared memory, one per client. */
@@ -62,11 +63,24 @@ struct lock_stats {
     int64_t renewal_failures; /* extensions refused or failed */
 };
 
+/* One server address. */
+struct lock_endpoint {
+    char host[64];
+    int port;
+};
+
 /* Where the lock store is and how to behave; filled by the harness. */
 struct lock_env {
     const char *redis_host;     /* lock store host (embedded or --redis) */
     int redis_port;             /* lock store port */
+    int n_masters;              /* independent Redis masters (redlock); 0 when none */
+    const struct lock_endpoint *masters; /* their addresses */
     int64_t ttl_ns;             /* lock lifetime for designs with a TTL */
+    int64_t lease_ns;           /* redisson: explicit lease, 0 = watchdog mode */
+    int64_t watchdog_lease_ns;  /* redisson: lease the watchdog renews every lease/3 */
+    const char *script_acquire; /* redis-script: the scenario's Lua ("" when none) */
+    const char *script_release;
+    const char *script_renew;   /* "" when the scenario gives none */
     int64_t retry_interval_ns;  /* polling interval (first interval for backoff) */
     int retry_backoff;          /* 0 = fixed interval, 1 = exponential backoff with jitter */
     int client_id;              /* 0-based client index */
