@@ -30,7 +30,7 @@ static int cts_try(struct lock_client *c, const char *key, struct lab_err *err)
 
 static int cts_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    return redis_lock_open(out, env, NULL, cts_try, err);
+    return redis_lock_open(out, env, cts_try, err);
 }
 
 const struct lock_ops lock_redis_check_then_set = {

@@ -1,16 +1,20 @@
 /*
- * redis_common.c - connection, token, reply checking and script calls for
- * the single-instance Redis designs (see redis_common.h).
+ * redis_common.c - connection, token, scripts, watchdog and reply checking
+ * for the single-instance Redis designs (see redis_common.h).
  *
- * Every command goes through redis_cmd() so that round trips are counted in
- * one place and every failure, whether the connection broke or Redis
- * answered -ERR, becomes a struct lab_err rather than a crash.
+ * Every command on the client's connection goes through redis_cmd() or
+ * redis_script_argv() so that round trips are counted in one place and
+ * every failure, whether the connection broke or Redis answered -ERR,
+ * becomes a struct lab_err rather than a crash. The watchdog's renewals run
+ * on their own connection and are not counted as round trips of the
+ * client's loop (they show up as renewals, and in INFO commandstats).
  */
 #include "redis_common.h"
 #include "redis_admin.h"
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,22 +22,49 @@
  * short enough that a dead lock store ends a client's loop. */
 #define REDIS_TIMEOUT_MS 10000
 
-static int script_load(struct lock_client *c, struct lab_err *err)
+const char redis_compare_and_delete_lua[] =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
+    "  return redis.call('del', KEYS[1])\n"
+    "end\n"
+    "return 0\n";
+
+const char redis_compare_and_pexpire_lua[] =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
+    "  return redis.call('pexpire', KEYS[1], ARGV[2])\n"
+    "end\n"
+    "return 0\n";
+
+/* Turn a missing or -ERR reply into err; returns r when it is usable. */
+static redisReply *checked(redisContext *rc, redisReply *r, struct lab_err *err)
 {
-    redisReply *r = redis_cmd(c, err, "SCRIPT LOAD %s", c->script);
+    if (!r) {
+        lab_err_set(err, rc->err ? rc->err : EIO, "redis: %s", rc->errstr);
+        return NULL;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        lab_err_set(err, EPROTO, "redis: %s", r->str);
+        freeReplyObject(r);
+        return NULL;
+    }
+    return r;
+}
+
+int redis_script_load(redisContext *rc, struct redis_script *s, struct lab_err *err)
+{
+    redisReply *r = checked(rc, redisCommand(rc, "SCRIPT LOAD %s", s->src), err);
     if (!r)
         return -1;
     int ok = r->type == REDIS_REPLY_STRING && r->len == 40;
     if (ok)
-        memcpy(c->sha, r->str, 41);
+        memcpy(s->sha, r->str, 41);
     else
         lab_err_set(err, EPROTO, "SCRIPT LOAD returned no SHA1");
     freeReplyObject(r);
     return ok ? 0 : -1;
 }
 
-int redis_lock_open(struct lock_client **out, const struct lock_env *env, const char *script,
-                    lock_try_fn attempt, struct lab_err *err)
+int redis_lock_open(struct lock_client **out, const struct lock_env *env, lock_try_fn attempt,
+                    struct lab_err *err)
 {
     *out = NULL;
     struct lock_client *c = calloc(1, sizeof *c);
@@ -42,7 +73,6 @@ int redis_lock_open(struct lock_client **out, const struct lock_env *env, const 
         return -1;
     }
     c->env = env;
-    c->script = script;
     c->attempt = attempt;
     int rc = lab_random_hex(c->token, 16);
     if (rc) {
@@ -55,10 +85,6 @@ int redis_lock_open(struct lock_client **out, const struct lock_env *env, const 
         redis_lock_close(c);
         return -1;
     }
-    if (script && script_load(c, err) != 0) {
-        redis_lock_close(c);
-        return -1;
-    }
     *out = c;
     return 0;
 }
@@ -67,6 +93,9 @@ void redis_lock_close(struct lock_client *c)
 {
     if (!c)
         return;
+    watchdog_stop(c->wd);
+    if (c->wd_rc)
+        redisFree(c->wd_rc);
     if (c->rc)
         redisFree(c->rc);
     free(c);
@@ -79,16 +108,33 @@ redisReply *redis_cmd(struct lock_client *c, struct lab_err *err, const char *fm
     redisReply *r = redisvCommand(c->rc, fmt, ap);
     va_end(ap);
     c->env->stats->round_trips++;
-    if (!r) {
-        lab_err_set(err, c->rc->err ? c->rc->err : EIO, "redis: %s", c->rc->errstr);
+    return checked(c->rc, r, err);
+}
+
+redisReply *redis_script_argv(redisContext *rc, struct lock_stats *stats, struct redis_script *s,
+                              int nkeys, int argc, const char **argv, struct lab_err *err)
+{
+    const char *args[16];
+    char nk[16];
+    if (argc > 13) {
+        lab_err_set(err, E2BIG, "too many script arguments");
         return NULL;
     }
-    if (r->type == REDIS_REPLY_ERROR) {
-        lab_err_set(err, EPROTO, "redis: %s", r->str);
-        freeReplyObject(r);
-        return NULL;
+    snprintf(nk, sizeof nk, "%d", nkeys);
+    args[0] = "EVALSHA";
+    args[1] = s->sha;
+    args[2] = nk;
+    for (int i = 0; i < argc; i++)
+        args[3 + i] = argv[i];
+    for (int tries = 0; tries < 2; tries++) {
+        redisReply *r = redisCommandArgv(rc, argc + 3, args, NULL);
+        if (stats)
+            stats->round_trips++;
+        r = checked(rc, r, err);
+        if (r || strstr(err->msg, "NOSCRIPT") == NULL || redis_script_load(rc, s, err) != 0)
+            return r;
     }
-    return r;
+    return NULL;
 }
 
 long long redis_ttl_ms(const struct lock_client *c)
@@ -97,20 +143,45 @@ long long redis_ttl_ms(const struct lock_client *c)
     return ms > 0 ? ms : 1;
 }
 
-long long redis_script_call(struct lock_client *c, const char *key, struct lab_err *err)
+/* Run s on rc with KEYS[1] = key, ARGV = token, ttl: integer result or -1. */
+static long long script_key_token_ttl(redisContext *rc, struct lock_stats *stats,
+                                      struct lock_client *c, struct redis_script *s,
+                                      const char *key, struct lab_err *err)
 {
-    for (int tries = 0; tries < 2; tries++) {
-        redisReply *r = redis_cmd(c, err, "EVALSHA %s 1 %s %s %lld", c->sha, key, c->token,
-                                  redis_ttl_ms(c));
-        if (r) {
-            long long v = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
-            freeReplyObject(r);
-            return v;
-        }
-        if (strstr(err->msg, "NOSCRIPT") == NULL || script_load(c, err) != 0)
-            break;
-    }
-    return -1;
+    char ttl[32];
+    snprintf(ttl, sizeof ttl, "%lld", redis_ttl_ms(c));
+    const char *argv[] = {key, c->token, ttl};
+    redisReply *r = redis_script_argv(rc, stats, s, 1, 3, argv, err);
+    if (!r)
+        return -1;
+    long long v = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+    freeReplyObject(r);
+    return v;
+}
+
+long long redis_script_call(struct lock_client *c, struct redis_script *s, const char *key,
+                            struct lab_err *err)
+{
+    return script_key_token_ttl(c->rc, c->env->stats, c, s, key, err);
+}
+
+/* The watchdog's renewal: the renew script on the watchdog's connection. */
+static int watchdog_renew(void *arg, const char *key)
+{
+    struct lock_client *c = arg;
+    struct lab_err err = {0};
+    long long v = script_key_token_ttl(c->wd_rc, NULL, c, &c->renew, key, &err);
+    return v < 0 ? -1 : v > 0;
+}
+
+int redis_watchdog_start(struct lock_client *c, int64_t period_ns, struct lab_err *err)
+{
+    c->wd_rc = redis_admin_connect("Redis", c->env->redis_host, c->env->redis_port,
+                                   REDIS_TIMEOUT_MS, err);
+    if (!c->wd_rc || redis_script_load(c->wd_rc, &c->renew, err) != 0)
+        return -1;
+    c->wd = watchdog_start(period_ns, watchdog_renew, c, c->env->stats, err);
+    return c->wd ? 0 : -1;
 }
 
 int redis_set_nx_px(struct lock_client *c, const char *key, const char *value, struct lab_err *err)
@@ -143,4 +214,11 @@ enum release_status redis_release_del(struct lock_client *c, const char *key, st
 {
     int deleted = redis_del(c, key, err);
     return deleted < 0 ? RELEASE_ERROR : deleted ? RELEASE_OK : RELEASE_NOT_OWNER;
+}
+
+enum release_status redis_release_script(struct lock_client *c, const char *key,
+                                         struct lab_err *err)
+{
+    long long n = redis_script_call(c, &c->release, key, err);
+    return n < 0 ? RELEASE_ERROR : n > 0 ? RELEASE_OK : RELEASE_NOT_OWNER;
 }

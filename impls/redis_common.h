@@ -2,10 +2,12 @@
  * redis_common.h - what the single-instance Redis lock designs share.
  *
  * They all hold one blocking hiredis connection to the lock store, a unique
- * token for this client and, for the script-based ones, the SHA1 of a
- * loaded script; they differ only in the commands they send. Keeping the
- * connection, token and reply checking here leaves each design's file with
- * nothing but its own protocol.
+ * token for this client, and some Lua scripts (loaded once, called with
+ * EVALSHA); those that renew also hold a watchdog thread with a connection
+ * of its own, and the reentrant ones a hold count. They differ only in the
+ * commands they send. Keeping connection, token, scripts, watchdog and
+ * reply checking here leaves each design's file with nothing but its own
+ * protocol.
  */
 #ifndef LOCKLAB_REDIS_COMMON_H
 #define LOCKLAB_REDIS_COMMON_H
@@ -14,22 +16,38 @@
 
 #include "lock.h"
 #include "poll.h"
+#include "watchdog.h"
 
-/* The client state of every simple Redis design. */
-struct lock_client {
-    redisContext *rc;           /* connection to the lock store */
-    const struct lock_env *env; /* harness settings and counters */
-    char token[33];             /* 128 random bits in hex: this client's identity */
-    char sha[41];               /* SHA1 of the design's script, when it has one */
-    const char *script;         /* the script's source, to reload after NOSCRIPT */
-    lock_try_fn attempt;        /* the design's single acquire attempt (poll.h) */
+/* A Lua script and, once loaded, its SHA1. */
+struct redis_script {
+    const char *src; /* source; NULL when the design does not use this slot */
+    char sha[41];    /* SHA1 from SCRIPT LOAD */
 };
 
-/* Connect to env's Redis with a random token; script (may be NULL) is loaded
- * with SCRIPT LOAD; attempt is the design's acquire attempt for
- * redis_poll_acquire (may be NULL for designs with their own acquire). Returns 0 or -1 with err filled; *out is NULL on error. */
-int redis_lock_open(struct lock_client **out, const struct lock_env *env, const char *script,
-                    lock_try_fn attempt, struct lab_err *err);
+/* The client state of every single-instance Redis design. */
+struct lock_client {
+    redisContext *rc;              /* connection to the lock store */
+    const struct lock_env *env;    /* harness settings and counters */
+    char token[64];                /* this client's identity (128 random bits in hex, or more) */
+    lock_try_fn attempt;           /* the design's single acquire attempt (poll.h) */
+    struct redis_script acquire;   /* scripts, as the design needs them */
+    struct redis_script release;
+    struct redis_script renew;     /* run by the watchdog on wd_rc */
+    redisContext *wd_rc;           /* the watchdog thread's own connection */
+    struct watchdog *wd;           /* renewal thread, NULL for designs without one */
+    int holds;                     /* reentrant designs: nested holds of held_key */
+    char held_key[256];
+    void *ext;                     /* design-specific state (freed by the design) */
+};
+
+/* Connect to env's Redis with a random token. attempt is the design's
+ * acquire attempt for redis_poll_acquire (NULL for designs with their own
+ * acquire). Scripts are loaded with redis_script_load afterwards.
+ * Returns 0 or -1 with err filled; *out is NULL on error. */
+int redis_lock_open(struct lock_client **out, const struct lock_env *env, lock_try_fn attempt,
+                    struct lab_err *err);
+
+/* Stop the watchdog, close both connections, free c. */
 void redis_lock_close(struct lock_client *c);
 
 /* Send one command (printf-style, hiredis format) and count the round trip.
@@ -37,10 +55,25 @@ void redis_lock_close(struct lock_client *c);
  * Redis answered with an error. The caller frees the reply. */
 redisReply *redis_cmd(struct lock_client *c, struct lab_err *err, const char *fmt, ...);
 
-/* EVALSHA the loaded script on key with the token as ARGV[1] and the TTL in
- * milliseconds as ARGV[2], reloading it once after NOSCRIPT. Returns the
- * integer result (nil counts as 0), or -1 with err filled. */
-long long redis_script_call(struct lock_client *c, const char *key, struct lab_err *err);
+/* SCRIPT LOAD s->src on rc into s->sha. 0 or -1 with err filled. */
+int redis_script_load(redisContext *rc, struct redis_script *s, struct lab_err *err);
+
+/* EVALSHA s with the given arguments (keys first, nkeys of them) on rc,
+ * reloading the script once after NOSCRIPT; counts a round trip in stats
+ * when stats is not NULL. Returns the reply or NULL with err filled. */
+redisReply *redis_script_argv(redisContext *rc, struct lock_stats *stats, struct redis_script *s,
+                              int nkeys, int argc, const char **argv, struct lab_err *err);
+
+/* EVALSHA s on the client's connection with KEYS[1] = key, ARGV[1] = token,
+ * ARGV[2] = TTL in ms. Returns the integer result (nil counts as 0), or -1
+ * with err filled. */
+long long redis_script_call(struct lock_client *c, struct redis_script *s, const char *key,
+                            struct lab_err *err);
+
+/* Open the watchdog's connection, load c->renew.src on it and start a
+ * watchdog that calls it (KEYS[1] key, ARGV[1] token, ARGV[2] ttl ms; 1 when
+ * extended) every period. 0 or -1 with err filled. */
+int redis_watchdog_start(struct lock_client *c, int64_t period_ns, struct lab_err *err);
 
 /* SET key <value> NX PX ttl: 1 granted, 0 taken, -1 error. */
 int redis_set_nx_px(struct lock_client *c, const char *key, const char *value, struct lab_err *err);
@@ -57,6 +90,14 @@ enum lock_status redis_poll_acquire(struct lock_client *c, const char *key, int6
  * key was deleted (whoever held it), NOT_OWNER when there was none. */
 enum release_status redis_release_del(struct lock_client *c, const char *key,
                                       struct lab_err *err);
+
+/* Release by c->release (a compare-and-delete script): 1 -> OK, 0 -> NOT_OWNER. */
+enum release_status redis_release_script(struct lock_client *c, const char *key,
+                                         struct lab_err *err);
+
+/* The Lua scripts several designs share (KEYS[1] key, ARGV[1] token, ARGV[2] ttl ms). */
+extern const char redis_compare_and_delete_lua[]; /* del if ours: 1 deleted, 0 not ours */
+extern const char redis_compare_and_pexpire_lua[]; /* pexpire if ours: 1 extended, 0 not */
 
 /* TTL in whole milliseconds, at least 1. */
 long long redis_ttl_ms(const struct lock_client *c);

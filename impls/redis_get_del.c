@@ -16,7 +16,7 @@ static int sgd_try(struct lock_client *c, const char *key, struct lab_err *err)
 
 static int sgd_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    return redis_lock_open(out, env, NULL, sgd_try, err);
+    return redis_lock_open(out, env, sgd_try, err);
 }
 
 static enum release_status sgd_release(struct lock_client *c, const char *key, struct lab_err *err)

@@ -8,13 +8,6 @@
  */
 #include "redis_common.h"
 
-/* KEYS[1] = lock key, ARGV[1] = our token: delete only if the value is ours. */
-static const char release_script[] =
-    "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
-    "  return redis.call('del', KEYS[1])\n"
-    "end\n"
-    "return 0\n";
-
 static int rlua_try(struct lock_client *c, const char *key, struct lab_err *err)
 {
     return redis_set_nx_px(c, key, c->token, err);
@@ -22,13 +15,15 @@ static int rlua_try(struct lock_client *c, const char *key, struct lab_err *err)
 
 static int rlua_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    return redis_lock_open(out, env, release_script, rlua_try, err);
-}
-
-static enum release_status rlua_release(struct lock_client *c, const char *key, struct lab_err *err)
-{
-    long long n = redis_script_call(c, key, err);
-    return n < 0 ? RELEASE_ERROR : n > 0 ? RELEASE_OK : RELEASE_NOT_OWNER;
+    if (redis_lock_open(out, env, rlua_try, err) != 0)
+        return -1;
+    (*out)->release.src = redis_compare_and_delete_lua;
+    if (redis_script_load((*out)->rc, &(*out)->release, err) != 0) {
+        redis_lock_close(*out);
+        *out = NULL;
+        return -1;
+    }
+    return 0;
 }
 
 const struct lock_ops lock_redis_lua = {
@@ -38,6 +33,6 @@ const struct lock_ops lock_redis_lua = {
     .caps = LOCK_CAP_TTL,
     .open = rlua_open,
     .acquire = redis_poll_acquire,
-    .release = rlua_release,
+    .release = redis_release_script,
     .close = redis_lock_close,
 };

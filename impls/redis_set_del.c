@@ -14,7 +14,7 @@ static int ssd_try(struct lock_client *c, const char *key, struct lab_err *err)
 
 static int ssd_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    return redis_lock_open(out, env, NULL, ssd_try, err);
+    return redis_lock_open(out, env, ssd_try, err);
 }
 
 const struct lock_ops lock_redis_set_del = {

@@ -26,7 +26,7 @@ static int sne_try(struct lock_client *c, const char *key, struct lab_err *err)
 
 static int sne_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    return redis_lock_open(out, env, NULL, sne_try, err);
+    return redis_lock_open(out, env, sne_try, err);
 }
 
 const struct lock_ops lock_redis_setnx_expire = {
