@@ -32,6 +32,7 @@
 
 int oracle_enter(struct oracle_key *k)
 {
+    atomic_fetch_add(&k->entries, 1); /* before holders: see oracle_held_throughout() */
     int others = atomic_fetch_add(&k->holders, 1);
     int now = others + 1;
     int seen = atomic_load(&k->max_holders);
@@ -46,6 +47,19 @@ int oracle_enter(struct oracle_key *k)
 void oracle_exit(struct oracle_key *k)
 {
     atomic_fetch_sub(&k->holders, 1);
+}
+
+int64_t oracle_entries(struct oracle_key *k)
+{
+    return atomic_load(&k->entries);
+}
+
+bool oracle_held_throughout(struct oracle_key *k, int64_t entries_before)
+{
+    /* holders first: an entrant bumps entries before holders, so a holder
+     * counted here that entered after entries_before changes entries */
+    int holders = atomic_load(&k->holders);
+    return holders > 0 && atomic_load(&k->entries) == entries_before;
 }
 
 /* ------------------------------------------------------------------------

@@ -19,6 +19,7 @@
 #define LOCKLAB_ORACLE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,7 @@ struct oracle_key {
     atomic_int holders;          /* clients inside the critical section now */
     atomic_int max_holders;      /* highest value holders ever reached */
     atomic_llong live_overlaps;  /* entries that found another holder inside */
+    atomic_llong entries;        /* entries so far: tells whether anyone entered meanwhile */
 };
 
 /* One critical section as a client saw it. */
@@ -46,6 +48,16 @@ int oracle_enter(struct oracle_key *k);
 
 /* Mark exit: decrements holders. */
 void oracle_exit(struct oracle_key *k);
+
+/* For telling whether a release hit someone else's lock: take
+ * oracle_entries() after marking exit and before sending the release; after
+ * the release, oracle_held_throughout() is true when some client was inside
+ * the critical section for the whole release (it was inside already and
+ * nobody entered meanwhile). A release that deleted a lock during that time
+ * deleted that client's lock. Conservative: it may miss a case, it never
+ * reports one that did not happen. */
+int64_t oracle_entries(struct oracle_key *k);
+bool oracle_held_throughout(struct oracle_key *k, int64_t entries_before);
 
 struct oracle_report {
     int64_t intervals;      /* intervals analysed */

@@ -79,11 +79,14 @@ static json_t *result_json(const struct run_result *r)
     json_object_set_new(o, "throughput_per_s", json_real(r->throughput_per_s));
     json_object_set_new(
         o, "ops",
-        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "acquired", (json_int_t)r->acquired,
-                  "timeouts", (json_int_t)r->timeouts, "errors", (json_int_t)r->errors,
-                  "released", (json_int_t)r->released, "release_not_owner",
-                  (json_int_t)r->release_not_owner, "release_errors",
-                  (json_int_t)r->release_errors));
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "acquired",
+                  (json_int_t)r->acquired, "timeouts", (json_int_t)r->timeouts, "errors",
+                  (json_int_t)r->errors, "released", (json_int_t)r->released,
+                  "release_not_owner", (json_int_t)r->release_not_owner, "release_errors",
+                  (json_int_t)r->release_errors, "release_deleted_other",
+                  (json_int_t)r->release_deleted_other, "nested_acquired",
+                  (json_int_t)r->nested_acquired, "nested_timeouts",
+                  (json_int_t)r->nested_timeouts));
     json_object_set_new(o, "latency_us",
                         json_pack("{s:o, s:o, s:o, s:o}", "acquire", latency_json(&r->acquire),
                                   "hold", latency_json(&r->hold), "release",
@@ -348,7 +351,10 @@ void report_free(struct report *r)
 
 static const char *workload_label(const struct scenario *s)
 {
-    return s->workload == WORKLOAD_STOCK ? "stock" : "counter";
+    static const char *const names[] = {[WORKLOAD_COUNTER] = "counter",
+                                        [WORKLOAD_STOCK] = "stock",
+                                        [WORKLOAD_REENTRANT] = "reentrant"};
+    return names[s->workload];
 }
 
 void report_print_heading(FILE *f, const struct scenario *s, int clients)
@@ -356,9 +362,9 @@ void report_print_heading(FILE *f, const struct scenario *s, int clients)
     fprintf(f, "\n== %s (%s): %d clients, %s workload, ttl %.0f ms, business %.1f ms\n",
             s->name, s->path, clients, workload_label(s), (double)s->ttl_ns / 1e6,
             (double)s->business_ns / 1e6);
-    fprintf(f, "%-22s %-9s %-9s %-4s %9s %9s %9s %9s %6s %9s %8s %6s %8s %7s\n", "impl",
-            "verdict", "expect", "pass", "ops/s", "acq p50", "acq p99", "acq max", "viol",
-            "overlap", "oversold", "lost", "wake/rel", "srv/acq");
+    fprintf(f, "%-20s %-9s %-9s %-4s %8s %8s %8s %8s %6s %8s %5s %5s %6s %6s %6s %8s %7s\n",
+            "impl", "verdict", "expect", "pass", "ops/s", "acq p50", "acq p99", "handoff", "viol",
+            "overlap", "overs", "lost", "notown", "misdel", "renew", "wake/rel", "srv/acq");
 }
 
 /* Microseconds as a short human string: 850us, 12.3ms, 4.20s. */
@@ -376,19 +382,23 @@ static const char *fmt_us(char *buf, size_t n, int64_t us)
 void report_print_row(FILE *f, const struct run_result *x)
 {
     char a[24], b[24], c[24], d[24];
-    fprintf(f, "%-22s %-9s %-9s %-4s %9.0f %9s %9s %9s %6lld %9s %8lld %6lld %8.2f %7.2f%s\n",
+    fprintf(f,
+            "%-20s %-9s %-9s %-4s %8.0f %8s %8s %8s %6lld %8s %5lld %5lld %6lld %6lld %6lld "
+            "%8.2f %7.2f%s\n",
             x->ops->name, verdict_name(x->verdict),
             x->expect == VERDICT_NONE ? "-" : verdict_name(x->expect), x->pass ? "ok" : "FAIL",
             x->throughput_per_s, fmt_us(a, sizeof a, hist_percentile(&x->acquire, 50)),
             fmt_us(b, sizeof b, hist_percentile(&x->acquire, 99)),
-            fmt_us(c, sizeof c, x->acquire.max), (long long)x->oracle.violations,
-            fmt_us(d, sizeof d, x->oracle.overlap_ns / 1000), (long long)x->work.oversold,
-            (long long)x->work.lost_updates, x->wakeups_per_release, x->server_ops_per_acquire,
+            fmt_us(c, sizeof c, hist_percentile(&x->handoff, 50)),
+            (long long)x->oracle.violations, fmt_us(d, sizeof d, x->oracle.overlap_ns / 1000),
+            (long long)x->work.oversold, (long long)x->work.lost_updates,
+            (long long)x->release_not_owner, (long long)x->release_deleted_other,
+            (long long)x->stats.renewals, x->wakeups_per_release, x->server_ops_per_acquire,
             x->complete ? "" : "  (incomplete)");
     if (x->first_error[0] && (x->verdict == VERDICT_ERROR || !x->pass))
-        fprintf(f, "%22s   first error: %s\n", "", x->first_error);
+        fprintf(f, "%20s   first error: %s\n", "", x->first_error);
     if (x->clients_crashed || x->clients_killed || x->clients_failed_start)
-        fprintf(f, "%22s   clients: %d crashed, %d killed at the end, %d failed to start\n", "",
+        fprintf(f, "%20s   clients: %d crashed, %d killed at the end, %d failed to start\n", "",
                 x->clients_crashed, x->clients_killed, x->clients_failed_start);
     fflush(f);
 }

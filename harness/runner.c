@@ -56,6 +56,9 @@ struct client_slot {
     int64_t released;          /* releases of a lock still ours */
     int64_t release_not_owner; /* releases that found the lock no longer ours */
     int64_t release_errors;    /* releases that failed */
+    int64_t release_deleted_other; /* releases that removed a lock another client held */
+    int64_t nested_acquired;   /* reentrant workload: nested acquires granted */
+    int64_t nested_timeouts;   /* reentrant workload: nested acquires that ran out of time */
     int64_t units;             /* workload units done */
     int64_t end_ns;            /* when the client finished its loop */
     int64_t n_iv;              /* intervals logged */
@@ -105,6 +108,47 @@ static void slot_error(struct client_slot *sl, const struct lab_err *err)
 
 /* ---------------------------------------------------------------- client */
 
+/* Reentrant workload: take the lock again, s->depth times, inside the
+ * critical section. Returns how many nested holds were granted; a nested
+ * acquire that times out is the "blocked" of a non-reentrant design. */
+static int nested_acquire(const struct scenario *s, const struct lock_ops *ops,
+                          struct lock_client *lc, struct client_slot *sl, struct lab_err *err)
+{
+    int held = 0;
+    for (int d = 0; d < s->depth; d++) {
+        enum lock_status st = ops->acquire(lc, s->lock_key, s->wait_ns, err);
+        if (st == LOCK_GRANTED) {
+            sl->nested_acquired++;
+            held++;
+            continue;
+        }
+        if (st == LOCK_TIMEOUT)
+            sl->nested_timeouts++;
+        else {
+            sl->errors++;
+            slot_error(sl, err);
+        }
+        break;
+    }
+    return held;
+}
+
+/* Give back the nested holds, innermost first. */
+static void nested_release(const struct scenario *s, const struct lock_ops *ops,
+                           struct lock_client *lc, struct client_slot *sl, int held,
+                           struct lab_err *err)
+{
+    for (; held > 0; held--) {
+        enum release_status rs = ops->release(lc, s->lock_key, err);
+        if (rs == RELEASE_NOT_OWNER)
+            sl->release_not_owner++;
+        else if (rs == RELEASE_ERROR) {
+            sl->release_errors++;
+            slot_error(sl, err);
+        }
+    }
+}
+
 static void client_loop(const struct scenario *s, const struct lock_ops *ops,
                         struct lock_client *lc, struct workload_client *wl, struct region *rg,
                         int idx)
@@ -114,6 +158,9 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
     struct oracle_interval *log = rg->iv + (int64_t)idx * rg->iv_cap;
     struct lab_err err = {0};
     int64_t deadline = lab_now_ns() + s->max_duration_ns;
+    /* only a release that removes a lock from a shared store can remove
+     * someone else's; a process-local mutex has nothing to delete */
+    bool shared_store = strcmp(ops->backend, "none") != 0;
 
     for (int64_t op = 0; s->ops_per_client == 0 || op < s->ops_per_client; op++) {
         if (h->stop || lab_now_ns() >= deadline)
@@ -135,9 +182,12 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
         oracle_enter(&h->key);
         sl->acquired++;
         hist_record(&sl->acquire, (t_enter - t_wait + 500) / 1000);
+        int nested = s->workload == WORKLOAD_REENTRANT ? nested_acquire(s, ops, lc, sl, &err) : 0;
         enum workload_step ws = workload_step(wl, &err);
+        nested_release(s, ops, lc, sl, nested, &err);
         int64_t t_exit = lab_now_ns();
         oracle_exit(&h->key);
+        int64_t entries = oracle_entries(&h->key);
         if (sl->n_iv < rg->iv_cap)
             log[sl->n_iv++] = (struct oracle_interval){
                 .wait_ns = t_wait, .enter_ns = t_enter, .exit_ns = t_exit, .client = (uint32_t)idx};
@@ -153,9 +203,11 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
 
         enum release_status rs = ops->release(lc, s->lock_key, &err);
         hist_record(&sl->release, (lab_now_ns() - t_exit + 500) / 1000);
-        if (rs == RELEASE_OK)
+        if (rs == RELEASE_OK) {
             sl->released++;
-        else if (rs == RELEASE_NOT_OWNER)
+            if (shared_store && oracle_held_throughout(&h->key, entries))
+                sl->release_deleted_other++;
+        } else if (rs == RELEASE_NOT_OWNER)
             sl->release_not_owner++;
         else {
             sl->release_errors++;
@@ -386,6 +438,9 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
         res->released += sl->released;
         res->release_not_owner += sl->release_not_owner;
         res->release_errors += sl->release_errors;
+        res->release_deleted_other += sl->release_deleted_other;
+        res->nested_acquired += sl->nested_acquired;
+        res->nested_timeouts += sl->nested_timeouts;
         res->stats.round_trips += sl->stats.round_trips;
         res->stats.polls += sl->stats.polls;
         res->stats.notifications += sl->stats.notifications;
@@ -445,7 +500,7 @@ enum verdict runner_verdict(const struct run_result *r)
         return VERDICT_VIOLATION;
     if (r->clients_failed_start || r->clients_crashed || r->errors || r->release_errors)
         return VERDICT_ERROR;
-    if (r->timeouts > 0)
+    if (r->timeouts > 0 || r->nested_timeouts > 0)
         return VERDICT_BLOCKED;
     if (r->acquired == 0)
         return VERDICT_ERROR;
@@ -455,6 +510,35 @@ enum verdict runner_verdict(const struct run_result *r)
 static bool uses_redis(const struct lock_ops *ops)
 {
     return strcmp(ops->backend, "redis") == 0;
+}
+
+/* Commands served so far by the servers ops talks to (INFO commandstats):
+ * the lock store, or every independent master for a multi-master design. */
+static int server_calls(const struct lock_ops *ops, const struct run_env *env, int64_t *calls,
+                        struct lab_err *err)
+{
+    *calls = 0;
+    if (!(ops->caps & LOCK_CAP_MULTI_MASTER))
+        return redis_admin_calls(env->redis_host, env->redis_port, calls, err);
+    for (int i = 0; i < env->n_masters; i++) {
+        int64_t c;
+        if (redis_admin_calls(env->masters[i].host, env->masters[i].port, &c, err) != 0)
+            return -1;
+        *calls += c;
+    }
+    return 0;
+}
+
+/* Remove the lock key left by an earlier run, wherever ops keeps it. */
+static int clear_lock_key(const struct lock_ops *ops, const struct run_env *env, const char *key,
+                          struct lab_err *err)
+{
+    if (!(ops->caps & LOCK_CAP_MULTI_MASTER))
+        return redis_admin_del(env->redis_host, env->redis_port, key, err);
+    for (int i = 0; i < env->n_masters; i++)
+        if (redis_admin_del(env->masters[i].host, env->masters[i].port, key, err) != 0)
+            return -1;
+    return 0;
 }
 
 int runner_run(const struct scenario *s, const struct lock_ops *ops, const struct run_env *env,
@@ -471,9 +555,8 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
         return -1;
     int64_t calls_before = 0;
     if (workload_reset(s, &env->stock, &rg.head->counter, err) != 0 ||
-        (uses_redis(ops) &&
-         (redis_admin_del(env->redis_host, env->redis_port, s->lock_key, err) != 0 ||
-          redis_admin_calls(env->redis_host, env->redis_port, &calls_before, err) != 0))) {
+        (uses_redis(ops) && (clear_lock_key(ops, env, s->lock_key, err) != 0 ||
+                             server_calls(ops, env, &calls_before, err) != 0))) {
         munmap(rg.base, rg.size);
         return -1;
     }
@@ -530,7 +613,7 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
         rc = -1;
     if (rc == 0 && uses_redis(ops)) {
         int64_t calls_after = 0;
-        if (redis_admin_calls(env->redis_host, env->redis_port, &calls_after, err) == 0 &&
+        if (server_calls(ops, env, &calls_after, err) == 0 &&
             res->acquired > 0)
             res->server_ops_per_acquire = (double)(calls_after - calls_before) / (double)res->acquired;
     }

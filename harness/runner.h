@@ -42,6 +42,9 @@ struct run_result {
     double throughput_per_s;     /* acquired / elapsed */
 
     int64_t acquired, timeouts, errors, released, release_not_owner, release_errors;
+    int64_t release_deleted_other; /* releases that removed a lock another client held */
+    int64_t nested_acquired;       /* reentrant workload: nested acquires granted */
+    int64_t nested_timeouts;       /* reentrant workload: nested acquires timed out (blocked) */
     struct lock_stats stats;     /* summed over clients */
 
     struct hist acquire, hold, release, handoff; /* microseconds */

@@ -89,7 +89,7 @@ int workload_open(struct workload_client **out, const struct scenario *s,
 
 enum workload_step workload_step(struct workload_client *w, struct lab_err *err)
 {
-    if (w->s->workload == WORKLOAD_COUNTER) {
+    if (w->s->workload != WORKLOAD_STOCK) {
         int64_t v = *w->counter;
         lab_sleep_ns(w->s->business_ns, w->stop);
         *w->counter = v + 1;
@@ -121,7 +121,7 @@ int workload_outcome(const struct scenario *s, const struct workload_target *t,
                      struct workload_outcome *out, struct lab_err *err)
 {
     *out = (struct workload_outcome){0};
-    if (s->workload == WORKLOAD_COUNTER) {
+    if (s->workload != WORKLOAD_STOCK) {
         out->units_done = units_reported;
         out->final_value = *counter;
         out->lost_updates = units_reported - *counter;

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lock.h"
 
@@ -33,8 +34,14 @@ static int local_open(struct lock_client **out, const struct lock_env *env, stru
 static enum lock_status local_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                                       struct lab_err *err)
 {
-    (void)key, (void)wait_ns;
-    int rc = pthread_mutex_lock(&c->mutex);
+    (void)key;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += wait_ns / 1000000000 + (until.tv_nsec + wait_ns % 1000000000) / 1000000000;
+    until.tv_nsec = (until.tv_nsec + wait_ns % 1000000000) % 1000000000;
+    int rc = pthread_mutex_timedlock(&c->mutex, &until);
+    if (rc == ETIMEDOUT)
+        return LOCK_TIMEOUT; /* only a nested acquire can find it taken: not reentrant */
     if (rc) {
         lab_err_set(err, rc, "pthread_mutex_lock: %s", strerror(rc));
         return LOCK_ERROR;

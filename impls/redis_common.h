@@ -99,6 +99,13 @@ enum release_status redis_release_script(struct lock_client *c, const char *key,
 extern const char redis_compare_and_delete_lua[]; /* del if ours: 1 deleted, 0 not ours */
 extern const char redis_compare_and_pexpire_lua[]; /* pexpire if ours: 1 extended, 0 not */
 
+/* redis-watchdog's hooks (redis_watchdog.c), which redis-reentrant builds on. */
+int redis_watchdog_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err);
+enum lock_status redis_watchdog_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
+                                        struct lab_err *err);
+enum release_status redis_watchdog_release(struct lock_client *c, const char *key,
+                                           struct lab_err *err);
+
 /* TTL in whole milliseconds, at least 1. */
 long long redis_ttl_ms(const struct lock_client *c);
 

@@ -16,11 +16,17 @@ extern const struct lock_ops lock_redis_setnx_expire;
 extern const struct lock_ops lock_redis_set_del;
 extern const struct lock_ops lock_redis_get_del;
 extern const struct lock_ops lock_redis_lua;
+extern const struct lock_ops lock_redis_watchdog;
+extern const struct lock_ops lock_redis_reentrant;
+extern const struct lock_ops lock_redis_script;
 
 const struct lock_ops *const lock_registry[] = {
     &lock_none,          &lock_local_mutex,   &lock_redis_check_then_set,
     &lock_redis_setnx_expire, &lock_redis_set_del, &lock_redis_get_del,
     &lock_redis_lua,
+    &lock_redis_watchdog,
+    &lock_redis_reentrant,
+    &lock_redis_script,
 };
 
 const int lock_registry_count = (int)(sizeof lock_registry / sizeof lock_registry[0]);
