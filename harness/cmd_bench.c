@@ -19,7 +19,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <hiredis/hiredis.h>
+
 #include "../impls/lock.h"
+#include "redis_admin.h"
 #include "backends.h"
 #include "cli.h"
 #include "runner.h"
@@ -32,6 +35,7 @@ static void bench_usage(FILE *f)
     fprintf(f,
             "usage: locklab bench overhead [--seconds S] [--rounds R] [--min-ratio X]\n"
             "                              [--redis HOST:PORT]\n"
+            "       locklab bench handoff --help\n"
             "\n"
             "Compare a bare hiredis SET NX PX + EVALSHA loop with locklab running\n"
             "redis-lua (1 client, counter workload, no business time) on the same Redis.\n"
@@ -89,31 +93,51 @@ static double run_bare(const char *bin, const char *host, int port, double secon
     return (double)cycles * 1e9 / (double)ns;
 }
 
+/* A counter-workload scenario on one hot key, for the benchmarks. */
+static void bench_scenario(struct scenario *s, const char *name, int clients, double seconds)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->path, sizeof s->path, "(bench %s)", name);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->clients = clients;
+    s->max_duration_ns = (int64_t)(seconds * 1e9);
+    snprintf(s->lock_key, sizeof s->lock_key, "locklab-%s", name);
+    s->ttl_ns = 30LL * 1000000000;
+    s->wait_ns = 30LL * 1000000000;
+    s->retry_interval_ns = 100LL * 1000000;
+    s->watchdog_lease_ns = 30LL * 1000000000;
+    s->workload = WORKLOAD_COUNTER;
+}
+
+/* Run impl through s on Redis host:port; the result (caller frees) when the
+ * run completed safe, else NULL with err filled. */
+static struct run_result *bench_run(const struct scenario *s, const char *impl, const char *host,
+                                    int port, struct lab_err *err)
+{
+    const struct lock_ops *ops = lock_find(impl);
+    struct run_env env = {.redis_host = host, .redis_port = port};
+    struct run_result *res = malloc(sizeof *res);
+    if (!ops || !res) {
+        lab_err_set(err, ENOENT, "%s", ops ? "out of memory" : "unknown implementation");
+        free(res);
+        return NULL;
+    }
+    if (runner_run(s, ops, &env, &lab_stop, res, err) == 0 && res->verdict == VERDICT_SAFE)
+        return res;
+    if (!err->code)
+        lab_err_set(err, EIO, "%s ended %s: %s", impl, verdict_name(res->verdict),
+                    res->first_error);
+    free(res);
+    return NULL;
+}
+
 /* Run locklab's runner once; acquire+release cycles per second, or -1. */
 static double run_locklab(const char *host, int port, double seconds, struct lab_err *err)
 {
     static struct scenario s;
-    memset(&s, 0, sizeof s);
-    snprintf(s.path, sizeof s.path, "(bench overhead)");
-    snprintf(s.name, sizeof s.name, "overhead");
-    s.n_impls = 1;
-    snprintf(s.impls[0], sizeof s.impls[0], "redis-lua");
-    s.clients = 1;
-    s.max_duration_ns = (int64_t)(seconds * 1e9);
-    snprintf(s.lock_key, sizeof s.lock_key, "locklab-overhead");
-    s.ttl_ns = 30LL * 1000000000;
-    s.wait_ns = 10LL * 1000000000;
-    s.retry_interval_ns = 100LL * 1000000;
-    s.workload = WORKLOAD_COUNTER;
-    struct run_env env = {.redis_host = host, .redis_port = port};
-    struct run_result *res = malloc(sizeof *res);
-    double rate = -1;
-    if (res && runner_run(&s, lock_find("redis-lua"), &env, &lab_stop, res, err) == 0 &&
-        res->verdict == VERDICT_SAFE)
-        rate = res->throughput_per_s;
-    else if (res && !err->code)
-        lab_err_set(err, EIO, "locklab run ended %s: %s", verdict_name(res->verdict),
-                    res->first_error);
+    bench_scenario(&s, "overhead", 1, seconds);
+    struct run_result *res = bench_run(&s, "redis-lua", host, port, err);
+    double rate = res ? res->throughput_per_s : -1;
     free(res);
     return rate;
 }
@@ -216,6 +240,145 @@ static int bench_overhead(int argc, char **argv)
     return ratio >= min_ratio ? LAB_EXIT_OK : LAB_EXIT_EXPECT;
 }
 
+/* Median loopback round trip to Redis (PING), in microseconds, or -1. */
+static double ping_rtt_us(const char *host, int port, int n, struct lab_err *err)
+{
+    redisContext *c = redis_admin_connect("Redis", host, port, 5000, err);
+    if (!c)
+        return -1;
+    double *v = malloc((size_t)n * sizeof *v);
+    int got = 0;
+    for (; v && got < n; got++) {
+        int64_t t0 = lab_now_ns();
+        redisReply *r = redisCommand(c, "PING");
+        if (!r)
+            break;
+        freeReplyObject(r);
+        v[got] = (double)(lab_now_ns() - t0) / 1e3;
+    }
+    redisFree(c);
+    double m = got == n ? median(v, n) : -1;
+    if (m < 0)
+        lab_err_set(err, EIO, "PING failed");
+    free(v);
+    return m;
+}
+
+static void handoff_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: locklab bench handoff [--clients N] [--seconds S] [--max-rtts X]\n"
+            "                             [--redis HOST:PORT]\n"
+            "\n"
+            "N clients (default 16) on one hot key, counter workload, 200 us of business\n"
+            "time: the handoff gap (one holder's exit to a waiting client's entry) of\n"
+            "redis-lua polling every 100 ms, redis-lua with exponential backoff (1 ms to\n"
+            "32 ms, jittered) and redisson (woken by pub/sub), next to the loopback round\n"
+            "trip measured in the same run: an idle PING before, and each run's median\n"
+            "release (one round trip under the run's own load). Exits 1 when redisson's\n"
+            "median handoff is more than --max-rtts of its in-run round trips (default 5).\n");
+}
+
+static int bench_handoff(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"clients", required_argument, NULL, 'c'},
+                                              {"seconds", required_argument, NULL, 's'},
+                                              {"max-rtts", required_argument, NULL, 'm'},
+                                              {"redis", required_argument, NULL, 'r'},
+                                              {"help", no_argument, NULL, 'h'},
+                                              {NULL, 0, NULL, 0}};
+    double seconds = 5, max_rtts = 5;
+    int clients = 16, ch;
+    const char *redis = NULL;
+    opterr = 0;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        char *end = NULL;
+        switch (ch) {
+        case 'c': clients = (int)strtol(optarg, &end, 10); break;
+        case 's': seconds = strtod(optarg, &end); break;
+        case 'm': max_rtts = strtod(optarg, &end); break;
+        case 'r': redis = optarg; break;
+        case 'h': handoff_usage(stdout); return LAB_EXIT_OK;
+        default:
+            fprintf(stderr, "locklab: bench handoff: unknown or incomplete option '%s'\n\n",
+                    argv[optind - 1]);
+            handoff_usage(stderr);
+            return LAB_EXIT_USAGE;
+        }
+        if (end && *end) {
+            fprintf(stderr, "locklab: bench handoff: '%s' is not a number\n", optarg);
+            return LAB_EXIT_USAGE;
+        }
+    }
+    if (optind < argc || clients < 2 || clients > SCN_MAX_CLIENTS || seconds <= 0 ||
+        seconds > 600 || max_rtts <= 0) {
+        fprintf(stderr, "locklab: bench handoff: bad arguments (clients 2..%d, seconds 0..600)\n",
+                SCN_MAX_CLIENTS);
+        return LAB_EXIT_USAGE;
+    }
+    stop_install();
+    struct backends b;
+    struct lab_err err = {0};
+    if (backends_start(&b, true, false, 0, redis, &err) != 0) {
+        fprintf(stderr, "locklab: %s\n", err.msg);
+        return LAB_EXIT_ENV;
+    }
+    double rtt = ping_rtt_us(b.redis_host, b.redis_port, 2000, &err);
+    printf("handoff: %d clients on one hot key, %.1f s each, Redis %s:%d\n"
+           "idle loopback round trip (PING, median of 2000): %.1f us\n"
+           "%-28s %9s %9s %9s %12s %9s\n",
+           clients, seconds, b.redis_host, b.redis_port, rtt, "design", "handoffs", "p50 us",
+           "p99 us", "release p50", "wake/rel");
+    static const struct {
+        const char *label, *impl;
+        enum retry_kind retry;
+        int64_t interval_ns;
+    } runs[] = {{"redis-lua, 100 ms polling", "redis-lua", RETRY_FIXED, 100000000},
+                {"redis-lua, backoff 1-32 ms", "redis-lua", RETRY_BACKOFF, 1000000},
+                {"redisson (pub/sub)", "redisson", RETRY_FIXED, 100000000}};
+    double redisson_p50 = -1, run_rtt = -1;
+    int code = rtt > 0 ? LAB_EXIT_OK : LAB_EXIT_ENV;
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0] && code == LAB_EXIT_OK && !lab_stop; i++) {
+        static struct scenario s;
+        bench_scenario(&s, "handoff", clients, seconds);
+        s.retry = runs[i].retry;
+        s.retry_interval_ns = runs[i].interval_ns;
+        s.business_ns = 200000;
+        struct run_result *res = bench_run(&s, runs[i].impl, b.redis_host, b.redis_port, &err);
+        if (!res) {
+            code = lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
+            break;
+        }
+        double p50 = (double)hist_percentile(&res->handoff, 50);
+        double rel = (double)hist_percentile(&res->release, 50);
+        printf("%-28s %9lld %9.0f %9lld %12.0f %9.2f\n", runs[i].label,
+               (long long)res->handoff.total, p50, (long long)hist_percentile(&res->handoff, 99),
+               rel, res->wakeups_per_release);
+        fflush(stdout);
+        if (!strcmp(runs[i].impl, "redisson")) {
+            redisson_p50 = p50;
+            run_rtt = rel;
+        }
+        free(res);
+    }
+    backends_stop(&b);
+    if (lab_stop)
+        return LAB_EXIT_INTERRUPTED;
+    if (code != LAB_EXIT_OK) {
+        fprintf(stderr, "locklab: bench handoff: %s\n", err.msg);
+        return code;
+    }
+    /* The bar is in round trips as the clients saw them in the same run: a
+     * redisson release is one EVALSHA, one round trip under the same load
+     * (16 processes on the machine's cores), where an idle PING is not. */
+    double ratio = redisson_p50 / run_rtt;
+    printf("redisson p50 handoff = %.1f in-run round trips (release p50 %.0f us), "
+           "%.1f idle PINGs (bar %.1f in-run round trips: %s)\n",
+           ratio, run_rtt, redisson_p50 / rtt, max_rtts, ratio <= max_rtts ? "ok" : "FAIL");
+    return ratio <= max_rtts ? LAB_EXIT_OK : LAB_EXIT_EXPECT;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -224,6 +387,8 @@ int cmd_bench(int argc, char **argv)
     }
     if (!strcmp(argv[1], "overhead"))
         return bench_overhead(argc - 1, argv + 1);
-    fprintf(stderr, "locklab: unknown benchmark '%s' (known: overhead)\n", argv[1]);
+    if (!strcmp(argv[1], "handoff"))
+        return bench_handoff(argc - 1, argv + 1);
+    fprintf(stderr, "locklab: unknown benchmark '%s' (known: overhead, handoff)\n", argv[1]);
     return LAB_EXIT_USAGE;
 }
