@@ -544,6 +544,12 @@ static int clear_lock_key(const struct lock_ops *ops, const struct run_env *env,
 int runner_run(const struct scenario *s, const struct lock_ops *ops, const struct run_env *env,
                volatile int *stop, struct run_result *res, struct lab_err *err)
 {
+    /* a redlock run uses the scenario's own number of masters, even when
+     * another scenario of the same invocation had more started */
+    struct run_env own = *env;
+    if (own.n_masters > s->redis_masters)
+        own.n_masters = s->redis_masters;
+    env = &own;
     memset(res, 0, sizeof *res);
     res->ops = ops;
     snprintf(res->scenario, sizeof res->scenario, "%s", s->name);

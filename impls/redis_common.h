@@ -15,7 +15,7 @@
 #include <hiredis/hiredis.h>
 
 #include "lock.h"
-#include "poll.h"
+#include "lock_poll.h"
 #include "watchdog.h"
 
 /* A Lua script and, once loaded, its SHA1. */
@@ -29,7 +29,7 @@ struct lock_client {
     redisContext *rc;              /* connection to the lock store */
     const struct lock_env *env;    /* harness settings and counters */
     char token[64];                /* this client's identity (128 random bits in hex, or more) */
-    lock_try_fn attempt;           /* the design's single acquire attempt (poll.h) */
+    lock_try_fn attempt;           /* the design's single acquire attempt (lock_poll.h) */
     struct redis_script acquire;   /* scripts, as the design needs them */
     struct redis_script release;
     struct redis_script renew;     /* run by the watchdog on wd_rc */
@@ -82,7 +82,7 @@ int redis_set_nx_px(struct lock_client *c, const char *key, const char *value, s
 int redis_del(struct lock_client *c, const char *key, struct lab_err *err);
 
 /* The acquire hook of every polling Redis design: c->attempt until granted
- * or the wait budget is spent (impls/poll.h). */
+ * or the wait budget is spent (impls/lock_poll.h). */
 enum lock_status redis_poll_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                                     struct lab_err *err);
 

@@ -16,6 +16,8 @@ extern const struct lock_ops lock_redis_setnx_expire;
 extern const struct lock_ops lock_redis_set_del;
 extern const struct lock_ops lock_redis_get_del;
 extern const struct lock_ops lock_redis_lua;
+extern const struct lock_ops lock_redlock;
+extern const struct lock_ops lock_redisson;
 extern const struct lock_ops lock_redis_watchdog;
 extern const struct lock_ops lock_redis_reentrant;
 extern const struct lock_ops lock_redis_script;
@@ -24,8 +26,10 @@ const struct lock_ops *const lock_registry[] = {
     &lock_none,          &lock_local_mutex,   &lock_redis_check_then_set,
     &lock_redis_setnx_expire, &lock_redis_set_del, &lock_redis_get_del,
     &lock_redis_lua,
+    &lock_redisson,
     &lock_redis_watchdog,
     &lock_redis_reentrant,
+    &lock_redlock,
     &lock_redis_script,
 };
 

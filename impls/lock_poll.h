@@ -1,5 +1,5 @@
 /*
- * poll.h - the retry loop shared by every lock design that polls.
+ * lock_poll.h - the retry loop shared by every lock design that polls.
  *
  * Most Redis locks people ship are "try, and if taken, sleep and try
  * again" (the classic 100 ms sleep of the seeds' RedisLockUtil). One loop
@@ -8,8 +8,8 @@
  * fixed interval or an exponentially growing, jittered one between tries,
  * and counts every failed attempt as a poll.
  */
-#ifndef LOCKLAB_POLL_H
-#define LOCKLAB_POLL_H
+#ifndef LOCKLAB_LOCK_POLL_H
+#define LOCKLAB_LOCK_POLL_H
 
 #include "lock.h"
 

@@ -1,5 +1,5 @@
 /*
- * poll.c - the shared polling loop (see poll.h).
+ * lock_poll.c - the shared polling loop (see lock_poll.h).
  *
  * Backoff uses "equal jitter": the sleep is half the current step plus a
  * random part of the other half, so clients that collided once spread out
@@ -7,7 +7,7 @@
  * differ between clients, not to be unpredictable, so a xorshift generator
  * seeded once per process from the OS random source is enough.
  */
-#include "poll.h"
+#include "lock_poll.h"
 
 static uint64_t jitter_state;
 

@@ -1,0 +1,459 @@
+/*
+ * redisson.c - the Redisson RLock protocol: a hash of hold counts, pub/sub
+ * wakeups, and a watchdog when no lease is given.
+ *
+ * The lock is a Redis hash at the key whose single field is the owner id
+ * "<client-uuid>:<thread-id>" and whose value is the hold count, so the
+ * same owner may take it again (reentrancy lives in Redis, not in the
+ * client). Acquire, release and renew are each one Lua script: acquire
+ * increments the owner's count and sets the lease, or returns the key's
+ * remaining PTTL when someone else holds it; release decrements and, at
+ * zero, deletes the key and PUBLISHes on the lock's channel; renew extends
+ * the lease if the owner's field is still there.
+ *
+ * What sets the design apart is how it waits: a loser SUBSCRIBEs to the
+ * lock's channel on a second connection, tries once more (the release may
+ * have come before the subscription took effect), and then sleeps until an
+ * unlock message arrives or the returned TTL runs out, whichever is first,
+ * and tries again; after the grant it UNSUBSCRIBEs. Every waiter gets every
+ * message, so a release wakes the whole herd (notifications per release
+ * approaches the number of waiters), but the handoff costs a few round
+ * trips instead of a polling interval.
+ *
+ * With an explicit lease (lock.lease) the lock simply expires after it;
+ * without one, the lease is lock.watchdog_lease (30 s, Redisson's
+ * lockWatchdogTimeout) and a watchdog thread renews it every lease/3 while
+ * the lock is held. How it breaks: a lease shorter than the business time
+ * gives two holders, a paused process loses it to its own lease, and,
+ * above all, Redis replicates asynchronously: a master that granted the
+ * lock and failed before the write reached a replica leaves a promoted
+ * replica with no lock, which it grants to the next client.
+ */
+#include "redis_common.h"
+#include "redis_admin.h"
+
+#include <errno.h>
+#include <sys/poll.h> /* not <poll.h>: impls/poll.h shadows it on the include path */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RSN_TIMEOUT_MS 10000              /* connect/command timeout, as redis_common's */
+#define RSN_STOP_CHECK_NS (50LL * 1000000) /* longest sleep between looks at env->stop */
+#define RSN_THREAD_ID "1"                 /* a client process is one thread */
+#define RSN_UNLOCK_MESSAGE "0"            /* Redisson's LockPubSub.UNLOCK_MESSAGE */
+
+/* ---------------------------------------------------------------- scripts */
+
+/* KEYS[1] lock; ARGV[1] lease ms, ARGV[2] owner. nil when granted (first
+ * or nested hold), else the PTTL of the holder's lock. */
+static const char rsn_acquire_lua[] =
+    "if redis.call('exists', KEYS[1]) == 0 then\n"
+    "  redis.call('hincrby', KEYS[1], ARGV[2], 1)\n"
+    "  redis.call('pexpire', KEYS[1], ARGV[1])\n"
+    "  return nil\n"
+    "end\n"
+    "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then\n"
+    "  redis.call('hincrby', KEYS[1], ARGV[2], 1)\n"
+    "  redis.call('pexpire', KEYS[1], ARGV[1])\n"
+    "  return nil\n"
+    "end\n"
+    "return redis.call('pttl', KEYS[1])\n";
+
+/* KEYS[1] lock, KEYS[2] channel; ARGV[1] unlock message, ARGV[2] lease ms,
+ * ARGV[3] owner. nil: not ours; 0: still held (nested); 1: released. */
+static const char rsn_release_lua[] =
+    "if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then\n"
+    "  return nil\n"
+    "end\n"
+    "local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1)\n"
+    "if counter > 0 then\n"
+    "  redis.call('pexpire', KEYS[1], ARGV[2])\n"
+    "  return 0\n"
+    "end\n"
+    "redis.call('del', KEYS[1])\n"
+    "redis.call('publish', KEYS[2], ARGV[1])\n"
+    "return 1\n";
+
+/* KEYS[1] lock; ARGV[1] lease ms, ARGV[2] owner. 1 extended, 0 not ours. */
+static const char rsn_renew_lua[] =
+    "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then\n"
+    "  redis.call('pexpire', KEYS[1], ARGV[1])\n"
+    "  return 1\n"
+    "end\n"
+    "return 0\n";
+
+/* ---------------------------------------------------------------- state */
+
+/* The design's state, in lock_client.ext. */
+struct redisson {
+    redisContext *ps;      /* pub/sub connection: SUBSCRIBE, messages, UNSUBSCRIBE */
+    char owner[80];        /* hash field: "<client token>:<thread id>" */
+    char lease[24];        /* lease in ms, as sent to the scripts */
+    bool watchdog;         /* no explicit lease: the watchdog renews */
+    int pending_sub;       /* SUBSCRIBEs sent whose confirmation is not read yet */
+    char channel[300];     /* channel of the key being waited for */
+};
+
+static struct redisson *rsn(struct lock_client *c)
+{
+    return c->ext;
+}
+
+/* Redisson's channel name for a lock. -1 with err filled when too long. */
+static int rsn_channel(char *out, size_t len, const char *key, struct lab_err *err)
+{
+    int n = snprintf(out, len, "redisson_lock__channel:{%s}", key);
+    if (n < 0 || (size_t)n >= len) {
+        lab_err_set(err, ENAMETOOLONG, "redisson: lock key too long for a channel name");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- pub/sub */
+
+/* Send one command on the pub/sub connection without reading its
+ * confirmation (it arrives in order with the messages). 0 or -1. */
+static int ps_send(struct lock_client *c, const char *cmd, const char *channel,
+                   struct lab_err *err)
+{
+    redisContext *ps = rsn(c)->ps;
+    const char *argv[] = {cmd, channel};
+    int done = 0;
+    c->env->stats->round_trips++;
+    if (redisAppendCommandArgv(ps, 2, argv, NULL) != REDIS_OK)
+        goto fail;
+    while (!done)
+        if (redisBufferWrite(ps, &done) != REDIS_OK)
+            goto fail;
+    return 0;
+fail:
+    lab_err_set(err, ps->err ? ps->err : EIO, "redis pub/sub: %s", ps->errstr);
+    return -1;
+}
+
+/* Read one reply from the pub/sub connection by deadline (CLOCK_MONOTONIC
+ * ns): what the reader holds already first, then poll() the socket in
+ * slices of at most RSN_STOP_CHECK_NS so that a stopping run is noticed.
+ * (hiredis' own SO_RCVTIMEO would leave the context dead on a timeout.)
+ * 1 with *out set, 0 when the deadline passed or the run is stopping,
+ * -1 with err filled. */
+static int ps_read(struct lock_client *c, int64_t deadline, redisReply **out,
+                   struct lab_err *err)
+{
+    redisContext *ps = rsn(c)->ps;
+    for (;;) {
+        void *reply = NULL;
+        if (redisGetReplyFromReader(ps, &reply) != REDIS_OK)
+            break;
+        if (reply) {
+            *out = reply;
+            return 1;
+        }
+        int64_t left = deadline - lab_now_ns();
+        if (left <= 0 || *c->env->stop)
+            return 0;
+        if (left > RSN_STOP_CHECK_NS)
+            left = RSN_STOP_CHECK_NS;
+        struct pollfd pfd = {.fd = ps->fd, .events = POLLIN};
+        struct timespec ts = {left / 1000000000, left % 1000000000};
+        int n = ppoll(&pfd, 1, &ts, NULL);
+        if (n < 0 && errno != EINTR) {
+            lab_err_set(err, errno, "redis pub/sub: poll: %s", strerror(errno));
+            return -1;
+        }
+        if (n > 0 && redisBufferRead(ps) != REDIS_OK)
+            break;
+    }
+    lab_err_set(err, ps->err ? ps->err : EIO, "redis pub/sub: %s", ps->errstr);
+    return -1;
+}
+
+enum ps_kind { PS_OTHER = 0, PS_SUBSCRIBED, PS_MESSAGE };
+
+/* Account for one pub/sub reply and free it: a "subscribe" confirmation
+ * settles a pending SUBSCRIBE, a "message" is a notification (PS_MESSAGE
+ * only when it is on the channel being waited for), an "unsubscribe"
+ * confirmation is nothing. -1 with err filled for an error reply. */
+static int ps_note(struct lock_client *c, redisReply *r, struct lab_err *err)
+{
+    struct redisson *st = rsn(c);
+    int kind = PS_OTHER;
+    if (r->type == REDIS_REPLY_ERROR) {
+        lab_err_set(err, EPROTO, "redis pub/sub: %s", r->str);
+        kind = -1;
+    } else if (r->type == REDIS_REPLY_ARRAY && r->elements >= 3 &&
+               r->element[0]->type == REDIS_REPLY_STRING) {
+        const char *what = r->element[0]->str;
+        if (strcmp(what, "subscribe") == 0) {
+            if (st->pending_sub > 0)
+                st->pending_sub--;
+            kind = st->pending_sub == 0 ? PS_SUBSCRIBED : PS_OTHER;
+        } else if (strcmp(what, "message") == 0) {
+            c->env->stats->notifications++;
+            const redisReply *ch = r->element[1];
+            if (ch->type == REDIS_REPLY_STRING && strcmp(ch->str, st->channel) == 0)
+                kind = PS_MESSAGE;
+        }
+    } else {
+        lab_err_set(err, EPROTO, "redis pub/sub: unexpected reply type %d", r->type);
+        kind = -1;
+    }
+    freeReplyObject(r);
+    return kind;
+}
+
+/* Read pub/sub replies until one of kind `want` or the deadline.
+ * 1 found, 0 deadline or stop, -1 error. */
+static int ps_wait_for(struct lock_client *c, int want, int64_t deadline, struct lab_err *err)
+{
+    for (;;) {
+        redisReply *r = NULL;
+        int got = ps_read(c, deadline, &r, err);
+        if (got <= 0)
+            return got;
+        int kind = ps_note(c, r, err);
+        if (kind < 0)
+            return -1;
+        if (kind == want)
+            return 1;
+    }
+}
+
+/* SUBSCRIBE to the channel of key and wait for the confirmation (every
+ * earlier SUBSCRIBE's too, so that the subscription is surely in effect).
+ * Messages and confirmations left over from earlier waits are read on the
+ * way. 1 subscribed, 0 deadline or stop (the confirmation is read later),
+ * -1 error. */
+static int ps_subscribe(struct lock_client *c, const char *key, int64_t deadline,
+                        struct lab_err *err)
+{
+    struct redisson *st = rsn(c);
+    if (rsn_channel(st->channel, sizeof st->channel, key, err) != 0 ||
+        ps_send(c, "SUBSCRIBE", st->channel, err) != 0)
+        return -1;
+    st->pending_sub++;
+    return ps_wait_for(c, PS_SUBSCRIBED, deadline, err);
+}
+
+/* ---------------------------------------------------------------- lock */
+
+/* One acquire script call: 1 granted, 0 held by another (*ttl_ms = its
+ * PTTL, -1 when it has none), -1 error. */
+static int rsn_try(struct lock_client *c, const char *key, long long *ttl_ms,
+                   struct lab_err *err)
+{
+    struct redisson *st = rsn(c);
+    const char *argv[] = {key, st->lease, st->owner};
+    redisReply *r = redis_script_argv(c->rc, c->env->stats, &c->acquire, 1, 3, argv, err);
+    if (!r)
+        return -1;
+    int res = -1;
+    if (r->type == REDIS_REPLY_NIL) {
+        res = 1;
+    } else if (r->type == REDIS_REPLY_INTEGER) {
+        *ttl_ms = r->integer;
+        res = 0;
+    } else {
+        lab_err_set(err, EPROTO, "redisson: acquire script returned reply type %d", r->type);
+    }
+    freeReplyObject(r);
+    return res;
+}
+
+/* The lock is ours (once more): count the hold, arm the watchdog on the
+ * outermost one. */
+static void rsn_granted(struct lock_client *c, const char *key)
+{
+    if (c->holds++ == 0) {
+        snprintf(c->held_key, sizeof c->held_key, "%s", key);
+        if (rsn(c)->watchdog)
+            watchdog_arm(c->wd, key);
+    }
+}
+
+static enum lock_status rsn_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
+                                    struct lab_err *err)
+{
+    struct redisson *st = rsn(c);
+    if (c->holds > 0 && strcmp(key, c->held_key) != 0) {
+        lab_err_set(err, EINVAL, "redisson: this client holds '%s'; one key at a time",
+                    c->held_key);
+        return LOCK_ERROR;
+    }
+    int64_t deadline = lab_now_ns() + wait_ns;
+    long long ttl = -1;
+    int got = rsn_try(c, key, &ttl, err);
+    if (got != 0) {
+        if (got > 0)
+            rsn_granted(c, key);
+        return got > 0 ? LOCK_GRANTED : LOCK_ERROR;
+    }
+    if (lab_now_ns() >= deadline || *c->env->stop)
+        return LOCK_TIMEOUT;
+
+    /* Contended: subscribe first, then try again and sleep between tries. */
+    enum lock_status res = LOCK_TIMEOUT;
+    int sub = ps_subscribe(c, key, deadline, err);
+    if (sub < 0)
+        return LOCK_ERROR; /* the pub/sub connection is broken: nothing to unsubscribe */
+    while (sub > 0) {
+        got = rsn_try(c, key, &ttl, err);
+        if (got != 0) {
+            res = got > 0 ? LOCK_GRANTED : LOCK_ERROR;
+            break;
+        }
+        int64_t now = lab_now_ns();
+        if (now >= deadline || *c->env->stop)
+            break;
+        int64_t until = deadline; /* the holder's lease ends first, or the budget */
+        if (ttl >= 0 && ttl < (deadline - now) / 1000000)
+            until = now + (ttl > 0 ? ttl : 1) * 1000000;
+        int woke = ps_wait_for(c, PS_MESSAGE, until, err);
+        if (woke < 0) {
+            res = LOCK_ERROR;
+            break;
+        }
+        if (*c->env->stop)
+            break;
+    }
+    if (res == LOCK_GRANTED)
+        rsn_granted(c, key);
+    /* As Redisson, stop listening; the confirmation is read with the next
+     * wait's replies, so it costs the caller no round trip now. */
+    struct lab_err uerr = {0};
+    if (ps_send(c, "UNSUBSCRIBE", st->channel, &uerr) != 0 && res == LOCK_TIMEOUT) {
+        *err = uerr;
+        res = LOCK_ERROR;
+    }
+    return res;
+}
+
+static enum release_status rsn_release(struct lock_client *c, const char *key,
+                                       struct lab_err *err)
+{
+    struct redisson *st = rsn(c);
+    bool ours = c->holds > 0 && strcmp(key, c->held_key) == 0;
+    if (ours && c->holds == 1 && st->watchdog)
+        watchdog_disarm(c->wd); /* before the last release: never renew a lock we gave up */
+    char channel[sizeof st->channel];
+    if (rsn_channel(channel, sizeof channel, key, err) != 0)
+        return RELEASE_ERROR;
+    const char *argv[] = {key, channel, RSN_UNLOCK_MESSAGE, st->lease, st->owner};
+    redisReply *r = redis_script_argv(c->rc, c->env->stats, &c->release, 2, 5, argv, err);
+    if (ours)
+        c->holds--;
+    enum release_status res = RELEASE_ERROR;
+    if (!r)
+        ;
+    else if (r->type == REDIS_REPLY_NIL)
+        res = RELEASE_NOT_OWNER;
+    else if (r->type == REDIS_REPLY_INTEGER)
+        res = RELEASE_OK;
+    else
+        lab_err_set(err, EPROTO, "redisson: release script returned reply type %d", r->type);
+    /* Gone from Redis (released at last, or expired): no hold is left. */
+    if (ours && r && (r->type == REDIS_REPLY_NIL ||
+                      (r->type == REDIS_REPLY_INTEGER && r->integer == 1)))
+        c->holds = 0;
+    if (ours && c->holds == 0 && st->watchdog)
+        watchdog_disarm(c->wd);
+    if (r)
+        freeReplyObject(r);
+    return res;
+}
+
+/* ---------------------------------------------------------------- watchdog */
+
+/* The watchdog's renewal on its own connection (the thread's only user of
+ * c->wd_rc and c->renew): 1 extended, 0 no longer ours, -1 error. */
+static int rsn_renew(void *arg, const char *key)
+{
+    struct lock_client *c = arg;
+    struct redisson *st = rsn(c);
+    struct lab_err err = {0};
+    const char *argv[] = {key, st->lease, st->owner};
+    redisReply *r = redis_script_argv(c->wd_rc, NULL, &c->renew, 1, 3, argv, &err);
+    if (!r)
+        return -1;
+    int v = r->type == REDIS_REPLY_INTEGER ? r->integer == 1 : -1;
+    freeReplyObject(r);
+    return v;
+}
+
+/* ---------------------------------------------------------------- open/close */
+
+static void rsn_close(struct lock_client *c)
+{
+    if (!c)
+        return;
+    watchdog_stop(c->wd); /* first: its renewals read c->ext */
+    c->wd = NULL;
+    struct redisson *st = c->ext;
+    if (st) {
+        if (st->ps)
+            redisFree(st->ps);
+        free(st);
+        c->ext = NULL;
+    }
+    redis_lock_close(c);
+}
+
+static int rsn_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
+{
+    if (redis_lock_open(out, env, NULL, err) != 0)
+        return -1;
+    struct lock_client *c = *out;
+    struct redisson *st = calloc(1, sizeof *st);
+    if (!st) {
+        lab_err_set(err, ENOMEM, "out of memory");
+        goto fail;
+    }
+    c->ext = st;
+    snprintf(st->owner, sizeof st->owner, "%s:%s", c->token, RSN_THREAD_ID);
+    st->watchdog = env->lease_ns <= 0;
+    int64_t lease_ns = st->watchdog ? env->watchdog_lease_ns : env->lease_ns;
+    long long lease_ms = lease_ns / 1000000;
+    if (lease_ms < 1)
+        lease_ms = 1;
+    snprintf(st->lease, sizeof st->lease, "%lld", lease_ms);
+
+    c->acquire.src = rsn_acquire_lua;
+    c->release.src = rsn_release_lua;
+    if (redis_script_load(c->rc, &c->acquire, err) != 0 ||
+        redis_script_load(c->rc, &c->release, err) != 0)
+        goto fail;
+    st->ps = redis_admin_connect("Redis (pub/sub)", env->redis_host, env->redis_port,
+                                 RSN_TIMEOUT_MS, err);
+    if (!st->ps)
+        goto fail;
+    if (st->watchdog) {
+        c->renew.src = rsn_renew_lua;
+        c->wd_rc = redis_admin_connect("Redis (watchdog)", env->redis_host, env->redis_port,
+                                       RSN_TIMEOUT_MS, err);
+        if (!c->wd_rc || redis_script_load(c->wd_rc, &c->renew, err) != 0)
+            goto fail;
+        c->wd = watchdog_start(lease_ms * 1000000 / 3, rsn_renew, c, env->stats, err);
+        if (!c->wd)
+            goto fail;
+    }
+    return 0;
+fail:
+    rsn_close(c);
+    *out = NULL;
+    return -1;
+}
+
+const struct lock_ops lock_redisson = {
+    .name = "redisson",
+    .backend = "redis",
+    .summary = "Redisson RLock: hash of hold counts, pub/sub wakeups, watchdog without a lease; "
+               "lost on async failover",
+    .caps = LOCK_CAP_TTL | LOCK_CAP_RENEWS | LOCK_CAP_REENTRANT | LOCK_CAP_NOTIFIES,
+    .open = rsn_open,
+    .acquire = rsn_acquire,
+    .release = rsn_release,
+    .close = rsn_close,
+};

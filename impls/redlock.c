@@ -1,0 +1,440 @@
+/*
+ * redlock.c - the Redlock algorithm on N independent Redis masters.
+ *
+ * What people ship as "the safe Redis lock" when one master is not enough
+ * (antirez's Redlock; Redisson's RedissonRedLock in seed 000): N masters
+ * with no replication between them. An attempt draws a fresh random token,
+ * notes the time, and sends SET key token NX PX ttl to every master at once
+ * (the commands are written to all connections before any reply is read).
+ * It is granted when a majority (N/2+1) said OK and some validity is left:
+ * validity = ttl - elapsed - drift, drift = ttl/100 + 2 ms for the clocks of
+ * the masters running at slightly different rates. Otherwise the attempt
+ * deletes its token wherever it may have been set (Lua compare-and-delete)
+ * and the client sleeps a random delay before the next one, so that clients
+ * that split the votes between them do not collide again. Every master has
+ * short connect and command timeouts: a dead or stopped master is a "no"
+ * after 50 ms, not a stalled client, and its connection (unusable after a
+ * timeout) is reopened before it is used again. Release is compare-and-
+ * delete on every master.
+ *
+ * How it breaks, all of it by timing: the validity is checked once, at the
+ * grant, and nothing checks it again. A client that pauses (GC, SIGSTOP)
+ * or whose critical section outlasts the TTL keeps acting after the keys
+ * expired on every master, as with redis-lua. A master whose clock jumps
+ * forward (or that restarts without having persisted the key) forgets the
+ * key early, and a second client can build a majority with it while the
+ * first still holds its own. And there is no fencing token: the resource
+ * cannot tell the stale holder's write from the new holder's, so a lapse
+ * turns straight into lost updates.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include <hiredis/hiredis.h>
+
+#include "lock.h"
+#include "redis_admin.h"
+
+/* Per-master connect and command timeout while the run goes on: far below
+ * any sensible TTL, far above a loopback round trip. */
+#define REDLOCK_TIMEOUT_MS 50
+/* The first connections are made before the run starts, with every client
+ * connecting at once: give them time, a failure there ends the client. */
+#define REDLOCK_OPEN_TIMEOUT_MS 2000
+/* Clock drift allowance: ttl / REDLOCK_DRIFT_DIV + REDLOCK_DRIFT_NS. */
+#define REDLOCK_DRIFT_DIV 100
+#define REDLOCK_DRIFT_NS 2000000LL
+/* Masters are addressed by bit in a uint32_t mask. */
+#define REDLOCK_MAX_MASTERS 32
+
+static const char redlock_unlock_lua[] =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
+    "  return redis.call('del', KEYS[1])\n"
+    "end\n"
+    "return 0\n";
+
+/* ------------------------------------------------------------------------
+ * Client state
+ * --------------------------------------------------------------------- */
+
+struct master {
+    const struct lock_endpoint *ep; /* address, owned by the harness */
+    redisContext *rc;               /* NULL while down: reconnected before the next use */
+    redisReply *reply;              /* reply of the current fan-out, NULL if none */
+    int sent;                       /* a request of the current fan-out is in flight */
+    int reloading;                  /* a SCRIPT LOAD precedes that request (reconnected) */
+    int timeout_cut;                /* its timeout was cut to a fan-out's deadline */
+};
+
+struct lock_client {
+    const struct lock_env *env; /* harness settings and counters */
+    int n;                      /* masters */
+    int quorum;                 /* n/2 + 1 */
+    struct master *m;           /* n of them */
+    long long ttl_ms;           /* PX argument, at least 1 */
+    int64_t drift_ns;           /* clock drift allowance */
+    char ttl_arg[24];           /* ttl_ms as a string */
+    char sha[41];               /* SHA1 of redlock_unlock_lua (loaded at open) */
+    char token[33];             /* token of the current (or last) attempt */
+    int answered;               /* masters that answered the last fan-out */
+    struct lab_err last;        /* the last master failure, for error messages */
+    uint64_t rng;               /* xorshift state for the retry delay */
+};
+
+/* ------------------------------------------------------------------------
+ * Connections
+ * --------------------------------------------------------------------- */
+
+static void set_timeout_ns(redisContext *rc, int64_t ns)
+{
+    struct timeval tv = {(time_t)(ns / 1000000000), (suseconds_t)(ns % 1000000000 / 1000)};
+    redisSetTimeout(rc, tv);
+}
+
+/* Forget master i's connection after a failure, keeping why in c->last. */
+static void master_drop(struct lock_client *c, int i, const char *why)
+{
+    struct master *m = &c->m[i];
+    lab_err_set(&c->last, EIO, "redlock master %d (%s:%d): %s", i, m->ep->host, m->ep->port, why);
+    if (m->rc)
+        redisFree(m->rc);
+    m->rc = NULL;
+}
+
+/* Check a SCRIPT LOAD reply from master i (NULL when none came) and keep
+ * the SHA1; drops the master when it is not one. 0 or -1. */
+static int master_script_loaded(struct lock_client *c, int i, redisReply *r)
+{
+    int ok = r && r->type == REDIS_REPLY_STRING && r->len == 40;
+    if (ok && c->sha[0] == '\0')
+        memcpy(c->sha, r->str, 41);
+    if (!ok)
+        master_drop(c, i, r && r->type == REDIS_REPLY_ERROR ? r->str
+                          : r ? "SCRIPT LOAD returned no SHA1"
+                          : c->m[i].rc->err ? c->m[i].rc->errstr : "no reply");
+    if (r)
+        freeReplyObject(r);
+    return ok ? 0 : -1;
+}
+
+/* Connect master i with a connect timeout of timeout_ms and the short
+ * command timeout. 0, or -1 with c->last set. */
+static int master_connect(struct lock_client *c, int i, int timeout_ms)
+{
+    struct master *m = &c->m[i];
+    char what[32];
+    snprintf(what, sizeof what, "redlock master %d", i);
+    m->rc = redis_admin_connect(what, m->ep->host, m->ep->port, timeout_ms, &c->last);
+    if (!m->rc)
+        return -1;
+    set_timeout_ns(m->rc, REDLOCK_TIMEOUT_MS * 1000000LL);
+    m->timeout_cut = 0;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Fan-out: one command to the masters in mask, all written before any
+ * reply is read and all replies awaited against one deadline, so an
+ * attempt costs one round trip of wall time, and a stopped master 50 ms,
+ * however many there are.
+ * --------------------------------------------------------------------- */
+
+static void replies_free(struct lock_client *c)
+{
+    for (int i = 0; i < c->n; i++) {
+        if (c->m[i].reply)
+            freeReplyObject(c->m[i].reply);
+        c->m[i].reply = NULL;
+    }
+}
+
+/* Queue argv (after a SCRIPT LOAD on a fresh connection) on master i and
+ * write it out. */
+static void master_send(struct lock_client *c, int i, int argc, const char **argv)
+{
+    struct master *m = &c->m[i];
+    if (m->timeout_cut) {
+        set_timeout_ns(m->rc, REDLOCK_TIMEOUT_MS * 1000000LL);
+        m->timeout_cut = 0;
+    }
+    if ((m->reloading &&
+         redisAppendCommand(m->rc, "SCRIPT LOAD %s", redlock_unlock_lua) != REDIS_OK) ||
+        redisAppendCommandArgv(m->rc, argc, argv, NULL) != REDIS_OK) {
+        master_drop(c, i, m->rc->errstr);
+        return;
+    }
+    int done = 0;
+    while (!done)
+        if (redisBufferWrite(m->rc, &done) != REDIS_OK) {
+            master_drop(c, i, m->rc->errstr);
+            return;
+        }
+    m->sent = 1;
+    c->env->stats->round_trips++;
+}
+
+/* Read one reply from master i, waiting no later than deadline. */
+static redisReply *master_reply(struct lock_client *c, int i, int64_t deadline)
+{
+    struct master *m = &c->m[i];
+    int64_t left = deadline - lab_now_ns();
+    if (left < REDLOCK_TIMEOUT_MS * 1000000LL - 1000000) {
+        set_timeout_ns(m->rc, left > 1000000 ? left : 1000000);
+        m->timeout_cut = 1;
+    }
+    void *r = NULL;
+    if (redisGetReply(m->rc, &r) != REDIS_OK)
+        return NULL;
+    return r;
+}
+
+/* Send argv to every master in mask and collect the replies into
+ * c->m[i].reply (NULL for a master that failed: it is dropped, and an
+ * -ERR answer counts as a failure). Sets and returns c->answered. */
+static int fanout(struct lock_client *c, uint32_t mask, int argc, const char **argv)
+{
+    for (int i = 0; i < c->n; i++) {
+        c->m[i].sent = c->m[i].reloading = 0;
+        c->m[i].reply = NULL;
+        if ((mask & (1u << i)) && c->m[i].rc)
+            master_send(c, i, argc, argv);
+    }
+    /* the masters that were down are reconnected only now, so that a
+     * connect timeout does not hold back the command to the others */
+    for (int i = 0; i < c->n; i++) {
+        struct master *m = &c->m[i];
+        if (!(mask & (1u << i)) || m->sent || m->rc)
+            continue;
+        if (master_connect(c, i, REDLOCK_TIMEOUT_MS) != 0)
+            continue;
+        m->reloading = 1;
+        master_send(c, i, argc, argv);
+    }
+    int64_t deadline = lab_now_ns() + REDLOCK_TIMEOUT_MS * 1000000LL;
+    c->answered = 0;
+    for (int i = 0; i < c->n; i++) {
+        struct master *m = &c->m[i];
+        if (!m->sent)
+            continue;
+        if (m->reloading && master_script_loaded(c, i, master_reply(c, i, deadline)) != 0)
+            continue;
+        m->reply = master_reply(c, i, deadline);
+        if (!m->reply) {
+            master_drop(c, i, m->rc->err ? m->rc->errstr : "no reply");
+            continue;
+        }
+        if (m->reply->type == REDIS_REPLY_ERROR) {
+            /* NOSCRIPT included: the reconnect reloads the script */
+            master_drop(c, i, m->reply->str);
+            freeReplyObject(m->reply);
+            m->reply = NULL;
+            continue;
+        }
+        c->answered++;
+    }
+    return c->answered;
+}
+
+/* Compare-and-delete c->token on the masters in mask; returns how many
+ * deleted it (c->answered says how many answered). */
+static int unlock_masters(struct lock_client *c, uint32_t mask, const char *key)
+{
+    const char *argv[] = {"EVALSHA", c->sha, "1", key, c->token};
+    fanout(c, mask, 5, argv);
+    int deleted = 0;
+    for (int i = 0; i < c->n; i++) {
+        redisReply *r = c->m[i].reply;
+        deleted += r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    }
+    replies_free(c);
+    return deleted;
+}
+
+/* ------------------------------------------------------------------------
+ * The lock
+ * --------------------------------------------------------------------- */
+
+static uint32_t all_masters(const struct lock_client *c)
+{
+    return c->n == 32 ? 0xffffffffu : (1u << c->n) - 1;
+}
+
+/* One Redlock attempt: 1 granted, 0 not (votes or validity short), -1 error. */
+static int redlock_try(struct lock_client *c, const char *key, struct lab_err *err)
+{
+    int rc = lab_random_hex(c->token, 16);
+    if (rc) {
+        lab_err_set(err, -rc, "cannot read the OS random source: %s", strerror(-rc));
+        return -1;
+    }
+    int64_t t0 = lab_now_ns();
+    const char *argv[] = {"SET", key, c->token, "NX", "PX", c->ttl_arg};
+    fanout(c, all_masters(c), 6, argv);
+    int votes = 0;
+    uint32_t maybe_set = 0; /* masters that may hold our token */
+    for (int i = 0; i < c->n; i++) {
+        redisReply *r = c->m[i].reply;
+        if (r && r->type == REDIS_REPLY_STATUS) {
+            votes++;
+            maybe_set |= 1u << i;
+        } else if (!r) {
+            maybe_set |= 1u << i; /* failed or timed out: the SET may have landed */
+        }
+    }
+    replies_free(c);
+    int answered = c->answered;
+    int64_t validity = c->ttl_ms * 1000000LL - (lab_now_ns() - t0) - c->drift_ns;
+    if (votes >= c->quorum && validity > 0)
+        return 1;
+    if (maybe_set)
+        unlock_masters(c, maybe_set, key);
+    c->answered = answered; /* reachability is judged on the SETs */
+    return 0;
+}
+
+/* Random delay before the next attempt: uniform in [step/2, step], the
+ * step being the retry interval, or with backoff that interval doubled
+ * per attempt up to 32 times it. */
+static int64_t retry_delay(struct lock_client *c, int attempt)
+{
+    int64_t step = c->env->retry_interval_ns;
+    if (c->env->retry_backoff)
+        step <<= attempt < 5 ? attempt : 5;
+    int64_t half = step / 2;
+    if (half <= 0)
+        return step;
+    uint64_t x = c->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c->rng = x;
+    return half + (int64_t)(x % (uint64_t)(step - half + 1));
+}
+
+/* Attempt until granted or the wait budget is spent. A budget that runs
+ * out while fewer than a quorum of masters answer is an error (the lock
+ * could not be had at any price), not contention. */
+static enum lock_status redlock_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
+                                        struct lab_err *err)
+{
+    const struct lock_env *env = c->env;
+    int64_t deadline = lab_now_ns() + wait_ns;
+    for (int n = 0;; n++) {
+        int r = redlock_try(c, key, err);
+        if (r > 0)
+            return LOCK_GRANTED;
+        if (r < 0)
+            return LOCK_ERROR;
+        env->stats->polls++;
+        int64_t left = deadline - lab_now_ns();
+        if (*env->stop)
+            return LOCK_TIMEOUT;
+        if (left <= 0) {
+            if (c->answered >= c->quorum)
+                return LOCK_TIMEOUT;
+            lab_err_set(err, EHOSTUNREACH, "only %d of %d masters answered (quorum %d); %s",
+                        c->answered, c->n, c->quorum, c->last.msg);
+            return LOCK_ERROR;
+        }
+        int64_t pause = retry_delay(c, n);
+        lab_sleep_ns(pause < left ? pause : left, env->stop);
+    }
+}
+
+/* OK when a quorum still held our token and deleted it; NOT_OWNER when a
+ * quorum answered but fewer held it (it expired, or was never ours there);
+ * ERROR only when a majority could not be asked. */
+static enum release_status redlock_release(struct lock_client *c, const char *key,
+                                           struct lab_err *err)
+{
+    int deleted = unlock_masters(c, all_masters(c), key);
+    if (deleted >= c->quorum)
+        return RELEASE_OK;
+    if (c->answered < c->quorum) {
+        lab_err_set(err, EHOSTUNREACH, "release: only %d of %d masters answered; %s",
+                    c->answered, c->n, c->last.msg);
+        return RELEASE_ERROR;
+    }
+    return RELEASE_NOT_OWNER;
+}
+
+static void redlock_close(struct lock_client *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < c->n; i++) {
+        if (c->m[i].rc)
+            redisFree(c->m[i].rc);
+    }
+    free(c->m);
+    free(c);
+}
+
+static int redlock_open(struct lock_client **out, const struct lock_env *env,
+                        struct lab_err *err)
+{
+    *out = NULL;
+    if (env->n_masters <= 0 || !env->masters) {
+        lab_err_set(err, EINVAL, "redlock needs independent Redis masters "
+                                 "(backends.redis.masters) and this run has none");
+        return -1;
+    }
+    if (env->n_masters > REDLOCK_MAX_MASTERS) {
+        lab_err_set(err, EINVAL, "redlock: %d masters, at most %d", env->n_masters,
+                    REDLOCK_MAX_MASTERS);
+        return -1;
+    }
+    struct lock_client *c = calloc(1, sizeof *c);
+    if (c)
+        c->m = calloc((size_t)env->n_masters, sizeof *c->m);
+    if (!c || !c->m) {
+        free(c);
+        lab_err_set(err, ENOMEM, "out of memory");
+        return -1;
+    }
+    c->env = env;
+    c->n = env->n_masters;
+    c->quorum = c->n / 2 + 1;
+    c->ttl_ms = env->ttl_ns / 1000000 > 0 ? env->ttl_ns / 1000000 : 1;
+    c->drift_ns = c->ttl_ms * 1000000LL / REDLOCK_DRIFT_DIV + REDLOCK_DRIFT_NS;
+    snprintf(c->ttl_arg, sizeof c->ttl_arg, "%lld", c->ttl_ms);
+    if (lab_random_bytes(&c->rng, sizeof c->rng) != 0 || c->rng == 0)
+        c->rng = (uint64_t)lab_now_ns() | 1;
+    int up = 0;
+    for (int i = 0; i < c->n; i++) {
+        c->m[i].ep = &env->masters[i];
+        if (master_connect(c, i, REDLOCK_OPEN_TIMEOUT_MS) != 0)
+            continue;
+        /* every client loads at once before the run: the open timeout */
+        set_timeout_ns(c->m[i].rc, REDLOCK_OPEN_TIMEOUT_MS * 1000000LL);
+        c->env->stats->round_trips++;
+        if (master_script_loaded(c, i, redisCommand(c->m[i].rc, "SCRIPT LOAD %s",
+                                                    redlock_unlock_lua)) != 0)
+            continue;
+        set_timeout_ns(c->m[i].rc, REDLOCK_TIMEOUT_MS * 1000000LL);
+        up++;
+    }
+    if (up < c->quorum) {
+        lab_err_set(err, ECONNREFUSED, "redlock: only %d of %d masters reachable; %s", up, c->n,
+                    c->last.msg);
+        redlock_close(c);
+        return -1;
+    }
+    *out = c;
+    return 0;
+}
+
+const struct lock_ops lock_redlock = {
+    .name = "redlock",
+    .backend = "redis",
+    .summary = "Redlock: majority of N independent masters within validity; breaks on "
+               "clock jumps and pauses, no fencing",
+    .caps = LOCK_CAP_TTL | LOCK_CAP_MULTI_MASTER,
+    .open = redlock_open,
+    .acquire = redlock_acquire,
+    .release = redlock_release,
+    .close = redlock_close,
+};
