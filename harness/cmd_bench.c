@@ -267,11 +267,12 @@ static double ping_rtt_us(const char *host, int port, int n, struct lab_err *err
 static void handoff_usage(FILE *f)
 {
     fprintf(f,
-            "usage: locklab bench handoff [--clients N] [--seconds S] [--max-rtts X]\n"
+            "usage: locklab bench handoff [--clients N] [--rounds R] [--max-rtts X]\n"
             "                             [--redis HOST:PORT]\n"
             "\n"
-            "N clients (default 16) on one hot key, counter workload, 200 us of business\n"
-            "time: the handoff gap (one holder's exit to a waiting client's entry) of\n"
+            "N clients (default 16) on one hot key, each acquiring once per round (R rounds,\n"
+            "default 20), 200 us of business time: the handoff gap (a holder's exit to the\n"
+            "entry of a client that was waiting) of\n"
             "redis-lua polling every 100 ms, redis-lua with exponential backoff (1 ms to\n"
             "32 ms, jittered) and redisson (woken by pub/sub), next to the loopback round\n"
             "trip measured in the same run: an idle PING before, and each run's median\n"
@@ -282,13 +283,13 @@ static void handoff_usage(FILE *f)
 static int bench_handoff(int argc, char **argv)
 {
     static const struct option longopts[] = {{"clients", required_argument, NULL, 'c'},
-                                              {"seconds", required_argument, NULL, 's'},
+                                              {"rounds", required_argument, NULL, 'n'},
                                               {"max-rtts", required_argument, NULL, 'm'},
                                               {"redis", required_argument, NULL, 'r'},
                                               {"help", no_argument, NULL, 'h'},
                                               {NULL, 0, NULL, 0}};
-    double seconds = 5, max_rtts = 5;
-    int clients = 16, ch;
+    double max_rtts = 5;
+    int clients = 16, rounds = 20, ch;
     const char *redis = NULL;
     opterr = 0;
     optind = 1;
@@ -296,7 +297,7 @@ static int bench_handoff(int argc, char **argv)
         char *end = NULL;
         switch (ch) {
         case 'c': clients = (int)strtol(optarg, &end, 10); break;
-        case 's': seconds = strtod(optarg, &end); break;
+        case 'n': rounds = (int)strtol(optarg, &end, 10); break;
         case 'm': max_rtts = strtod(optarg, &end); break;
         case 'r': redis = optarg; break;
         case 'h': handoff_usage(stdout); return LAB_EXIT_OK;
@@ -311,9 +312,9 @@ static int bench_handoff(int argc, char **argv)
             return LAB_EXIT_USAGE;
         }
     }
-    if (optind < argc || clients < 2 || clients > SCN_MAX_CLIENTS || seconds <= 0 ||
-        seconds > 600 || max_rtts <= 0) {
-        fprintf(stderr, "locklab: bench handoff: bad arguments (clients 2..%d, seconds 0..600)\n",
+    if (optind < argc || clients < 2 || clients > SCN_MAX_CLIENTS || rounds < 1 ||
+        rounds > 1000 || max_rtts <= 0) {
+        fprintf(stderr, "locklab: bench handoff: bad arguments (clients 2..%d, rounds 1..1000)\n",
                 SCN_MAX_CLIENTS);
         return LAB_EXIT_USAGE;
     }
@@ -325,10 +326,10 @@ static int bench_handoff(int argc, char **argv)
         return LAB_EXIT_ENV;
     }
     double rtt = ping_rtt_us(b.redis_host, b.redis_port, 2000, &err);
-    printf("handoff: %d clients on one hot key, %.1f s each, Redis %s:%d\n"
+    printf("handoff: %d clients on one hot key, %d rounds of one acquire each, Redis %s:%d\n"
            "idle loopback round trip (PING, median of 2000): %.1f us\n"
            "%-28s %9s %9s %9s %12s %9s\n",
-           clients, seconds, b.redis_host, b.redis_port, rtt, "design", "handoffs", "p50 us",
+           clients, rounds, b.redis_host, b.redis_port, rtt, "design", "handoffs", "p50 us",
            "p99 us", "release p50", "wake/rel");
     static const struct {
         const char *label, *impl;
@@ -339,28 +340,43 @@ static int bench_handoff(int argc, char **argv)
                 {"redisson (pub/sub)", "redisson", RETRY_FIXED, 100000000}};
     double redisson_p50 = -1, run_rtt = -1;
     int code = rtt > 0 ? LAB_EXIT_OK : LAB_EXIT_ENV;
+    static struct hist handoff, release;
     for (size_t i = 0; i < sizeof runs / sizeof runs[0] && code == LAB_EXIT_OK && !lab_stop; i++) {
-        static struct scenario s;
-        bench_scenario(&s, "handoff", clients, seconds);
-        s.retry = runs[i].retry;
-        s.retry_interval_ns = runs[i].interval_ns;
-        s.business_ns = 200000;
-        struct run_result *res = bench_run(&s, runs[i].impl, b.redis_host, b.redis_port, &err);
-        if (!res) {
-            code = lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
-            break;
+        hist_init(&handoff);
+        hist_init(&release);
+        int64_t wakeups = 0, releases = 0;
+        for (int r = 0; r < rounds && code == LAB_EXIT_OK && !lab_stop; r++) {
+            /* one acquire per client: every grant after the first is a
+             * handoff from a holder that leaves to a client that waited */
+            static struct scenario s;
+            bench_scenario(&s, "handoff", clients, 60);
+            s.ops_per_client = 1;
+            s.retry = runs[i].retry;
+            s.retry_interval_ns = runs[i].interval_ns;
+            s.business_ns = 200000;
+            struct run_result *res = bench_run(&s, runs[i].impl, b.redis_host, b.redis_port, &err);
+            if (!res) {
+                code = lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
+                break;
+            }
+            hist_merge(&handoff, &res->handoff);
+            hist_merge(&release, &res->release);
+            wakeups += res->stats.polls + res->stats.notifications;
+            releases += res->released + res->release_not_owner;
+            free(res);
         }
-        double p50 = (double)hist_percentile(&res->handoff, 50);
-        double rel = (double)hist_percentile(&res->release, 50);
-        printf("%-28s %9lld %9.0f %9lld %12.0f %9.2f\n", runs[i].label,
-               (long long)res->handoff.total, p50, (long long)hist_percentile(&res->handoff, 99),
-               rel, res->wakeups_per_release);
+        if (code != LAB_EXIT_OK)
+            break;
+        double p50 = (double)hist_percentile(&handoff, 50);
+        double rel = (double)hist_percentile(&release, 50);
+        printf("%-28s %9lld %9.0f %9lld %12.0f %9.2f\n", runs[i].label, (long long)handoff.total,
+               p50, (long long)hist_percentile(&handoff, 99), rel,
+               releases ? (double)wakeups / (double)releases : 0);
         fflush(stdout);
         if (!strcmp(runs[i].impl, "redisson")) {
             redisson_p50 = p50;
             run_rtt = rel;
         }
-        free(res);
     }
     backends_stop(&b);
     if (lab_stop)

@@ -215,6 +215,7 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
         }
         if (ws == WORKLOAD_SOLD_OUT)
             break;
+        lab_sleep_ns(s->think_ns, &h->stop); /* outside the lock: others get their turn */
     }
 }
 

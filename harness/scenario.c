@@ -448,6 +448,8 @@ static const struct opt workload_opts[] = {
       .help = "time spent inside the critical section" },
     { .name = "depth", .type = OPT_INT, FIELD(depth), .min = 1, .max = 16, .def = "3",
       .help = "nested acquires of the same lock for kind reentrant" },
+    { .name = "think", .type = OPT_DUR, FIELD(think_ns), .min = 0, .def = "0",
+      .help = "pause outside the lock after each release" },
     { .name = NULL }
 };
 

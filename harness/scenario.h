@@ -69,6 +69,7 @@ struct scenario {
     int64_t stock;                /* workload.stock: units for kind stock, default 100 */
     int64_t business_ns;          /* workload.business: time inside the critical section, default 0 */
     int depth;                    /* workload.depth: nested acquires for kind reentrant, default 3 */
+    int64_t think_ns;             /* workload.think: pause after each release, default 0 */
 
     int n_expect;                 /* expect: map impl -> verdict */
     struct scenario_expect expect[SCN_MAX_IMPLS + 1];
