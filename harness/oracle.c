@@ -32,7 +32,6 @@
 
 int oracle_enter(struct oracle_key *k)
 {
-    atomic_fetch_add(&k->entries, 1); /* before holders: see oracle_held_throughout() */
     int others = atomic_fetch_add(&k->holders, 1);
     int now = others + 1;
     int seen = atomic_load(&k->max_holders);
@@ -49,17 +48,22 @@ void oracle_exit(struct oracle_key *k)
     atomic_fetch_sub(&k->holders, 1);
 }
 
-int64_t oracle_entries(struct oracle_key *k)
+int64_t oracle_misdeletes(const struct oracle_interval *iv, size_t n)
 {
-    return atomic_load(&k->entries);
-}
-
-bool oracle_held_throughout(struct oracle_key *k, int64_t entries_before)
-{
-    /* holders first: an entrant bumps entries before holders, so a holder
-     * counted here that entered after entries_before changes entries */
-    int holders = atomic_load(&k->holders);
-    return holders > 0 && atomic_load(&k->entries) == entries_before;
+    int64_t count = 0;
+    for (size_t a = 0; a < n; a++) {
+        if (!(iv[a].flags & ORACLE_RELEASED_KEY))
+            continue;
+        /* later entrants on the same key, up to A's exit */
+        for (size_t b = a + 1; b < n && iv[b].key == iv[a].key && iv[b].enter_ns < iv[a].exit_ns;
+             b++) {
+            if (iv[b].enter_ns > iv[a].enter_ns && iv[b].exit_ns > iv[a].release_ns) {
+                count++;
+                break;
+            }
+        }
+    }
+    return count;
 }
 
 /* ------------------------------------------------------------------------

@@ -30,7 +30,6 @@ struct oracle_key {
     atomic_int holders;          /* clients inside the critical section now */
     atomic_int max_holders;      /* highest value holders ever reached */
     atomic_llong live_overlaps;  /* entries that found another holder inside */
-    atomic_llong entries;        /* entries so far: tells whether anyone entered meanwhile */
 };
 
 /* One critical section as a client saw it. */
@@ -38,9 +37,15 @@ struct oracle_interval {
     int64_t wait_ns;  /* CLOCK_MONOTONIC when the client started to acquire */
     int64_t enter_ns; /* when the lock was granted (entry marked) */
     int64_t exit_ns;  /* when the client left (before it sent release) */
+    int64_t release_ns; /* when the release returned */
     uint32_t key;     /* key index */
     uint32_t client;  /* client index */
+    uint32_t flags;   /* ORACLE_RELEASED_KEY when the release removed a lock from the store */
 };
+
+/* The release said it removed a lock (a DEL that deleted, a script that
+ * returned 1) from a store shared by the clients. */
+#define ORACLE_RELEASED_KEY 1u
 
 /* Mark entry: increments holders, updates max_holders and live_overlaps.
  * Returns the number of other holders found inside (0 when exclusive). */
@@ -49,15 +54,14 @@ int oracle_enter(struct oracle_key *k);
 /* Mark exit: decrements holders. */
 void oracle_exit(struct oracle_key *k);
 
-/* For telling whether a release hit someone else's lock: take
- * oracle_entries() after marking exit and before sending the release; after
- * the release, oracle_held_throughout() is true when some client was inside
- * the critical section for the whole release (it was inside already and
- * nobody entered meanwhile). A release that deleted a lock during that time
- * deleted that client's lock. Conservative: it may miss a case, it never
- * reports one that did not happen. */
-int64_t oracle_entries(struct oracle_key *k);
-bool oracle_held_throughout(struct oracle_key *k, int64_t entries_before);
+/* Count releases that removed another client's lock: interval A whose
+ * release removed a lock (ORACLE_RELEASED_KEY) while a client B that was
+ * granted the lock after A (B entered after A entered) was inside for the
+ * whole release (B entered before A's exit mark, left after A's release
+ * returned). The lock in the store was then B's, so A deleted it. Needs iv
+ * sorted by key and entry time, as oracle_analyze() leaves it. A client that
+ * crashed leaves no interval, so it cannot be mistaken for a holder. */
+int64_t oracle_misdeletes(const struct oracle_interval *iv, size_t n);
 
 struct oracle_report {
     int64_t intervals;      /* intervals analysed */

@@ -135,12 +135,15 @@ static pid_t spawn_redis(const struct server *s)
     char port[16], logpath[600];
     snprintf(port, sizeof port, "%d", s->port);
     snprintf(logpath, sizeof logpath, "%s/redis.log", s->dir);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid != 0)
         return pid;
     /* child: own process group, dies with locklab, output to its log */
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(127); /* locklab died before the death signal was set */
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);

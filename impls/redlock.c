@@ -238,11 +238,11 @@ static int fanout(struct lock_client *c, uint32_t mask, int argc, const char **a
     return c->answered;
 }
 
-/* Compare-and-delete c->token on the masters in mask; returns how many
+/* Compare-and-delete token on the masters in mask; returns how many
  * deleted it (c->answered says how many answered). */
-static int unlock_masters(struct lock_client *c, uint32_t mask, const char *key)
+static int unlock_masters(struct lock_client *c, uint32_t mask, const char *key, const char *token)
 {
-    const char *argv[] = {"EVALSHA", c->sha, "1", key, c->token};
+    const char *argv[] = {"EVALSHA", c->sha, "1", key, token};
     fanout(c, mask, 5, argv);
     int deleted = 0;
     for (int i = 0; i < c->n; i++) {
@@ -265,13 +265,16 @@ static uint32_t all_masters(const struct lock_client *c)
 /* One Redlock attempt: 1 granted, 0 not (votes or validity short), -1 error. */
 static int redlock_try(struct lock_client *c, const char *key, struct lab_err *err)
 {
-    int rc = lab_random_hex(c->token, 16);
+    /* the attempt's own token: a failed (e.g. nested) attempt must not
+     * overwrite the token of a lock this client already holds */
+    char token[sizeof c->token];
+    int rc = lab_random_hex(token, 16);
     if (rc) {
         lab_err_set(err, -rc, "cannot read the OS random source: %s", strerror(-rc));
         return -1;
     }
     int64_t t0 = lab_now_ns();
-    const char *argv[] = {"SET", key, c->token, "NX", "PX", c->ttl_arg};
+    const char *argv[] = {"SET", key, token, "NX", "PX", c->ttl_arg};
     fanout(c, all_masters(c), 6, argv);
     int votes = 0;
     uint32_t maybe_set = 0; /* masters that may hold our token */
@@ -287,10 +290,12 @@ static int redlock_try(struct lock_client *c, const char *key, struct lab_err *e
     replies_free(c);
     int answered = c->answered;
     int64_t validity = c->ttl_ms * 1000000LL - (lab_now_ns() - t0) - c->drift_ns;
-    if (votes >= c->quorum && validity > 0)
+    if (votes >= c->quorum && validity > 0) {
+        memcpy(c->token, token, sizeof token);
         return 1;
+    }
     if (maybe_set)
-        unlock_masters(c, maybe_set, key);
+        unlock_masters(c, maybe_set, key, token);
     c->answered = answered; /* reachability is judged on the SETs */
     return 0;
 }
@@ -350,7 +355,7 @@ static enum lock_status redlock_acquire(struct lock_client *c, const char *key, 
 static enum release_status redlock_release(struct lock_client *c, const char *key,
                                            struct lab_err *err)
 {
-    int deleted = unlock_masters(c, all_masters(c), key);
+    int deleted = unlock_masters(c, all_masters(c), key, c->token);
     if (deleted >= c->quorum)
         return RELEASE_OK;
     if (c->answered < c->quorum) {

@@ -40,6 +40,7 @@ expect_eq "verdict" "$(jget "$S" $r.verdict)" error
 expect_eq "crashed clients reported" "$(jget "$S" $r.clients_status.crashed)" 1
 check "first_error names the signal" grep -q "killed by signal 9" <<<"$(jget "$S" $r.first_error)"
 expect_eq "no invented violation" "$(jget "$S" $r.safety.violations)" 0
+expect_eq "no invented misdelete (regression: a dead holder is nobody's owner)" "$(jget "$S" $r.ops.release_deleted_other)" 0
 expect_gt "the other clients' work was kept" "$(jget "$S" $r.ops.acquired)" 60
 expect_eq "run complete" "$(jget "$S" complete)" true
 expect_no_orphans "after a client crash"

@@ -576,6 +576,53 @@ static void test_timing(void)
     free(h);
 }
 
+/* Releases that removed another client's lock. Regression: the first
+ * detector looked at the live holder count and counted a client that had
+ * crashed (or been paused) inside its critical section as the lock's owner,
+ * inventing misdeletes for redis-lua, whose release cannot delete another
+ * client's lock. Now only a later grantee inside for the whole release counts. */
+static void test_misdeletes(void)
+{
+    /* A: enter 100, exit 600, release returned 650, removed a lock */
+    struct oracle_interval a = {.wait_ns = 0, .enter_ns = 100, .exit_ns = 600, .release_ns = 650,
+                                .key = 0, .client = 0, .flags = ORACLE_RELEASED_KEY};
+    struct oracle_interval b = {.wait_ns = 0, .enter_ns = 300, .exit_ns = 900, .release_ns = 950,
+                                .key = 0, .client = 1, .flags = ORACLE_RELEASED_KEY};
+    struct oracle_interval iv[2];
+
+    iv[0] = a, iv[1] = b;
+    CHECK(oracle_misdeletes(iv, 2) == 1, "B granted after A, inside during A's release: 1");
+
+    iv[0] = a, iv[1] = b;
+    iv[0].flags = 0;
+    CHECK(oracle_misdeletes(iv, 2) == 0, "A's release removed nothing (not owner): 0");
+
+    iv[0] = a, iv[1] = b;
+    iv[1].exit_ns = 640;
+    CHECK(oracle_misdeletes(iv, 2) == 0, "B left before A's release returned: 0");
+
+    iv[0] = a, iv[1] = b;
+    iv[1].enter_ns = 600;
+    CHECK(oracle_misdeletes(iv, 2) == 0, "B entered at A's exit (a clean handoff): 0");
+
+    iv[0] = a, iv[1] = b;
+    iv[1].key = 1;
+    CHECK(oracle_misdeletes(iv, 2) == 0, "B on another key: 0");
+
+    /* B entered first and A's grant overlapped it: the store held A's lock */
+    iv[0] = b, iv[1] = a;
+    iv[0].enter_ns = 50;
+    iv[0].flags = 0;
+    CHECK(oracle_misdeletes(iv, 2) == 0, "the other holder was granted before A: 0");
+
+    /* a chain: A's release hits B, B's release hits C */
+    struct oracle_interval c = {.wait_ns = 0, .enter_ns = 700, .exit_ns = 1200,
+                                .release_ns = 1250, .key = 0, .client = 2, .flags = 0};
+    struct oracle_interval chain[3] = {a, b, c};
+    CHECK(oracle_misdeletes(chain, 3) == 2, "chain of two misdeletes: %lld",
+          (long long)oracle_misdeletes(chain, 3));
+}
+
 int main(void)
 {
     test_empty();
@@ -591,6 +638,7 @@ int main(void)
     test_random_handoff();
     test_enter_exit_sequence();
     test_enter_exit_fork();
+    test_misdeletes();
     test_timing();
     return check_done();
 }
