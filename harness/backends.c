@@ -53,8 +53,24 @@ int backends_start(struct backends *b, bool need_redis, bool need_stock, int n_m
     return 0;
 }
 
+int backends_start_zk(struct backends *b, int ensemble, int force_sync, const char *external_zk,
+                      struct lab_err *err)
+{
+    if (external_zk) {
+        snprintf(b->zk_hosts, sizeof b->zk_hosts, "%s", external_zk);
+        return servers_zk_ping(b->zk_hosts, 5000, err);
+    }
+    if (servers_zk_start(b->zk_srv, ensemble, force_sync, b->zk_hosts, sizeof b->zk_hosts, err) != 0)
+        return -1;
+    b->n_zk = ensemble;
+    return 0;
+}
+
 void backends_stop(struct backends *b)
 {
+    for (int i = 0; i < b->n_zk; i++)
+        servers_stop(&b->zk_srv[i]);
+    b->n_zk = 0;
     for (int i = 0; i < b->n_masters; i++)
         servers_stop(&b->master_srv[i]);
     b->n_masters = 0;

@@ -24,6 +24,9 @@ struct backends {
     struct server lock_srv; /* embedded lock store (pid 0 when external) */
     bool have_stock;        /* the stock store is ready */
     struct server stock_srv;
+    int n_zk;               /* embedded ZooKeeper servers (0: none or external) */
+    struct server zk_srv[3];
+    char zk_hosts[256];     /* ZooKeeper connection string, "" when not needed */
     int n_masters;          /* independent masters started (redlock) */
     struct server master_srv[SCN_MAX_MASTERS];
     struct lock_endpoint masters[SCN_MAX_MASTERS];
@@ -35,6 +38,11 @@ struct backends {
  * Returns 0, or -1 with err filled (an environment failure: exit 3). */
 int backends_start(struct backends *b, bool need_redis, bool need_stock, int n_masters,
                    const char *external_redis, struct lab_err *err);
+
+/* Start (ensemble 1 or 3, force_sync as given) or check (external, a
+ * connection string) the ZooKeeper the ZooKeeper designs need. 0 or -1. */
+int backends_start_zk(struct backends *b, int ensemble, int force_sync, const char *external_zk,
+                      struct lab_err *err);
 
 void backends_stop(struct backends *b);
 

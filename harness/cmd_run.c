@@ -27,6 +27,7 @@ struct run_opts {
     int clients;        /* --clients N: 0 = as the scenario says */
     const char *out;    /* --out DIR: results root */
     const char *redis;  /* --redis HOST:PORT or $LOCKLAB_REDIS */
+    const char *zk;     /* --zk HOST:PORT[,...] or $LOCKLAB_ZK */
     const char *junit;  /* --junit FILE */
     bool quiet;         /* --quiet */
 };
@@ -46,6 +47,8 @@ static void run_usage(FILE *f)
             "                     DIR/<run-id>/ and DIR/latest points at it\n"
             "  --redis HOST:PORT  use this Redis as the lock store instead of an embedded\n"
             "                     one (also $LOCKLAB_REDIS); the stock store stays embedded\n"
+            "  --zk H:P[,H:P...]  use this ZooKeeper ensemble instead of embedded servers\n"
+            "                     (also $LOCKLAB_ZK)\n"
             "  --junit FILE       also write the JUnit XML report to FILE\n"
             "  --quiet            no progress and no table: only errors and failures\n"
             "  -h, --help         this text\n"
@@ -96,18 +99,36 @@ static int apply_impl_filter(struct scenario *s, const char *list)
     return 0;
 }
 
+/* Each comma-separated part of a ZooKeeper connection string is HOST:PORT. */
+static bool bad_zk_hosts(const char *s)
+{
+    char buf[256], host[64];
+    int port;
+    if (strlen(s) >= sizeof buf)
+        return true;
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *save, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save))
+        if (cli_parse_hostport(p, host, sizeof host, &port) != 0)
+            return true;
+    return buf[0] == '\0' || s[strlen(s) - 1] == ',';
+}
+
 static int parse_opts(int argc, char **argv, struct run_opts *o)
 {
     static const struct option longopts[] = {
         {"impl", required_argument, NULL, 'i'},  {"clients", required_argument, NULL, 'c'},
         {"out", required_argument, NULL, 'o'},   {"redis", required_argument, NULL, 'r'},
         {"junit", required_argument, NULL, 'j'}, {"quiet", no_argument, NULL, 'q'},
+        {"zk", required_argument, NULL, 'z'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->out = "results";
     o->redis = getenv("LOCKLAB_REDIS");
     if (o->redis && !*o->redis)
         o->redis = NULL;
+    o->zk = getenv("LOCKLAB_ZK");
+    if (o->zk && !*o->zk)
+        o->zk = NULL;
     opterr = 0;
     int ch;
     while ((ch = getopt_long(argc, argv, "hq", longopts, NULL)) != -1) {
@@ -125,6 +146,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
         case 'o': o->out = optarg; break;
         case 'r': o->redis = optarg; break;
         case 'j': o->junit = optarg; break;
+        case 'z': o->zk = optarg; break;
         case 'q': o->quiet = true; break;
         case 'h': run_usage(stdout); return 1;
         default:
@@ -141,6 +163,11 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
             fprintf(stderr, "locklab: bad Redis address '%s' (expected HOST:PORT)\n", o->redis);
             return -1;
         }
+    }
+    if (o->zk && bad_zk_hosts(o->zk)) {
+        fprintf(stderr, "locklab: bad ZooKeeper address '%s' (expected HOST:PORT[,HOST:PORT...])\n",
+                o->zk);
+        return -1;
     }
     return 0;
 }
@@ -178,10 +205,12 @@ static int load_all(int argc, char **argv, const struct run_opts *o, struct scen
 
 /* Which servers the scenarios need: a lock store, the stock store, and how
  * many independent masters (the most any scenario with redlock asks for). */
-static void needs(struct scenario **scns, int n, bool *redis, bool *stock, int *masters)
+static void needs(struct scenario **scns, int n, bool *redis, bool *stock, int *masters,
+                  const struct scenario **zk)
 {
     *redis = *stock = false;
     *masters = 0;
+    *zk = NULL; /* the scenario whose ensemble is the largest, when any needs one */
     for (int i = 0; i < n; i++) {
         *stock |= scns[i]->workload == WORKLOAD_STOCK;
         for (int j = 0; j < scns[i]->n_impls; j++) {
@@ -189,6 +218,9 @@ static void needs(struct scenario **scns, int n, bool *redis, bool *stock, int *
             *redis |= strcmp(ops->backend, "redis") == 0;
             if (ops->caps & LOCK_CAP_MULTI_MASTER && scns[i]->redis_masters > *masters)
                 *masters = scns[i]->redis_masters;
+            if (strcmp(ops->backend, "zookeeper") == 0 &&
+                (!*zk || scns[i]->zk_ensemble > (*zk)->zk_ensemble))
+                *zk = scns[i];
         }
     }
 }
@@ -205,6 +237,7 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
     struct run_env env = {
         .redis_host = b->redis_host,
         .redis_port = b->redis_port,
+        .zk_hosts = b->zk_hosts[0] ? b->zk_hosts : NULL,
         .n_masters = b->n_masters,
         .masters = b->masters,
         .stock = {.host = b->stock_srv.host, .port = b->stock_srv.port},
@@ -264,10 +297,13 @@ int cmd_run(int argc, char **argv)
         stop_install();
         bool need_redis, need_stock;
         int masters;
-        needs(scns, n, &need_redis, &need_stock, &masters);
+        const struct scenario *zk;
+        needs(scns, n, &need_redis, &need_stock, &masters, &zk);
         struct backends b;
         struct lab_err err = {0};
-        if (backends_start(&b, need_redis, need_stock, masters, o.redis, &err) != 0) {
+        if (backends_start(&b, need_redis, need_stock, masters, o.redis, &err) != 0 ||
+            (zk && backends_start_zk(&b, zk->zk_ensemble, zk->zk_force_sync, o.zk, &err) != 0)) {
+            backends_stop(&b);
             fprintf(stderr, "locklab: %s\n", err.msg);
             code = lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
         } else {

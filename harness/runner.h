@@ -24,6 +24,7 @@
 struct run_env {
     const char *redis_host;        /* lock store */
     int redis_port;
+    const char *zk_hosts;          /* ZooKeeper ensemble ("host:port,...") or NULL */
     int n_masters;                 /* independent masters (redlock) */
     const struct lock_endpoint *masters;
     struct workload_target stock;  /* the stock store (embedded, never faulted) */

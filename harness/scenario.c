@@ -366,6 +366,7 @@ static int load_expect(struct loader *L, const yaml_node_t *value, const char *k
 /* Word lists for OPT_CHOICE are in enum order; the asserts keep them so. */
 static const char *const workload_words[] = { "counter", "stock", "reentrant", NULL };
 static const char *const retry_words[] = { "fixed", "backoff", NULL };
+static const char *const bool_words[] = { "false", "true", NULL }; /* index = value */
 static const char *const topology_words[] = { "single", "independent", "sentinel", NULL };
 
 _Static_assert(WORKLOAD_COUNTER == 0 && WORKLOAD_STOCK == 1 && WORKLOAD_REENTRANT == 2,
@@ -386,6 +387,10 @@ static const struct opt redis_opts[] = {
 static const struct opt zookeeper_opts[] = {
     { .name = "ensemble", .type = OPT_INT, FIELD(zk_ensemble), .min = 1, .max = 3, .def = "1",
       .flags = OPT_ODD, .help = "number of ZooKeeper servers" },
+    { .name = "session_timeout", .type = OPT_DUR, FIELD(zk_session_timeout_ns), .min = 1,
+      .def = "10s", .help = "ZooKeeper session timeout of each client" },
+    { .name = "force_sync", .type = OPT_CHOICE, FIELD(zk_force_sync), .choices = bool_words,
+      .def = "true", .help = "fsync the transaction log before answering" },
     { .name = NULL }
 };
 

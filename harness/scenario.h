@@ -49,6 +49,8 @@ struct scenario {
     char redis_topology[16]; /* backends.redis.topology: "single" (default) | "independent" */
     int redis_masters;       /* backends.redis.masters: independent masters (redlock), default 5 */
     int zk_ensemble;         /* backends.zookeeper.ensemble: 1 (default) or 3 */
+    int64_t zk_session_timeout_ns; /* backends.zookeeper.session_timeout: default 10s */
+    int zk_force_sync;       /* backends.zookeeper.force_sync: true (default, as in production) */
 
     int clients;             /* clients: 1..SCN_MAX_CLIENTS, default 1 */
     int64_t ops_per_client;  /* run.ops_per_client: 0 = unbounded (default) */

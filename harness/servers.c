@@ -111,7 +111,7 @@ static const char *redis_binary(void)
 }
 
 /* Is the binary runnable? Searches PATH like execvp would. */
-static int binary_exists(const char *name)
+int servers_binary_exists(const char *name)
 {
     if (strchr(name, '/'))
         return access(name, X_OK) == 0;
@@ -130,11 +130,12 @@ static int binary_exists(const char *name)
     return 0;
 }
 
-static pid_t spawn_redis(const struct server *s)
+/* Fork and exec argv for s, output to s->dir/logname, in its own process
+ * group, with a death signal so it dies with locklab. */
+static pid_t spawn(const struct server *s, const char *logname, char *const argv[])
 {
-    char port[16], logpath[600];
-    snprintf(port, sizeof port, "%d", s->port);
-    snprintf(logpath, sizeof logpath, "%s/redis.log", s->dir);
+    char logpath[600];
+    snprintf(logpath, sizeof logpath, "%s/%s", s->dir, logname);
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid != 0)
@@ -155,10 +156,37 @@ static pid_t spawn_redis(const struct server *s)
     int nul = open("/dev/null", O_RDONLY);
     if (nul >= 0)
         dup2(nul, 0);
-    execlp(redis_binary(), redis_binary(), "--port", port, "--bind", "127.0.0.1", "--save", "",
-           "--appendonly", "no", "--dir", s->dir, "--daemonize", "no", "--protected-mode", "no",
-           "--maxclients", "4096", (char *)NULL);
+    execvp(argv[0], argv);
     _exit(127);
+}
+
+int servers_spawn(struct server *s, const char *logname, char *const argv[], struct lab_err *err)
+{
+    s->pid = spawn(s, logname, argv);
+    if (s->pid < 0) {
+        lab_err_set(err, errno, "fork: %s", strerror(errno));
+        s->pid = 0;
+        return -1;
+    }
+    if (track(s) != 0) {
+        kill(s->pid, SIGKILL);
+        waitpid(s->pid, NULL, 0);
+        s->pid = 0;
+        lab_err_set(err, EMFILE, "too many embedded servers");
+        return -1;
+    }
+    return 0;
+}
+
+static pid_t spawn_redis(struct server *s, struct lab_err *err)
+{
+    char port[16];
+    snprintf(port, sizeof port, "%d", s->port);
+    char *const argv[] = {(char *)redis_binary(), "--port", port, "--bind", "127.0.0.1",
+                          "--save", "", "--appendonly", "no", "--dir", s->dir,
+                          "--daemonize", "no", "--protected-mode", "no", "--maxclients", "4096",
+                          NULL};
+    return servers_spawn(s, "redis.log", argv, err);
 }
 
 int servers_redis_ping(const char *host, int port, int timeout_ms, struct lab_err *err)
@@ -182,10 +210,7 @@ static int wait_ready(struct server *s, struct lab_err *err)
 {
     int64_t deadline = lab_now_ns() + (int64_t)START_TIMEOUT_MS * 1000000;
     while (lab_now_ns() < deadline) {
-        int status;
-        if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
-            untrack(s->pid);
-            s->pid = 0;
+        if (servers_exited(s)) {
             lab_err_set(err, ECHILD, "redis-server exited during start-up (see %s/redis.log)",
                         s->dir);
             return -1;
@@ -202,44 +227,54 @@ static int wait_ready(struct server *s, struct lab_err *err)
 int servers_redis_start(struct server *s, const char *role, struct lab_err *err)
 {
     memset(s, 0, sizeof *s);
-    snprintf(s->role, sizeof s->role, "%s", role);
-    snprintf(s->host, sizeof s->host, "127.0.0.1");
-    if (!binary_exists(redis_binary())) {
+    if (!servers_binary_exists(redis_binary())) {
         lab_err_set(err, ENOENT, "%s not found: install it (apt-get install redis-server, or "
                     "`make test`) or point --redis at a server", redis_binary());
         return -1;
     }
-    if (ensure_base_dir(err) != 0)
-        return -1;
     for (int attempt = 0; attempt < START_TRIES; attempt++) {
-        s->port = free_port();
-        if (s->port < 0) {
-            lab_err_set(err, errno, "cannot find a free loopback port: %s", strerror(errno));
+        if (servers_prepare(s, role, err) != 0 || spawn_redis(s, err) != 0)
             return -1;
-        }
-        snprintf(s->dir, sizeof s->dir, "%s/%s-%d", base_dir, role, s->port);
-        if (mkdir(s->dir, 0700) != 0 && errno != EEXIST) {
-            lab_err_set(err, errno, "cannot create %s: %s", s->dir, strerror(errno));
-            return -1;
-        }
-        s->pid = spawn_redis(s);
-        if (s->pid < 0) {
-            lab_err_set(err, errno, "fork: %s", strerror(errno));
-            s->pid = 0;
-            return -1;
-        }
-        if (track(s) != 0) {
-            kill(s->pid, SIGKILL);
-            waitpid(s->pid, NULL, 0);
-            s->pid = 0;
-            lab_err_set(err, EMFILE, "too many embedded servers");
-            return -1;
-        }
         if (wait_ready(s, err) == 0)
             return 0;
         servers_stop(s);
     }
     return -1;
+}
+
+int servers_prepare(struct server *s, const char *role, struct lab_err *err)
+{
+    if (ensure_base_dir(err) != 0)
+        return -1;
+    snprintf(s->role, sizeof s->role, "%s", role);
+    snprintf(s->host, sizeof s->host, "127.0.0.1");
+    s->port = free_port();
+    if (s->port < 0) {
+        lab_err_set(err, errno, "cannot find a free loopback port: %s", strerror(errno));
+        return -1;
+    }
+    snprintf(s->dir, sizeof s->dir, "%s/%s-%d", base_dir, role, s->port);
+    if (mkdir(s->dir, 0700) != 0 && errno != EEXIST) {
+        lab_err_set(err, errno, "cannot create %s: %s", s->dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int servers_free_port(void)
+{
+    return free_port();
+}
+
+int servers_exited(struct server *s)
+{
+    int status;
+    if (s->pid > 0 && waitpid(s->pid, &status, WNOHANG) == s->pid) {
+        untrack(s->pid);
+        s->pid = 0;
+        return 1;
+    }
+    return s->pid <= 0;
 }
 
 static int wait_exit(pid_t pid, int ms)
@@ -256,7 +291,7 @@ static int wait_exit(pid_t pid, int ms)
 void servers_stop(struct server *s)
 {
     if (s->pid > 0) {
-        kill(s->pid, SIGTERM);
+        kill(s->pid, s->stop_signal ? s->stop_signal : SIGTERM);
         if (wait_exit(s->pid, STOP_GRACE_MS) != 0) {
             kill(s->pid, SIGKILL);
             waitpid(s->pid, NULL, 0);

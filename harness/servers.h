@@ -22,6 +22,7 @@ struct server {
     int port;       /* TCP port */
     char role[32];  /* what it is for: "lock-store", "stock", ... */
     char dir[512];  /* its private working directory */
+    int stop_signal; /* how to stop it: SIGTERM (0 means SIGTERM) or SIGKILL */
 };
 
 /* Start redis-server for role and wait until it answers PING.
@@ -39,6 +40,27 @@ void servers_stop_all(void);
 /* Async-signal-safe: SIGKILL every server still running (for a second
  * Ctrl-C or a fatal signal, where there is no time to be polite). */
 void servers_kill_all_now(void);
+
+/* Start a ZooKeeper ensemble of n (1 or 3) servers (QuorumPeerMain from
+ * Debian's zookeeper package, a generated zoo.cfg each) and wait until a
+ * client session connects. hosts receives the connection string
+ * "127.0.0.1:p1,...". force_sync sets forceSync. 0 or -1 with err filled
+ * (ENOENT when java or the ZooKeeper jars are missing). */
+int servers_zk_start(struct server *srv, int n, int force_sync, char *hosts, size_t hostslen,
+                     struct lab_err *err);
+
+/* Check that a ZooKeeper connection string accepts a session within
+ * timeout_ms. 0 or -1 with err filled. */
+int servers_zk_ping(const char *hosts, int timeout_ms, struct lab_err *err);
+
+/* Building blocks for server kinds (servers.c): a private directory and a
+ * free client port for s; fork/exec argv tracked for clean-up; has it exited
+ * (reaped and untracked when so); is a binary on PATH; another free port. */
+int servers_prepare(struct server *s, const char *role, struct lab_err *err);
+int servers_spawn(struct server *s, const char *logname, char *const argv[], struct lab_err *err);
+int servers_exited(struct server *s);
+int servers_binary_exists(const char *name);
+int servers_free_port(void);
 
 /* Check that a Redis at host:port answers PING within timeout_ms. 0 or -1. */
 int servers_redis_ping(const char *host, int port, int timeout_ms, struct lab_err *err);

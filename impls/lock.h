@@ -81,6 +81,8 @@ struct lock_env {
     const char *script_acquire; /* redis-script: the scenario's Lua ("" when none) */
     const char *script_release;
     const char *script_renew;   /* "" when the scenario gives none */
+    const char *zk_hosts;       /* ZooKeeper connection string "host:port,host:port" */
+    int64_t zk_session_timeout_ns; /* ZooKeeper session timeout */
     int64_t retry_interval_ns;  /* polling interval (first interval for backoff) */
     int retry_backoff;          /* 0 = fixed interval, 1 = exponential backoff with jitter */
     int client_id;              /* 0-based client index */
