@@ -4,6 +4,7 @@
  *   locklab run SCENARIO.yaml... [options]   run scenarios, print the table
  *   locklab list                             implementations and scenarios
  *   locklab bench overhead [options]         harness overhead vs a bare loop
+ *   locklab plot RUN_DIR                     PNG and SVG plots of a run (gnuplot)
  */
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +33,7 @@ static void usage(FILE *f)
             "                         expectation holds, 1 when one fails)\n"
             "  list                   show the lock implementations and shipped scenarios\n"
             "  bench overhead         compare a bare hiredis loop with locklab (harness cost)\n"
+            "  plot RUN_DIR           draw a run's results as PNG and SVG with gnuplot\n"
             "\n"
             "`locklab <command> --help` describes each command's options.\n"
             "exit codes: 0 ok, 1 an expectation failed, 2 bad usage or scenario,\n"
@@ -67,6 +69,8 @@ int main(int argc, char **argv)
         return cmd_list(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
         return cmd_bench(argc - 1, argv + 1);
+    if (!strcmp(cmd, "plot"))
+        return cmd_plot(argc - 1, argv + 1);
     fprintf(stderr, "locklab: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return LAB_EXIT_USAGE;

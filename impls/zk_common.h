@@ -1,0 +1,143 @@
+/*
+ * zk_common.h - what the ZooKeeper lock designs share.
+ *
+ * All three hold one ZooKeeper session through the multi-threaded C client
+ * (zookeeper_mt): the calls below are the synchronous API, and watch
+ * callbacks run on the client's completion thread, where they only count
+ * the event and signal a condition variable that the client's own thread
+ * waits on (with the wait budget as deadline and a look at env->stop every
+ * 50 ms). Locks live under a persistent parent /locklab/<key>; what the
+ * designs put there is ephemeral, so a lock is held by a session, not by a
+ * TTL: it ends when the holder closes its session or the session expires.
+ *
+ * Besides the session, this file holds the recipe zk-sequential and
+ * zk-semaphore share (an ephemeral-sequential node per waiter, the lowest
+ * holds, each waiter watches only its predecessor) and the table of holds
+ * every design keeps, so that each design's file is left with what sets it
+ * apart: zk-ephemeral's single node, and reentrancy or the lack of it.
+ */
+#ifndef LOCKLAB_ZK_COMMON_H
+#define LOCKLAB_ZK_COMMON_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <zookeeper/zookeeper.h>
+
+#include "lock.h"
+
+#define ZK_ROOT "/locklab"   /* parent of every lock's persistent node */
+#define ZK_PATH_MAX 512      /* longest node path the designs build */
+#define ZK_KEY_MAX 256       /* longest lock key */
+#define ZK_MAX_HOLDS 8       /* locks (or non-reentrant nested grants) held at once */
+
+/* One lock this client holds: the node that carries it, and in which
+ * session it was created (a lock created in an earlier session is gone). */
+struct zk_hold {
+    char key[ZK_KEY_MAX];   /* lock key as the harness names it */
+    char path[ZK_PATH_MAX]; /* the ephemeral node that holds the lock */
+    uint64_t gen;           /* session_gen when the node was created */
+    int count;              /* hold count: > 1 only for a reentrant design */
+};
+
+/* The client state of every ZooKeeper design. */
+struct lock_client {
+    zhandle_t *zh;               /* the session's handle; NULL after a drop until reopened */
+    const struct lock_env *env;  /* harness settings and counters */
+    uint64_t session_gen;        /* bumped on every session opened or dropped */
+    pthread_mutex_t mu;          /* guards the fields the completion thread writes: */
+    pthread_cond_t cv;           /*   broadcast on every watch or session event */
+    uint64_t wakes;              /*   watch and session events received */
+    char id[33];                 /* random client id, carried in sequential node names */
+    uint64_t creates;            /* sequential creates so far (node names are unique) */
+    char parent_key[ZK_KEY_MAX]; /* key whose parent node is known to exist ("" none) */
+    char parent[ZK_PATH_MAX];    /* that parent: ZK_ROOT "/<key>" */
+    struct zk_hold held[ZK_MAX_HOLDS]; /* granted locks, innermost last */
+    int n_held;
+};
+
+/* ---------------------------------------------------------------- session */
+
+/* Allocate a client and open its session with env->zk_hosts and
+ * env->zk_session_timeout_ns, waiting until it is connected (or the
+ * connect timeout or env->stop). Returns 0 or -1 with err filled; *out is
+ * NULL on error. */
+int zk_lock_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err);
+
+/* Close the session (its ephemeral nodes go with it) and free c. */
+void zk_lock_close(struct lock_client *c);
+
+/* Make sure there is a connected session: reopen one whose session expired
+ * or was dropped, then wait until connected. 1 connected, 0 deadline
+ * (CLOCK_MONOTONIC ns) or stop, -1 with err filled. */
+int zk_session_ready(struct lock_client *c, int64_t deadline, struct lab_err *err);
+
+/* Close the session now, so that whatever ephemeral node of ours could not
+ * be deleted goes with it; the next zk_session_ready opens a new one. */
+void zk_session_drop(struct lock_client *c);
+
+/* A connected session and the persistent parent of key (c->parent):
+ * 1 ready, 0 deadline or stop, -1 with err filled. */
+int zk_prepare(struct lock_client *c, const char *key, int64_t deadline, struct lab_err *err);
+
+/* ---------------------------------------------------------------- calls */
+
+/* The synchronous calls the designs use, each counted as one round trip
+ * in env->stats. Watches set by zk_exists_watch signal c's condition
+ * variable (see zk_wait). They return the ZooKeeper code. */
+int zk_create(struct lock_client *c, const char *path, int mode, char *out, int outlen);
+int zk_exists_watch(struct lock_client *c, const char *path, struct Stat *stat);
+int zk_children(struct lock_client *c, const char *path, struct String_vector *names);
+int zk_delete(struct lock_client *c, const char *path);
+
+/* The wake counter now: take it before setting a watch, pass it to zk_wait. */
+uint64_t zk_wakes(struct lock_client *c);
+
+/* Wait until an event arrives after `seen` (a watch fired, or the session
+ * changed state), the deadline passes or the run stops. 1 woke, 0 not. */
+int zk_wait(struct lock_client *c, uint64_t seen, int64_t deadline);
+
+/* True for codes after which the session may still be alive (the request
+ * may or may not have been applied): connection loss, operation timeout. */
+bool zk_transient(int rc);
+
+/* True for codes that mean the session is gone with its ephemeral nodes. */
+bool zk_session_gone(int rc);
+
+/* Fill err from a ZooKeeper code ("zookeeper <what> <path>: <zerror>"); -1. */
+int zk_fail(struct lab_err *err, int rc, const char *what, const char *path);
+
+/* After a transient failure of a call made in session gen: wait for the
+ * connection to come back. 1 the same session is connected again (retry),
+ * 0 deadline or stop, -1 the session is gone or broken (err filled). */
+int zk_recover(struct lock_client *c, int rc, uint64_t gen, int64_t deadline,
+               struct lab_err *err);
+
+/* ---------------------------------------------------------------- holds */
+
+/* The innermost hold of key in the current session, NULL when none. */
+struct zk_hold *zk_hold_find(struct lock_client *c, const char *key);
+
+/* Record a grant of key by node path in the current session; -1 with err
+ * filled when the table is full (the caller deletes the node). */
+int zk_hold_push(struct lock_client *c, const char *key, const char *path, struct lab_err *err);
+
+/* Release the innermost hold of key: delete its node (the reentrant design
+ * decrements its count first and calls this at zero). RELEASE_NOT_OWNER
+ * when there is no hold, when its session is gone or when the node was
+ * gone (someone deleted it); RELEASE_ERROR when ZooKeeper cannot be
+ * reached (the session is then dropped so that the node surely goes). */
+enum release_status zk_hold_release(struct lock_client *c, const char *key, struct lab_err *err);
+
+/* ---------------------------------------------------------------- queue */
+
+/* The sequential recipe (zk-sequential, zk-semaphore): create an
+ * ephemeral-sequential child "lock-<client id>-<n>-" of key's parent,
+ * list the children, hold when ours has the lowest sequence, else watch
+ * only the next lower one and list again when it fires. A create whose
+ * reply was lost to a connection loss is found again by its unique name.
+ * On timeout (wait budget or stop) the node is deleted before returning.
+ * On grant the node is recorded as a hold (zk_hold_push). */
+enum lock_status zk_queue_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
+                                  struct lab_err *err);
+
+#endif

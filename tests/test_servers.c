@@ -1,0 +1,134 @@
+/*
+ * test_servers.c - the harness's own server management, on real servers:
+ * an embedded redis-server answers PING and is gone after servers_stop();
+ * an embedded ZooKeeper of 1 answers the four-letter words it allows and
+ * runs standalone with forceSync as asked; an ensemble of 3 elects exactly
+ * one leader; every process is gone and every directory removed after stop.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "servers.h"
+
+/* Send a four-letter word to 127.0.0.1:port and read the whole answer. */
+static int four_letter(int port, const char *word, char *out, size_t n)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    out[0] = '\0';
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (write(fd, word, strlen(word)) < 0) {
+        close(fd);
+        return -1;
+    }
+    size_t got = 0;
+    ssize_t r;
+    while (got + 1 < n && (r = read(fd, out + got, n - 1 - got)) > 0)
+        got += (size_t)r;
+    out[got] = '\0';
+    close(fd);
+    return 0;
+}
+
+static int file_has(const char *path, const char *needle)
+{
+    char buf[4096];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return strstr(buf, needle) != NULL;
+}
+
+static int gone(pid_t pid)
+{
+    return kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+static void test_redis(void)
+{
+    struct server s;
+    struct lab_err err = {0};
+    CHECK(servers_redis_start(&s, "test-redis", &err) == 0, "redis start: %s", err.msg);
+    pid_t pid = s.pid;
+    char dir[sizeof s.dir];
+    snprintf(dir, sizeof dir, "%s", s.dir);
+    CHECK(servers_redis_ping(s.host, s.port, 1000, &err) == 0, "redis ping: %s", err.msg);
+    servers_stop(&s);
+    CHECK(gone(pid), "redis-server %d still running after stop", (int)pid);
+    struct stat st;
+    CHECK(stat(dir, &st) != 0, "redis directory %s left behind", dir);
+}
+
+static void test_zk_single(void)
+{
+    struct server srv[3];
+    char hosts[256], buf[4096], cfg[700];
+    struct lab_err err = {0};
+    CHECK(servers_zk_start(srv, 1, 0, hosts, sizeof hosts, &err) == 0, "zk start: %s", err.msg);
+    pid_t pid = srv[0].pid;
+    CHECK(servers_zk_ping(hosts, 5000, &err) == 0, "zk session: %s", err.msg);
+    CHECK(four_letter(srv[0].port, "ruok", buf, sizeof buf) == 0 && strcmp(buf, "imok") == 0,
+          "ruok answered '%s'", buf);
+    CHECK(four_letter(srv[0].port, "srvr", buf, sizeof buf) == 0 &&
+              strstr(buf, "Mode: standalone"),
+          "srvr answered '%s'", buf);
+    CHECK(four_letter(srv[0].port, "mntr", buf, sizeof buf) == 0 &&
+              strstr(buf, "zk_packets_received"),
+          "mntr answered '%.60s'", buf);
+    snprintf(cfg, sizeof cfg, "%s/zoo.cfg", srv[0].dir);
+    CHECK(file_has(cfg, "forceSync=no"), "forceSync=no missing from %s", cfg);
+    servers_stop(&srv[0]);
+    CHECK(gone(pid), "ZooKeeper %d still running after stop", (int)pid);
+}
+
+static void test_zk_ensemble(void)
+{
+    struct server srv[3];
+    char hosts[256], buf[4096], cfg[700];
+    struct lab_err err = {0};
+    CHECK(servers_zk_start(srv, 3, 1, hosts, sizeof hosts, &err) == 0, "zk x3 start: %s",
+          err.msg);
+    int leaders = 0, followers = 0;
+    for (int i = 0; i < 3; i++) {
+        four_letter(srv[i].port, "srvr", buf, sizeof buf);
+        leaders += strstr(buf, "Mode: leader") != NULL;
+        followers += strstr(buf, "Mode: follower") != NULL;
+    }
+    CHECK(leaders == 1 && followers == 2, "ensemble of 3: %d leaders, %d followers", leaders,
+          followers);
+    CHECK(strchr(hosts, ',') && strchr(strchr(hosts, ',') + 1, ','),
+          "connection string names three servers: %s", hosts);
+    snprintf(cfg, sizeof cfg, "%s/zoo.cfg", srv[1].dir);
+    CHECK(file_has(cfg, "forceSync=yes") && file_has(cfg, "server.3=127.0.0.1:"),
+          "zoo.cfg of server 2 lacks forceSync=yes or the peer list");
+    pid_t pids[3];
+    for (int i = 0; i < 3; i++)
+        pids[i] = srv[i].pid;
+    servers_stop_all();
+    for (int i = 0; i < 3; i++)
+        CHECK(gone(pids[i]), "ZooKeeper %d still running after stop_all", (int)pids[i]);
+}
+
+int main(void)
+{
+    test_redis();
+    test_zk_single();
+    test_zk_ensemble();
+    return check_done();
+}
