@@ -192,8 +192,10 @@ static int load_all(int argc, char **argv, const struct run_opts *o, struct scen
         scns[(*n)++] = s;
         if (o->impls && apply_impl_filter(s, o->impls) != 0)
             return -1;
-        if (o->clients)
-            s->clients = o->clients;
+        if (o->clients) {
+            s->clients = s->client_steps[0] = o->clients;
+            s->n_client_steps = 1;
+        }
     }
     if (*n == 0) {
         fprintf(stderr, "locklab: run: no scenario given\n\n");
@@ -225,6 +227,30 @@ static void needs(struct scenario **scns, int n, bool *redis, bool *stock, int *
     }
 }
 
+/* Run one implementation at one step of a scenario, print its row and add it
+ * to the report; returns the updated exit code. */
+static int run_one(struct scenario *s, const struct lock_ops *ops, const struct run_env *env,
+                   struct run_result *res, struct report *rep, const struct run_opts *o, int code)
+{
+    struct lab_err err = {0};
+    if (runner_run(s, ops, env, &lab_stop, res, &err) != 0) {
+        if (lab_stop)
+            return code;
+        fprintf(stderr, "locklab: %s on %s: %s\n", ops->name, s->name, err.msg);
+        return LAB_EXIT_ENV;
+    }
+    res->sweep = s->n_client_steps > 1 || s->n_key_modes > 1;
+    if (!o->quiet || !res->pass)
+        report_print_row(o->quiet ? stderr : stdout, res);
+    if (!res->pass && code == LAB_EXIT_OK)
+        code = LAB_EXIT_EXPECT;
+    if (report_add(rep, res, &err) != 0) {
+        fprintf(stderr, "locklab: %s\n", err.msg);
+        return LAB_EXIT_ENV;
+    }
+    return code;
+}
+
 /* Run everything; returns the exit code. */
 static int run_all(struct scenario **scns, int n, const struct run_opts *o, struct backends *b)
 {
@@ -248,26 +274,20 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
     for (int i = 0; res && i < n && !lab_stop && code != LAB_EXIT_ENV; i++) {
         if (!o->quiet)
             report_print_heading(stdout, scns[i], scns[i]->clients);
-        for (int j = 0; j < scns[i]->n_impls && !lab_stop; j++) {
+        int first = rep.n_results;
+        for (int j = 0; j < scns[i]->n_impls && !lab_stop && code != LAB_EXIT_ENV; j++) {
             const struct lock_ops *ops = lock_find(scns[i]->impls[j]);
-            memset(&err, 0, sizeof err);
-            if (runner_run(scns[i], ops, &env, &lab_stop, res, &err) != 0) {
-                if (lab_stop)
-                    break;
-                fprintf(stderr, "locklab: %s on %s: %s\n", ops->name, scns[i]->name, err.msg);
-                code = LAB_EXIT_ENV;
-                break;
-            }
-            if (!o->quiet || !res->pass)
-                report_print_row(o->quiet ? stderr : stdout, res);
-            if (!res->pass && code == LAB_EXIT_OK)
-                code = LAB_EXIT_EXPECT;
-            if (report_add(&rep, res, &err) != 0) {
-                fprintf(stderr, "locklab: %s\n", err.msg);
-                code = LAB_EXIT_ENV;
-                break;
-            }
+            for (int k = 0; k < scns[i]->n_key_modes && !lab_stop && code != LAB_EXIT_ENV; k++)
+                for (int c = 0; c < scns[i]->n_client_steps && !lab_stop && code != LAB_EXIT_ENV;
+                     c++) {
+                    scns[i]->clients = scns[i]->client_steps[c];
+                    scns[i]->per_client_keys = scns[i]->key_modes[k];
+                    code = run_one(scns[i], ops, &env, res, &rep, o, code);
+                }
         }
+        if (!o->quiet && rep.n_results - first > 1)
+            report_print_comparison(stdout, (const struct run_result *const *)rep.results + first,
+                                    rep.n_results - first);
     }
     free(res);
     bool complete = !lab_stop && code != LAB_EXIT_ENV;

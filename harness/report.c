@@ -70,6 +70,7 @@ static json_t *result_json(const struct run_result *r)
     json_object_set_new(o, "backend", json_string(r->ops->backend));
     json_object_set_new(o, "scenario", json_string(r->scenario));
     json_object_set_new(o, "clients", json_integer(r->clients));
+    json_object_set_new(o, "keys", json_string(r->per_client_keys ? "per-client" : "hot"));
     json_object_set_new(o, "verdict", json_string(verdict_name(r->verdict)));
     json_object_set_new(o, "expect", r->expect == VERDICT_NONE ? json_null()
                                                                : json_string(verdict_name(r->expect)));
@@ -359,8 +360,15 @@ static const char *workload_label(const struct scenario *s)
 
 void report_print_heading(FILE *f, const struct scenario *s, int clients)
 {
-    fprintf(f, "\n== %s (%s): %d clients, %s workload, ttl %.0f ms, business %.1f ms\n",
-            s->name, s->path, clients, workload_label(s), (double)s->ttl_ns / 1e6,
+    char who[128];
+    if (s->n_client_steps > 1 || s->n_key_modes > 1)
+        snprintf(who, sizeof who, "%d to %d clients (%d steps) on %s keys", s->client_steps[0],
+                 s->client_steps[s->n_client_steps - 1], s->n_client_steps,
+                 s->n_key_modes > 1 ? "hot and per-client" : s->key_modes[0] ? "per-client" : "hot");
+    else
+        snprintf(who, sizeof who, "%d clients", clients);
+    fprintf(f, "\n== %s (%s): %s, %s workload, ttl %.0f ms, business %.1f ms\n", s->name,
+            s->path, who, workload_label(s), (double)s->ttl_ns / 1e6,
             (double)s->business_ns / 1e6);
     fprintf(f, "%-20s %-9s %-9s %-4s %8s %8s %8s %8s %6s %8s %5s %5s %6s %6s %6s %8s %7s\n",
             "impl", "verdict", "expect", "pass", "ops/s", "acq p50", "acq p99", "handoff", "viol",
@@ -381,11 +389,16 @@ static const char *fmt_us(char *buf, size_t n, int64_t us)
 
 void report_print_row(FILE *f, const struct run_result *x)
 {
-    char a[24], b[24], c[24], d[24];
+    char a[24], b[24], c[24], d[24], label[64];
+    if (x->sweep)
+        snprintf(label, sizeof label, "%s %s/%d", x->ops->name,
+                 x->per_client_keys ? "keyed" : "hot", x->clients);
+    else
+        snprintf(label, sizeof label, "%s", x->ops->name);
     fprintf(f,
             "%-20s %-9s %-9s %-4s %8.0f %8s %8s %8s %6lld %8s %5lld %5lld %6lld %6lld %6lld "
             "%8.2f %7.2f%s\n",
-            x->ops->name, verdict_name(x->verdict),
+            label, verdict_name(x->verdict),
             x->expect == VERDICT_NONE ? "-" : verdict_name(x->expect), x->pass ? "ok" : "FAIL",
             x->throughput_per_s, fmt_us(a, sizeof a, hist_percentile(&x->acquire, 50)),
             fmt_us(b, sizeof b, hist_percentile(&x->acquire, 99)),
@@ -400,5 +413,71 @@ void report_print_row(FILE *f, const struct run_result *x)
     if (x->clients_crashed || x->clients_killed || x->clients_failed_start)
         fprintf(f, "%20s   clients: %d crashed, %d killed at the end, %d failed to start\n", "",
                 x->clients_crashed, x->clients_killed, x->clients_failed_start);
+    fflush(f);
+}
+
+/* ------------------------------------------------------------- comparison */
+
+static bool is_backend(const struct run_result *x, const char *backend)
+{
+    return strcmp(x->ops->backend, backend) == 0;
+}
+
+void report_print_comparison(FILE *f, const struct run_result *const *res, int n)
+{
+    bool redis = false, zk = false;
+    for (int i = 0; i < n; i++) {
+        redis |= is_backend(res[i], "redis");
+        zk |= is_backend(res[i], "zookeeper");
+    }
+    if (!redis || !zk)
+        return;
+    /* implementations in order of first appearance */
+    const struct lock_ops *impls[16];
+    int ni = 0;
+    for (int i = 0; i < n; i++) {
+        int j = 0;
+        while (j < ni && impls[j] != res[i]->ops)
+            j++;
+        if (j == ni && ni < 16)
+            impls[ni++] = res[i]->ops;
+    }
+    fprintf(f, "\nRedis vs ZooKeeper, side by side (ops/s, acquire p50 / p99; ratio = best Redis "
+               "ops/s over best ZooKeeper ops/s)\n%-10s %7s", "keys", "clients");
+    for (int j = 0; j < ni; j++)
+        fprintf(f, " | %-24.24s", impls[j]->name);
+    fprintf(f, " | %6s\n", "ratio");
+    for (int mode = 0; mode < 2; mode++) {
+        /* client counts of this mode, in run order of the first implementation */
+        for (int i = 0; i < n; i++) {
+            const struct run_result *row = res[i];
+            if (row->ops != impls[0] || row->per_client_keys != mode)
+                continue;
+            double best_redis = 0, best_zk = 0;
+            fprintf(f, "%-10s %7d", mode ? "per-client" : "hot", row->clients);
+            for (int j = 0; j < ni; j++) {
+                const struct run_result *x = NULL;
+                for (int k = 0; k < n && !x; k++)
+                    if (res[k]->ops == impls[j] && res[k]->per_client_keys == mode &&
+                        res[k]->clients == row->clients)
+                        x = res[k];
+                if (!x) {
+                    fprintf(f, " | %-24s", "-");
+                    continue;
+                }
+                char p50[24], p99[24];
+                fprintf(f, " | %8.0f %7s %7s", x->throughput_per_s,
+                        fmt_us(p50, sizeof p50, hist_percentile(&x->acquire, 50)),
+                        fmt_us(p99, sizeof p99, hist_percentile(&x->acquire, 99)));
+                double *best = is_backend(x, "zookeeper") ? &best_zk : &best_redis;
+                if (x->throughput_per_s > *best)
+                    *best = x->throughput_per_s;
+            }
+            if (best_zk > 0)
+                fprintf(f, " | %6.2f\n", best_redis / best_zk);
+            else
+                fprintf(f, " | %6s\n", "-");
+        }
+    }
     fflush(f);
 }

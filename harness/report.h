@@ -48,4 +48,10 @@ void report_free(struct report *r);
 void report_print_heading(FILE *f, const struct scenario *s, int clients);
 void report_print_row(FILE *f, const struct run_result *res);
 
+/* After a scenario with both Redis and ZooKeeper designs: one row per key
+ * layout and client count, each implementation's ops/s and acquire p50/p99
+ * side by side, and the ratio of the best Redis to the best ZooKeeper rate.
+ * Prints nothing when the results do not hold both backends. */
+void report_print_comparison(FILE *f, const struct run_result *const *res, int n);
+
 #endif

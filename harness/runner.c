@@ -44,8 +44,13 @@ struct shared_head {
     volatile int stop;        /* set by the parent: clients stop at the next check */
     atomic_int ready;         /* clients that finished opening (ok or failed) */
     atomic_int go;            /* the start barrier's futex word */
-    volatile int64_t counter; /* the counter workload's shared value */
-    struct oracle_key key;    /* the oracle's live state for the lock key */
+};
+
+/* Per lock key (one, or one per client): the oracle's live state and the
+ * counter workload's value. */
+struct key_slot {
+    struct oracle_key oracle;
+    volatile int64_t counter;
 };
 
 struct client_slot {
@@ -71,6 +76,8 @@ struct region {
     void *base;
     size_t size;
     struct shared_head *head;
+    struct key_slot *keys;      /* n_keys of them */
+    int n_keys;
     struct client_slot *slots;
     struct oracle_interval *iv; /* n_clients * iv_cap */
     int64_t iv_cap;
@@ -107,15 +114,27 @@ static void slot_error(struct client_slot *sl, const struct lab_err *err)
 
 /* ---------------------------------------------------------------- client */
 
+/* The key client idx works on: the scenario's key, or its own per client. */
+static int key_of(const struct scenario *s, int idx, char *name, size_t n)
+{
+    if (!s->per_client_keys) {
+        snprintf(name, n, "%s", s->lock_key);
+        return 0;
+    }
+    snprintf(name, n, "%s-%d", s->lock_key, idx);
+    return idx;
+}
+
 /* Reentrant workload: take the lock again, s->depth times, inside the
  * critical section. Returns how many nested holds were granted; a nested
  * acquire that times out is the "blocked" of a non-reentrant design. */
 static int nested_acquire(const struct scenario *s, const struct lock_ops *ops,
-                          struct lock_client *lc, struct client_slot *sl, struct lab_err *err)
+                          struct lock_client *lc, const char *key, struct client_slot *sl,
+                          struct lab_err *err)
 {
     int held = 0;
     for (int d = 0; d < s->depth; d++) {
-        enum lock_status st = ops->acquire(lc, s->lock_key, s->wait_ns, err);
+        enum lock_status st = ops->acquire(lc, key, s->wait_ns, err);
         if (st == LOCK_GRANTED) {
             sl->nested_acquired++;
             held++;
@@ -133,12 +152,11 @@ static int nested_acquire(const struct scenario *s, const struct lock_ops *ops,
 }
 
 /* Give back the nested holds, innermost first. */
-static void nested_release(const struct scenario *s, const struct lock_ops *ops,
-                           struct lock_client *lc, struct client_slot *sl, int held,
-                           struct lab_err *err)
+static void nested_release(const struct lock_ops *ops, struct lock_client *lc, const char *key,
+                           struct client_slot *sl, int held, struct lab_err *err)
 {
     for (; held > 0; held--) {
-        enum release_status rs = ops->release(lc, s->lock_key, err);
+        enum release_status rs = ops->release(lc, key, err);
         if (rs == RELEASE_OK)
             sl->released++;
         else if (rs == RELEASE_NOT_OWNER)
@@ -158,6 +176,9 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
     struct client_slot *sl = &rg->slots[idx];
     struct oracle_interval *log = rg->iv + (int64_t)idx * rg->iv_cap;
     struct lab_err err = {0};
+    char key[160];
+    int k = key_of(s, idx, key, sizeof key);
+    struct oracle_key *ok = &rg->keys[k].oracle;
     int64_t deadline = lab_now_ns() + s->max_duration_ns;
     /* only a release that removes a lock from a shared store can remove
      * someone else's; a process-local mutex has nothing to delete */
@@ -167,7 +188,7 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
         if (h->stop || lab_now_ns() >= deadline)
             break;
         int64_t t_wait = lab_now_ns();
-        enum lock_status st = ops->acquire(lc, s->lock_key, s->wait_ns, &err);
+        enum lock_status st = ops->acquire(lc, key, s->wait_ns, &err);
         int64_t t_enter = lab_now_ns();
         if (st == LOCK_TIMEOUT) {
             if (!h->stop)
@@ -180,14 +201,15 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
             lab_sleep_ns(s->retry_interval_ns, &h->stop); /* do not spin on a dead backend */
             continue;
         }
-        oracle_enter(&h->key);
+        oracle_enter(ok);
         sl->acquired++;
         hist_record(&sl->acquire, (t_enter - t_wait + 500) / 1000);
-        int nested = s->workload == WORKLOAD_REENTRANT ? nested_acquire(s, ops, lc, sl, &err) : 0;
+        int nested =
+            s->workload == WORKLOAD_REENTRANT ? nested_acquire(s, ops, lc, key, sl, &err) : 0;
         enum workload_step ws = workload_step(wl, &err);
-        nested_release(s, ops, lc, sl, nested, &err);
+        nested_release(ops, lc, key, sl, nested, &err);
         int64_t t_exit = lab_now_ns();
-        oracle_exit(&h->key);
+        oracle_exit(ok);
         hist_record(&sl->hold, (t_exit - t_enter + 500) / 1000);
         if (ws == WORKLOAD_DONE)
             sl->units++;
@@ -196,7 +218,7 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
             slot_error(sl, &err);
         }
 
-        enum release_status rs = ops->release(lc, s->lock_key, &err);
+        enum release_status rs = ops->release(lc, key, &err);
         int64_t t_released = lab_now_ns();
         hist_record(&sl->release, (t_released - t_exit + 500) / 1000);
         /* log the interval only now, complete, and publish it with a release
@@ -205,7 +227,7 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
         if (n_iv < rg->iv_cap) {
             log[n_iv] = (struct oracle_interval){
                 .wait_ns = t_wait, .enter_ns = t_enter, .exit_ns = t_exit,
-                .release_ns = t_released, .client = (uint32_t)idx,
+                .release_ns = t_released, .key = (uint32_t)k, .client = (uint32_t)idx,
                 .flags = rs == RELEASE_OK && shared_store ? ORACLE_RELEASED_KEY : 0};
             atomic_store_explicit(&sl->n_iv, n_iv + 1, memory_order_release);
         } else {
@@ -267,7 +289,8 @@ static void client_main(const struct scenario *s, const struct lock_ops *ops,
     struct lock_client *lc = NULL;
     struct workload_client *wl = NULL;
     if (ops->open(&lc, &le, &err) != 0 ||
-        workload_open(&wl, s, &env->stock, &h->counter, &h->stop, &err) != 0) {
+        workload_open(&wl, s, &env->stock, &rg->keys[s->per_client_keys ? idx : 0].counter,
+                      &h->stop, &err) != 0) {
         slot_error(sl, &err);
         if (lc)
             ops->close(lc);
@@ -299,10 +322,12 @@ static int region_map(struct region *rg, const struct scenario *s, struct lab_er
         cap = IV_CAP_MIN;
     if (cap > IV_CAP_TOTAL / n && cap > IV_CAP_MIN)
         cap = IV_CAP_TOTAL / n > IV_CAP_MIN ? IV_CAP_TOTAL / n : IV_CAP_MIN;
+    rg->n_keys = s->per_client_keys ? n : 1;
     size_t head = (sizeof(struct shared_head) + 63) & ~(size_t)63;
+    size_t keys = ((size_t)rg->n_keys * sizeof(struct key_slot) + 63) & ~(size_t)63;
     size_t slots = ((size_t)n * sizeof(struct client_slot) + 63) & ~(size_t)63;
     size_t ivs = (size_t)n * (size_t)cap * sizeof(struct oracle_interval);
-    rg->size = head + slots + ivs;
+    rg->size = head + keys + slots + ivs;
     rg->base = mmap(NULL, rg->size, PROT_READ | PROT_WRITE,
                     MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (rg->base == MAP_FAILED) {
@@ -311,8 +336,9 @@ static int region_map(struct region *rg, const struct scenario *s, struct lab_er
         return -1;
     }
     rg->head = rg->base;
-    rg->slots = (struct client_slot *)((char *)rg->base + head);
-    rg->iv = (struct oracle_interval *)((char *)rg->base + head + slots);
+    rg->keys = (struct key_slot *)((char *)rg->base + head);
+    rg->slots = (struct client_slot *)((char *)rg->base + head + keys);
+    rg->iv = (struct oracle_interval *)((char *)rg->base + head + keys + slots);
     rg->iv_cap = cap;
     return 0;
 }
@@ -491,8 +517,12 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
         lab_err_set(err, -rc, "the interval logs are inconsistent (%s)", strerror(-rc));
         return -1;
     }
-    res->live_overlaps = atomic_load(&rg->head->key.live_overlaps);
-    res->max_holders_live = atomic_load(&rg->head->key.max_holders);
+    for (int k = 0; k < rg->n_keys; k++) {
+        res->live_overlaps += atomic_load(&rg->keys[k].oracle.live_overlaps);
+        int m = atomic_load(&rg->keys[k].oracle.max_holders);
+        if (m > res->max_holders_live)
+            res->max_holders_live = m;
+    }
     int64_t releases = res->released + res->release_not_owner;
     res->wakeups_per_release =
         releases ? (double)(res->stats.polls + res->stats.notifications) / (double)releases : 0;
@@ -544,6 +574,22 @@ static int server_calls(const struct lock_ops *ops, const struct run_env *env, i
 
 /* Remove the lock key left by an earlier run, wherever ops keeps it. */
 static int clear_lock_key(const struct lock_ops *ops, const struct run_env *env, const char *key,
+                          struct lab_err *err);
+
+/* ... every key of this run (one, or one per client). */
+static int clear_lock_keys(const struct lock_ops *ops, const struct run_env *env,
+                           const struct scenario *s, struct lab_err *err)
+{
+    char key[160];
+    for (int i = 0; i < (s->per_client_keys ? s->clients : 1); i++) {
+        key_of(s, i, key, sizeof key);
+        if (clear_lock_key(ops, env, key, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int clear_lock_key(const struct lock_ops *ops, const struct run_env *env, const char *key,
                           struct lab_err *err)
 {
     if (!(ops->caps & LOCK_CAP_MULTI_MASTER))
@@ -567,14 +613,15 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
     res->ops = ops;
     snprintf(res->scenario, sizeof res->scenario, "%s", s->name);
     res->clients = s->clients;
+    res->per_client_keys = s->per_client_keys;
     res->expect = scenario_expected(s, ops->name);
 
     struct region rg;
     if (region_map(&rg, s, err) != 0)
         return -1;
     int64_t calls_before = 0;
-    if (workload_reset(s, &env->stock, &rg.head->counter, err) != 0 ||
-        (uses_redis(ops) && (clear_lock_key(ops, env, s->lock_key, err) != 0 ||
+    if (workload_reset(s, &env->stock, &rg.keys[0].counter, err) != 0 ||
+        (uses_redis(ops) && (clear_lock_keys(ops, env, s, err) != 0 ||
                              server_calls(ops, env, &calls_before, err) != 0))) {
         munmap(rg.base, rg.size);
         return -1;
@@ -627,8 +674,11 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
 
     int rc = 0;
     int64_t units = 0;
+    volatile int64_t counter_sum = 0; /* the counter workload: all keys' counters */
+    for (int k = 0; k < rg.n_keys; k++)
+        counter_sum += rg.keys[k].counter;
     if (setup_failed || collect(s, &rg, res, start, &units, err) != 0 ||
-        workload_outcome(s, &env->stock, &rg.head->counter, units, &res->work, err) != 0)
+        workload_outcome(s, &env->stock, &counter_sum, units, &res->work, err) != 0)
         rc = -1;
     if (rc == 0 && uses_redis(ops)) {
         int64_t calls_after = 0;

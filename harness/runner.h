@@ -35,6 +35,8 @@ struct run_result {
     const struct lock_ops *ops;  /* implementation */
     char scenario[SCN_NAME_MAX]; /* scenario name */
     int clients;                 /* client processes forked */
+    int per_client_keys;         /* 1: each client its own key; 0: one hot key */
+    bool sweep;                  /* one step of a sweep: rows name clients and keys */
     enum verdict verdict;        /* what the run showed */
     enum verdict expect;         /* what the scenario expected (VERDICT_NONE: nothing) */
     bool pass;                   /* verdict met the expectation */

@@ -182,6 +182,7 @@ struct loader {
     const char *path;      /* file name, first thing in every message */
     const yaml_node_t *script_impl; /* the impls item naming redis-script, if any */
     const yaml_node_t *script_node; /* the lock.script mapping, if any */
+    const yaml_node_t *keys_node;   /* lock.keys, if any */
     char *err;             /* caller's message buffer (may be NULL) */
     size_t errlen;         /* its size */
     yaml_document_t *doc;  /* the parsed document */
@@ -360,6 +361,8 @@ struct section {
 #define FIELD(f) .off = offsetof(struct scenario, f), .size = sizeof(((struct scenario *)0)->f)
 
 static int load_impls(struct loader *L, const yaml_node_t *value, const char *keypath);
+static int load_clients(struct loader *L, const yaml_node_t *value, const char *keypath);
+static int load_keys(struct loader *L, const yaml_node_t *value, const char *keypath);
 static int load_faults(struct loader *L, const yaml_node_t *value, const char *keypath);
 static int load_expect(struct loader *L, const yaml_node_t *value, const char *keypath);
 
@@ -441,6 +444,8 @@ static const struct opt lock_opts[] = {
       .help = "lease the redisson watchdog keeps renewing" },
     { .name = "script", .type = OPT_SECTION, .sub = &script_section,
       .help = "Lua scripts for redis-script" },
+    { .name = "keys", .type = OPT_NODE, .fn = load_keys,
+      .help = "hot (one key for all), per-client, or a list of both" },
     { .name = NULL }
 };
 
@@ -472,8 +477,8 @@ static const struct opt top_opts[] = {
       .help = "the implementations to run" },
     { .name = "backends", .type = OPT_SECTION, .sub = &backends_section,
       .help = "how the lock servers are laid out" },
-    { .name = "clients", .type = OPT_INT, FIELD(clients), .min = 1, .max = SCN_MAX_CLIENTS,
-      .def = "1", .help = "number of client processes" },
+    { .name = "clients", .type = OPT_NODE, .fn = load_clients,
+      .help = "number of client processes (1..1024), or a list of them to sweep" },
     { .name = "run", .type = OPT_SECTION, .sub = &run_section, .help = "when a run ends" },
     { .name = "lock", .type = OPT_SECTION, .sub = &lock_section,
       .help = "how clients take the lock" },
@@ -810,6 +815,90 @@ static int load_impls(struct loader *L, const yaml_node_t *value, const char *ke
     return 0;
 }
 
+/* clients: one count, or a sequence of counts to sweep. */
+static const struct opt clients_opt = {
+    .name = "clients", .type = OPT_INT, FIELD(clients), .min = 1, .max = SCN_MAX_CLIENTS,
+    .help = "number of client processes" };
+
+static int load_clients(struct loader *L, const yaml_node_t *value, const char *keypath)
+{
+    struct scenario *s = L->s;
+    char itempath[96];
+
+    if (value->type == YAML_SCALAR_NODE) {
+        if (want_scalar(L, value, keypath, "an integer or a list of integers") != 0 ||
+            set_value(L, &clients_opt, keypath, scalar_text(value), value->data.scalar.length,
+                      value) != 0)
+            return -1;
+        s->client_steps[0] = s->clients;
+        s->n_client_steps = 1;
+        return 0;
+    }
+    if (value->type != YAML_SEQUENCE_NODE)
+        return wrong_type(L, value, keypath, "an integer or a list of integers such as [1, 2, 4]");
+    const yaml_node_item_t *items = value->data.sequence.items.start;
+    size_t n = (size_t)(value->data.sequence.items.top - items);
+    if (n == 0 || n > SCN_MAX_STEPS)
+        return fail_at(L, value, "%s lists %zu client counts (expected 1 to %d)", keypath, n,
+                       SCN_MAX_STEPS);
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *item = node_at(L, items[i]);
+        snprintf(itempath, sizeof itempath, "%s[%zu]", keypath, i);
+        if (want_scalar(L, item, itempath, "an integer") != 0 ||
+            set_value(L, &clients_opt, itempath, scalar_text(item), item->data.scalar.length,
+                      item) != 0)
+            return -1;
+        for (int j = 0; j < s->n_client_steps; j++)
+            if (s->client_steps[j] == s->clients)
+                return fail_at(L, item, "%s lists %d twice", keypath, s->clients);
+        s->client_steps[s->n_client_steps++] = s->clients;
+    }
+    s->clients = s->client_steps[0];
+    return 0;
+}
+
+/* lock.keys: hot | per-client, or a sequence of them. */
+static const char *const key_words[] = { "hot", "per-client", NULL };
+static const struct opt keys_opt = {
+    .name = "keys", .type = OPT_CHOICE, FIELD(per_client_keys), .choices = key_words,
+    .help = "key layout" };
+
+static int load_keys(struct loader *L, const yaml_node_t *value, const char *keypath)
+{
+    struct scenario *s = L->s;
+    char itempath[96];
+
+    L->keys_node = value;
+    if (value->type == YAML_SCALAR_NODE) {
+        if (want_scalar(L, value, keypath, "hot, per-client, or a list of them") != 0 ||
+            set_value(L, &keys_opt, keypath, scalar_text(value), value->data.scalar.length,
+                      value) != 0)
+            return -1;
+        s->key_modes[0] = s->per_client_keys;
+        s->n_key_modes = 1;
+        return 0;
+    }
+    if (value->type != YAML_SEQUENCE_NODE)
+        return wrong_type(L, value, keypath, "hot, per-client, or a list of them");
+    const yaml_node_item_t *items = value->data.sequence.items.start;
+    size_t n = (size_t)(value->data.sequence.items.top - items);
+    if (n == 0 || n > 2)
+        return fail_at(L, value, "%s lists %zu key layouts (expected 1 or 2)", keypath, n);
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *item = node_at(L, items[i]);
+        snprintf(itempath, sizeof itempath, "%s[%zu]", keypath, i);
+        if (want_scalar(L, item, itempath, "hot or per-client") != 0 ||
+            set_value(L, &keys_opt, itempath, scalar_text(item), item->data.scalar.length,
+                      item) != 0)
+            return -1;
+        if (s->n_key_modes == 1 && s->key_modes[0] == s->per_client_keys)
+            return fail_at(L, item, "%s lists %s twice", keypath, key_words[s->per_client_keys]);
+        s->key_modes[s->n_key_modes++] = s->per_client_keys;
+    }
+    s->per_client_keys = s->key_modes[0];
+    return 0;
+}
+
 static int load_faults(struct loader *L, const yaml_node_t *value, const char *keypath)
 {
     if (value->type != YAML_SEQUENCE_NODE)
@@ -982,6 +1071,20 @@ static int load_root(struct loader *L)
                           "a mapping of scenario keys (name, impls, ...)");
     if (load_section(L, &top_section, root) != 0)
         return -1;
+    struct scenario *s = L->s;
+    if (s->n_client_steps == 0) { /* no clients key: one client */
+        s->clients = s->client_steps[0] = 1;
+        s->n_client_steps = 1;
+    }
+    if (s->n_key_modes == 0) {
+        s->key_modes[0] = s->per_client_keys = KEYS_HOT;
+        s->n_key_modes = 1;
+    }
+    for (int i = 0; i < s->n_key_modes; i++)
+        if (s->key_modes[i] == KEYS_PER_CLIENT && s->workload == WORKLOAD_STOCK)
+            return fail_at(L, L->keys_node,
+                           "lock.keys per-client needs the counter or reentrant workload "
+                           "(the stock is one resource, guarded by one key)");
     /* redis-script runs the scenario's own Lua: it cannot run without it */
     if (L->script_impl && (!L->s->script_acquire[0] || !L->s->script_release[0]))
         return fail_at(L, L->script_node ? L->script_node : L->script_impl,

@@ -21,6 +21,7 @@
 #define SCN_MAX_CLIENTS 1024
 #define SCN_MAX_MASTERS 9
 #define SCN_SCRIPT_MAX 4096
+#define SCN_MAX_STEPS 16
 
 enum workload_kind {
     WORKLOAD_COUNTER, /* read-modify-write of a counter in shared memory */
@@ -31,6 +32,11 @@ enum workload_kind {
 enum retry_kind {
     RETRY_FIXED,  /* sleep retry_interval between polls (the classic 100 ms) */
     RETRY_BACKOFF /* exponential backoff with full jitter, from retry_interval up to 32x */
+};
+
+enum key_mode {
+    KEYS_HOT = 0,       /* every client contends for one key */
+    KEYS_PER_CLIENT = 1 /* each client its own key: no contention, the service's own rate */
 };
 
 struct scenario_expect {
@@ -52,7 +58,12 @@ struct scenario {
     int64_t zk_session_timeout_ns; /* backends.zookeeper.session_timeout: default 10s */
     int zk_force_sync;       /* backends.zookeeper.force_sync: true (default, as in production) */
 
-    int clients;             /* clients: 1..SCN_MAX_CLIENTS, default 1 */
+    int clients;             /* clients: 1..SCN_MAX_CLIENTS, default 1 (the first step of a sweep) */
+    int n_client_steps;      /* clients: [1, 2, 4, ...] sweeps over these counts */
+    int client_steps[SCN_MAX_STEPS];
+    int n_key_modes;         /* lock.keys: hot (default) | per-client, or a list of both */
+    int key_modes[2];        /* enum key_mode */
+    int per_client_keys;     /* the mode of this run (set by the caller for each step) */
     int64_t ops_per_client;  /* run.ops_per_client: 0 = unbounded (default) */
     int64_t max_duration_ns; /* run.max_duration: default 60s; > 0 */
 

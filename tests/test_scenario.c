@@ -12,7 +12,9 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "scenario.h"
@@ -260,7 +262,7 @@ static const struct bad_case {
       "unknown key 'client' in the top-level mapping (expected one of: name, description, "
       "impls, backends, clients, run, lock, workload, faults, expect)" },
     { "unknown-key-nested.yaml", "5:3",
-      "unknown key 'ttls' in lock (expected one of: key, ttl, wait, retry_interval, retry, lease, watchdog_lease, script)" },
+      "unknown key 'ttls' in lock (expected one of: key, ttl, wait, retry_interval, retry, lease, watchdog_lease, script, keys)" },
     { "unknown-key-deep.yaml", "3:20",
       "unknown key 'topolgy' in backends.redis (expected one of: topology, masters)" },
     { "duplicate-key.yaml", "5:1", "duplicate key 'clients' in the top-level mapping (first at 3:1)" },
@@ -428,6 +430,56 @@ static void test_err_buffer(void)
           "success leaves an empty message");
 }
 
+/* Write text to a temporary file and load it; returns scenario_load's result. */
+static int load_text(const char *text, struct scenario *out, char *err, size_t errlen, char *path)
+{
+    strcpy(path, "/tmp/locklab-test-scenario-XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return -2;
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    int rc = scenario_load(path, out, err, errlen);
+    unlink(path);
+    return rc;
+}
+
+/* Sweeps: clients as a list, lock.keys as a word or a list. */
+static void test_sweeps(void)
+{
+    static struct scenario s;
+    char err[512], path[64];
+    int rc = load_text("name: t\nimpls: [redis-lua]\nclients: [1, 2, 4, 64]\n"
+                       "lock: {keys: [hot, per-client]}\n",
+                       &s, err, sizeof err, path);
+    CHECK(rc == 0, "sweep loads: %s", err);
+    CHECK(s.n_client_steps == 4 && s.client_steps[3] == 64 && s.clients == 1,
+          "client steps %d, last %d, first %d", s.n_client_steps, s.client_steps[3], s.clients);
+    CHECK(s.n_key_modes == 2 && s.key_modes[0] == KEYS_HOT && s.key_modes[1] == KEYS_PER_CLIENT,
+          "key modes %d", s.n_key_modes);
+    rc = load_text("name: t\nimpls: [redis-lua]\nclients: 8\n", &s, err, sizeof err, path);
+    CHECK(rc == 0 && s.n_client_steps == 1 && s.clients == 8 && s.n_key_modes == 1 &&
+              s.key_modes[0] == KEYS_HOT,
+          "one count, hot by default: %s", err);
+    rc = load_text("name: t\nimpls: [redis-lua]\n", &s, err, sizeof err, path);
+    CHECK(rc == 0 && s.clients == 1 && s.n_client_steps == 1, "no clients key: one client");
+    rc = load_text("name: t\nimpls: [redis-lua]\nclients: [2, 4, 2]\n", &s, err, sizeof err,
+                   path);
+    CHECK(rc == -1 && strstr(err, ":3:17: clients lists 2 twice"), "duplicate count: %s", err);
+    rc = load_text("name: t\nimpls: [redis-lua]\nclients: [1, 2000]\n", &s, err, sizeof err,
+                   path);
+    CHECK(rc == -1 && strstr(err, ":3:14: clients[1] is 2000, out of range"), "range: %s", err);
+    rc = load_text("name: t\nimpls: [redis-lua]\nworkload: {kind: stock}\nlock: {keys: per-client}\n",
+                   &s, err, sizeof err, path);
+    CHECK(rc == -1 && strstr(err, ":4:14: lock.keys per-client needs the counter"),
+          "per-client stock: %s", err);
+    rc = load_text("name: t\nimpls: [redis-lua]\nlock: {keys: cold}\n", &s, err, sizeof err,
+                   path);
+    CHECK(rc == -1 && strstr(err, ":3:14: unknown value 'cold' for lock.keys"), "bad word: %s",
+          err);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -446,5 +498,6 @@ int main(int argc, char **argv)
     test_all_good();
     test_bad();
     test_err_buffer();
+    test_sweeps();
     return check_done();
 }
