@@ -71,6 +71,9 @@ static json_t *result_json(const struct run_result *r)
     json_object_set_new(o, "scenario", json_string(r->scenario));
     json_object_set_new(o, "clients", json_integer(r->clients));
     json_object_set_new(o, "keys", json_string(r->per_client_keys ? "per-client" : "hot"));
+    char tag[SCN_NAME_MAX + 32];
+    report_result_tag(r, tag, sizeof tag);
+    json_object_set_new(o, "files", json_string(tag));
     json_object_set_new(o, "verdict", json_string(verdict_name(r->verdict)));
     json_object_set_new(o, "expect", r->expect == VERDICT_NONE ? json_null()
                                                                : json_string(verdict_name(r->expect)));
@@ -245,9 +248,11 @@ static int write_hgrms(struct report *r, const struct run_result *x, struct lab_
         const struct hist *h;
     } files[] = {{"acquire", &x->acquire}, {"hold", &x->hold}, {"release", &x->release},
                  {"handoff", &x->handoff}};
+    char tag[SCN_NAME_MAX + 32];
+    report_result_tag(x, tag, sizeof tag);
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char path[1500], tmp[1510];
-        snprintf(path, sizeof path, "%s/%s.%s.hgrm", dir, x->scenario, files[i].name);
+        snprintf(path, sizeof path, "%s/%s.%s.hgrm", dir, tag, files[i].name);
         FILE *f = tmp_open(path, tmp, sizeof tmp);
         if (!f) {
             lab_err_set(err, errno, "cannot write %s: %s", tmp, strerror(errno));
@@ -257,7 +262,27 @@ static int write_hgrms(struct report *r, const struct run_result *x, struct lab_
         if (tmp_commit(f, tmp, path, err) != 0)
             return -1;
     }
-    return 0;
+    char path[1500], tmp[1510];
+    snprintf(path, sizeof path, "%s/%s.timeline.tsv", dir, tag);
+    FILE *f = tmp_open(path, tmp, sizeof tmp);
+    if (!f) {
+        lab_err_set(err, errno, "cannot write %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    fprintf(f, "# t_s acquire_us hold_us client\n");
+    for (int i = 0; i < x->n_timeline; i++)
+        fprintf(f, "%.6f %.1f %.1f %d\n", x->timeline[i].t_s, x->timeline[i].acquire_us,
+                x->timeline[i].hold_us, x->timeline[i].client);
+    return tmp_commit(f, tmp, path, err);
+}
+
+void report_result_tag(const struct run_result *x, char *buf, size_t n)
+{
+    if (x->sweep)
+        snprintf(buf, n, "%s-%s-%d", x->scenario, x->per_client_keys ? "keyed" : "hot",
+                 x->clients);
+    else
+        snprintf(buf, n, "%s", x->scenario);
 }
 
 /* ------------------------------------------------------------------ public */

@@ -44,6 +44,11 @@ int report_finish(struct report *r, bool complete, struct lab_err *err);
 
 void report_free(struct report *r);
 
+/* The name stem of a result's files: "<scenario>" or, for one step of a
+ * sweep, "<scenario>-<hot|keyed>-<clients>" (files <impl>/<stem>.acquire.hgrm,
+ * .hold.hgrm, .release.hgrm, .handoff.hgrm, .timeline.tsv). */
+void report_result_tag(const struct run_result *x, char *buf, size_t n);
+
 /* Console table: a scenario heading, a column header, one row per result. */
 void report_print_heading(FILE *f, const struct scenario *s, int clients);
 void report_print_row(FILE *f, const struct run_result *res);

@@ -453,6 +453,29 @@ static void supervise(const struct scenario *s, const struct lock_ops *ops,
     res->complete = !*stop;
 }
 
+/* Keep an even sample of at most RUN_TIMELINE_MAX intervals, in time order,
+ * for the latency-over-time plot. */
+static int by_enter(const void *a, const void *b)
+{
+    const struct oracle_interval *x = a, *y = b;
+    return (x->enter_ns > y->enter_ns) - (x->enter_ns < y->enter_ns);
+}
+
+static void sample_timeline(struct run_result *res, struct oracle_interval *iv, int64_t n,
+                            int64_t start)
+{
+    qsort(iv, (size_t)n, sizeof *iv, by_enter); /* analyses are done: order is free */
+    int64_t step = n > RUN_TIMELINE_MAX ? (n + RUN_TIMELINE_MAX - 1) / RUN_TIMELINE_MAX : 1;
+    res->n_timeline = 0;
+    for (int64_t i = 0; i < n && res->n_timeline < RUN_TIMELINE_MAX; i += step) {
+        struct timeline_point *p = &res->timeline[res->n_timeline++];
+        p->t_s = (float)((double)(iv[i].enter_ns - start) / 1e9);
+        p->acquire_us = (float)((double)(iv[i].enter_ns - iv[i].wait_ns) / 1e3);
+        p->hold_us = (float)((double)(iv[i].exit_ns - iv[i].enter_ns) / 1e3);
+        p->client = (int)iv[i].client;
+    }
+}
+
 static int collect(const struct scenario *s, struct region *rg, struct run_result *res,
                    int64_t start, int64_t *units_out, struct lab_err *err)
 {
@@ -510,8 +533,10 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
         k += n_i;
     }
     int rc = oracle_analyze(all, (size_t)total_iv, &res->oracle, &res->handoff);
-    if (rc == 0)
+    if (rc == 0) {
         res->release_deleted_other = oracle_misdeletes(all, (size_t)total_iv);
+        sample_timeline(res, all, total_iv, start);
+    }
     free(all);
     if (rc != 0) {
         lab_err_set(err, -rc, "the interval logs are inconsistent (%s)", strerror(-rc));

@@ -31,6 +31,8 @@ struct run_env {
     bool progress;                 /* print progress on stderr */
 };
 
+#define RUN_TIMELINE_MAX 4096 /* latency-over-time points kept per result (evenly sampled) */
+
 struct run_result {
     const struct lock_ops *ops;  /* implementation */
     char scenario[SCN_NAME_MAX]; /* scenario name */
@@ -62,6 +64,14 @@ struct run_result {
 
     double wakeups_per_release;    /* (polls + notifications) / releases */
     double server_ops_per_acquire; /* lock store commands per acquire (INFO commandstats) */
+
+    int n_timeline;           /* points of the latency-over-time sample */
+    struct timeline_point {
+        float t_s;            /* entry, seconds after the start barrier */
+        float acquire_us;     /* how long that acquire took */
+        float hold_us;        /* how long the lock was held */
+        int client;           /* who */
+    } timeline[RUN_TIMELINE_MAX];
 
     int clients_failed_start; /* could not open their connections */
     int clients_crashed;      /* died by a signal or a non-zero exit */
