@@ -285,7 +285,8 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
                     code = run_one(scns[i], ops, &env, res, &rep, o, code);
                 }
         }
-        if (!o->quiet && rep.n_results - first > 1)
+        if (!o->quiet && rep.n_results - first > 1 &&
+            (scns[i]->n_client_steps > 1 || scns[i]->n_key_modes > 1))
             report_print_comparison(stdout, (const struct run_result *const *)rep.results + first,
                                     rep.n_results - first);
     }

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "redis_admin.h"
+#include "servers.h"
 
 #define READY_TIMEOUT_NS (30LL * 1000000000)
 #define STOP_GRACE_NS (2LL * 1000000000)      /* after the duration bound */
@@ -580,12 +581,20 @@ static bool uses_redis(const struct lock_ops *ops)
     return strcmp(ops->backend, "redis") == 0;
 }
 
+/* Does ops talk to a server whose operations we can count? */
+static bool counts_server_ops(const struct lock_ops *ops)
+{
+    return uses_redis(ops) || strcmp(ops->backend, "zookeeper") == 0;
+}
+
 /* Commands served so far by the servers ops talks to (INFO commandstats):
  * the lock store, or every independent master for a multi-master design. */
 static int server_calls(const struct lock_ops *ops, const struct run_env *env, int64_t *calls,
                         struct lab_err *err)
 {
     *calls = 0;
+    if (strcmp(ops->backend, "zookeeper") == 0)
+        return env->zk_hosts ? servers_zk_packets(env->zk_hosts, calls, err) : 0;
     if (!(ops->caps & LOCK_CAP_MULTI_MASTER))
         return redis_admin_calls(env->redis_host, env->redis_port, calls, err);
     for (int i = 0; i < env->n_masters; i++) {
@@ -646,8 +655,8 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
         return -1;
     int64_t calls_before = 0;
     if (workload_reset(s, &env->stock, &rg.keys[0].counter, err) != 0 ||
-        (uses_redis(ops) && (clear_lock_keys(ops, env, s, err) != 0 ||
-                             server_calls(ops, env, &calls_before, err) != 0))) {
+        (uses_redis(ops) && clear_lock_keys(ops, env, s, err) != 0) ||
+        (counts_server_ops(ops) && server_calls(ops, env, &calls_before, err) != 0)) {
         munmap(rg.base, rg.size);
         return -1;
     }
@@ -705,7 +714,7 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
     if (setup_failed || collect(s, &rg, res, start, &units, err) != 0 ||
         workload_outcome(s, &env->stock, &counter_sum, units, &res->work, err) != 0)
         rc = -1;
-    if (rc == 0 && uses_redis(ops)) {
+    if (rc == 0 && counts_server_ops(ops)) {
         int64_t calls_after = 0;
         if (server_calls(ops, env, &calls_after, err) == 0 &&
             res->acquired > 0)

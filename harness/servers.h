@@ -49,6 +49,11 @@ void servers_kill_all_now(void);
 int servers_zk_start(struct server *srv, int n, int force_sync, char *hosts, size_t hostslen,
                      struct lab_err *err);
 
+/* Packets received by every server of a ZooKeeper connection string (mntr's
+ * zk_packets_received, summed): client requests, session pings included.
+ * Only numeric IPv4 addresses. 0 or -1 with err filled. */
+int servers_zk_packets(const char *hosts, int64_t *packets, struct lab_err *err);
+
 /* Check that a ZooKeeper connection string accepts a session within
  * timeout_ms. 0 or -1 with err filled. */
 int servers_zk_ping(const char *hosts, int timeout_ms, struct lab_err *err);

@@ -12,7 +12,10 @@
  * stopped with SIGKILL: a JVM's orderly shutdown would cost seconds that an
  * interrupted run does not have.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,4 +174,50 @@ fail:
     for (int i = 0; i < n; i++)
         servers_stop(&srv[i]);
     return -1;
+}
+
+/* One four-letter word to host:port; the whole answer in out. */
+static int four_letter(const char *host, int port, const char *word, char *out, size_t n)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
+        return -1;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -1;
+    struct timeval tv = {2, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    size_t got = 0;
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0 && write(fd, word, 4) == 4) {
+        ssize_t r;
+        while (got + 1 < n && (r = read(fd, out + got, n - 1 - got)) > 0)
+            got += (size_t)r;
+    }
+    out[got] = '\0';
+    close(fd);
+    return got ? 0 : -1;
+}
+
+int servers_zk_packets(const char *hosts, int64_t *packets, struct lab_err *err)
+{
+    char buf[256], host[64], answer[8192];
+    *packets = 0;
+    snprintf(buf, sizeof buf, "%s", hosts);
+    for (char *save, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        char *colon = strrchr(p, ':');
+        if (!colon || (size_t)(colon - p) >= sizeof host) {
+            lab_err_set(err, EINVAL, "bad ZooKeeper address '%s'", p);
+            return -1;
+        }
+        memcpy(host, p, (size_t)(colon - p));
+        host[colon - p] = '\0';
+        const char *line;
+        if (four_letter(host, atoi(colon + 1), "mntr", answer, sizeof answer) != 0 ||
+            !(line = strstr(answer, "zk_packets_received"))) {
+            lab_err_set(err, EIO, "ZooKeeper at %s did not answer mntr", p);
+            return -1;
+        }
+        *packets += strtoll(line + strlen("zk_packets_received"), NULL, 10);
+    }
+    return 0;
 }
