@@ -48,10 +48,12 @@
 
 #define PLOT_FLOOR_US 1.0         /* latencies under 1 us (recorded as 0) drawn at 1 us */
 #define PLOT_MS_ABOVE_US 10000.0  /* largest latency above 10 ms: the y unit is ms */
-#define PLOT_TIMELINE_POINTS 60000 /* timeline budget over all series (SVG size) */
-#define PLOT_TIMELINE_MIN 2000    /* ... but at least this many points per series */
+#define PLOT_TIMELINE_POINTS 24000 /* timeline budget over all series (SVG size) */
+#define PLOT_TIMELINE_MIN 1000    /* ... but at least this many points per series */
 #define PLOT_OUTPUT_KEEP 4096     /* bytes of gnuplot's output kept for messages */
 #define PLOT_ARGS_MAX 8192        /* the -e assignments */
+#define PLOT_MAX_IMPLS 256        /* implementations per scenario */
+#define PLOT_MAX_PICK 1024        /* entries per scenario in one plot */
 
 /* ------------------------------------------------------------------- types */
 
@@ -60,6 +62,7 @@ struct plot_entry {
     const char *impl;     /* implementation name (an identifier) */
     const char *scenario; /* scenario name (an identifier) */
     const char *keys;     /* key mode: "hot" (default) or "per-client" */
+    const char *files;    /* stem of <impl>/<stem>.acquire.hgrm etc. (default: scenario) */
     long clients;         /* client processes */
     double throughput;    /* throughput_per_s, NAN when absent */
     double wakeups;       /* wakeups_per_release, NAN when absent */
@@ -433,38 +436,123 @@ static void plot_draw(struct plot_ctx *c, const char *scenario, const char *name
 
 /* ---------------------------------------------------------- scenario data */
 
-/* The implementations of scenario, in summary.json's order; their position
- * + 1 is their linetype. Returns how many (at most max). */
-static int scenario_impls(const struct plot_ctx *c, const char *scenario, const char **impls,
-                          int max)
+/* One scenario of the run, as the plots see it. */
+struct plot_scn {
+    const char *name;                 /* scenario name */
+    const char *impls[PLOT_MAX_IMPLS]; /* in summary.json's order: linetype = index + 1 */
+    int ni;                           /* how many */
+    bool mixed;                       /* some entry not on the hot key: titles say which */
+    bool sweep;                       /* several client counts */
+    long lo, hi;                      /* smallest and largest client count */
+    char subtitle[256];               /* "run <id>, 32 clients" */
+};
+
+static void scenario_init(const struct plot_ctx *c, const char *name, struct plot_scn *s)
 {
-    int n = 0;
+    memset(s, 0, sizeof *s);
+    s->name = name;
+    s->lo = LONG_MAX;
     for (int i = 0; i < c->n; i++) {
-        if (strcmp(c->e[i].scenario, scenario) != 0)
+        const struct plot_entry *e = &c->e[i];
+        if (strcmp(e->scenario, name) != 0)
             continue;
         int j = 0;
-        while (j < n && strcmp(impls[j], c->e[i].impl) != 0)
+        while (j < s->ni && strcmp(s->impls[j], e->impl) != 0)
             j++;
-        if (j == n && n < max)
-            impls[n++] = c->e[i].impl;
+        if (j == s->ni && s->ni < PLOT_MAX_IMPLS)
+            s->impls[s->ni++] = e->impl;
+        s->mixed |= strcmp(e->keys, "hot") != 0;
+        s->lo = e->clients < s->lo ? e->clients : s->lo;
+        s->hi = e->clients > s->hi ? e->clients : s->hi;
     }
+    s->sweep = s->lo != s->hi;
+    if (!s->sweep)
+        snprintf(s->subtitle, sizeof s->subtitle, "run %s, %ld client%s", c->run_id, s->lo,
+                 s->lo == 1 ? "" : "s");
+    else
+        snprintf(s->subtitle, sizeof s->subtitle, "run %s, %ld to %ld clients", c->run_id,
+                 s->lo, s->hi);
+}
+
+/* Linetype of an entry: its implementation's colour. */
+static int entry_lt(const struct plot_scn *s, const struct plot_entry *e)
+{
+    for (int k = 0; k < s->ni; k++)
+        if (!strcmp(s->impls[k], e->impl))
+            return k + 1;
+    return 1;
+}
+
+/* Dash type of an entry: solid for the hot key, dashed for a key per client. */
+static int entry_dt(const struct plot_entry *e)
+{
+    return !strcmp(e->keys, "hot") ? 1 : !strcmp(e->keys, "per-client") ? 2 : 3;
+}
+
+/* Legend text of an entry: the implementation, and the key mode when the
+ * scenario ran more than one. */
+static void entry_title(const struct plot_scn *s, const struct plot_entry *e, char *buf,
+                        size_t n)
+{
+    if (!s->mixed)
+        snprintf(buf, n, "%s", e->impl);
+    else if (!strcmp(e->keys, "hot"))
+        snprintf(buf, n, "%s, one hot key", e->impl);
+    else if (!strcmp(e->keys, "per-client"))
+        snprintf(buf, n, "%s, key per client", e->impl);
+    else
+        snprintf(buf, n, "%s, keys %s", e->impl, e->keys);
+}
+
+/* The entries the per-implementation plots draw (latency, wakeups,
+ * timeline): all of them outside a sweep; in a sweep, of each
+ * implementation and key mode the one with the most clients. With
+ * one_per_impl, a single entry per implementation: the hot key first, then
+ * the most clients. Fills sel with indices into c->e, in implementation
+ * order; returns how many. */
+static int scenario_pick(const struct plot_ctx *c, const struct plot_scn *s, bool one_per_impl,
+                         int *sel, int max)
+{
+    int n = 0;
+    for (int k = 0; k < s->ni; k++)
+        for (int i = 0; i < c->n; i++) {
+            const struct plot_entry *e = &c->e[i];
+            if (strcmp(e->scenario, s->name) != 0 || strcmp(e->impl, s->impls[k]) != 0)
+                continue;
+            int j = 0;
+            while (j < n && !(strcmp(c->e[sel[j]].impl, e->impl) == 0 &&
+                              (one_per_impl || strcmp(c->e[sel[j]].keys, e->keys) == 0)))
+                j++;
+            if (j == n || (!s->sweep && !one_per_impl)) {
+                if (n < max)
+                    sel[n++] = i;
+                continue;
+            }
+            const struct plot_entry *old = &c->e[sel[j]];
+            bool e_hot = !strcmp(e->keys, "hot"), old_hot = !strcmp(old->keys, "hot");
+            if ((one_per_impl && e_hot && !old_hot) ||
+                (e_hot == old_hot && e->clients > old->clients))
+                sel[j] = i;
+        }
     return n;
 }
 
-/* "run <id>, 32 clients" or "run <id>, 1 to 64 clients". */
-static void scenario_subtitle(const struct plot_ctx *c, const char *scenario, char *buf,
-                              size_t n)
+/* Subtitle of a plot drawing the entries sel picked: in a sweep, say which
+ * step each line is. */
+static void pick_subtitle(const struct plot_ctx *c, const struct plot_scn *s, const int *sel,
+                          int n, char *buf, size_t len)
 {
-    long lo = LONG_MAX, hi = 0;
-    for (int i = 0; i < c->n; i++)
-        if (!strcmp(c->e[i].scenario, scenario)) {
-            lo = c->e[i].clients < lo ? c->e[i].clients : lo;
-            hi = c->e[i].clients > hi ? c->e[i].clients : hi;
-        }
-    if (lo == hi)
-        snprintf(buf, n, "run %s, %ld client%s", c->run_id, lo, lo == 1 ? "" : "s");
+    bool same = true;
+    for (int i = 1; i < n; i++)
+        same &= c->e[sel[i]].clients == c->e[sel[0]].clients;
+    if (!s->sweep || n == 0)
+        snprintf(buf, len, "%s", s->subtitle);
+    else if (same)
+        snprintf(buf, len, "run %s, %ld clients (the largest step of the %ld to %ld sweep)",
+                 c->run_id, c->e[sel[0]].clients, s->lo, s->hi);
     else
-        snprintf(buf, n, "run %s, %ld to %ld clients", c->run_id, lo, hi);
+        snprintf(buf, len, "run %s, each at its largest client count (sweep %ld to %ld)",
+                 c->run_id, s->lo, s->hi);
 }
 
 /* Common -e assignments of a plot of scenario. */
@@ -508,6 +596,14 @@ static double latency_unit(double max_us, const char **unit)
     return max_us > PLOT_MS_ABOVE_US ? 1000.0 : 1.0;
 }
 
+/* Drop the last series of set (it turned out empty). */
+static void set_drop_last(struct plot_set *set)
+{
+    struct plot_series *s = &set->s[--set->n];
+    free(s->x);
+    free(s->y);
+}
+
 /* -------------------------------------------------- 1. latency percentiles */
 
 /* Read an .hgrm percentile distribution: x = 1/(1-percentile), y = value.
@@ -542,45 +638,46 @@ static int hgrm_read(const char *path, struct plot_series *s, bool *floored)
     return rc;
 }
 
-static void plot_latency(struct plot_ctx *c, const char *scenario, const char **impls, int ni,
-                         const char *subtitle)
+static void plot_latency(struct plot_ctx *c, const struct plot_scn *scn)
 {
+    int sel[PLOT_MAX_PICK];
+    int ns = scenario_pick(c, scn, false, sel, PLOT_MAX_PICK);
     struct plot_set set = {0};
     bool floored = false;
     double xmax = 1;
-    for (int i = 0; i < ni; i++) {
-        char path[PATH_MAX];
-        if (plot_fmt(path, sizeof path, "%s/%s/%s.acquire.hgrm", c->run_dir, impls[i],
-                     scenario) != 0)
+    for (int i = 0; i < ns; i++) {
+        const struct plot_entry *e = &c->e[sel[i]];
+        char path[PATH_MAX], title[160];
+        if (plot_fmt(path, sizeof path, "%s/%s/%s.acquire.hgrm", c->run_dir, e->impl,
+                     e->files) != 0)
             continue;
-        struct plot_series *s = set_add(&set, impls[i], i + 1, 1);
+        entry_title(scn, e, title, sizeof title);
+        struct plot_series *s = set_add(&set, title, entry_lt(scn, e), entry_dt(e));
         if (!s || hgrm_read(path, s, &floored) != 0 || s->n == 0) {
             plot_note(c, "%s: no acquire latencies in %s: %s left out of the latency plot",
-                      scenario, path, impls[i]);
-            if (s) {
-                free(s->x);
-                free(s->y);
-                set.n--;
-            }
+                      scn->name, path, title);
+            if (s)
+                set_drop_last(&set);
             continue;
         }
         if (s->x[s->n - 1] > xmax)
             xmax = s->x[s->n - 1];
     }
     if (set.n == 0) {
-        plot_note(c, "%s: no .acquire.hgrm files: no latency plot", scenario);
+        plot_note(c, "%s: no .acquire.hgrm files: no latency plot", scn->name);
         set_free(&set);
         return;
     }
     const char *unit;
     double scale = latency_unit(set_ymax(&set), &unit);
-    char data[PATH_MAX];
-    if (plot_datafile(c, data, sizeof data, scenario, "latency") == 0) {
+    char data[PATH_MAX], subtitle[256];
+    pick_subtitle(c, scn, sel, ns, subtitle, sizeof subtitle);
+    if (plot_datafile(c, data, sizeof data, scn->name, "latency") == 0) {
         if (set_write(&set, data, scale, PLOT_FLOOR_US / scale) != 0) {
             plot_write_failed(c, data);
         } else {
             struct plot_args a;
-            plot_args_base(&a, scenario, subtitle, data, &set);
+            plot_args_base(&a, scn->name, subtitle, data, &set);
             args_str(&a, "unit", unit);
             args_num(&a, "xmax", xmax);
             args_str(&a, "note",
@@ -588,7 +685,7 @@ static void plot_latency(struct plot_ctx *c, const char *scenario, const char **
                                "the last point of a line is the maximum, at 1/(1-p) = count"
                              : "the last point of each line is the maximum, drawn at "
                                "1/(1-p) = sample count");
-            plot_draw(c, scenario, "latency", &a);
+            plot_draw(c, scn->name, "latency", &a);
         }
     }
     set_free(&set);
@@ -608,50 +705,35 @@ static void series_sort_x(struct plot_series *s)
         }
 }
 
-static void plot_throughput(struct plot_ctx *c, const char *scenario, const char **impls,
-                            int ni, const char *subtitle)
+static void plot_throughput(struct plot_ctx *c, const struct plot_scn *scn)
 {
     struct plot_set set = {0};
-    bool mixed = false; /* some entry is not on the hot key: say which in titles */
-    for (int i = 0; i < c->n; i++)
-        if (!strcmp(c->e[i].scenario, scenario) && strcmp(c->e[i].keys, "hot") != 0)
-            mixed = true;
-    double lo = INFINITY, hi = 0, ylo = INFINITY, yhi = 0;
-    for (int k = 0; k < ni; k++)
+    double ylo = INFINITY, yhi = 0;
+    for (int k = 0; k < scn->ni; k++)
         for (int i = 0; i < c->n; i++) {
             const struct plot_entry *e = &c->e[i];
-            if (strcmp(e->scenario, scenario) != 0 || strcmp(e->impl, impls[k]) != 0 ||
+            if (strcmp(e->scenario, scn->name) != 0 || strcmp(e->impl, scn->impls[k]) != 0 ||
                 !isfinite(e->throughput) || e->clients < 1)
                 continue;
             char title[160];
-            if (!mixed)
-                snprintf(title, sizeof title, "%s", e->impl);
-            else if (!strcmp(e->keys, "hot"))
-                snprintf(title, sizeof title, "%s, one hot key", e->impl);
-            else if (!strcmp(e->keys, "per-client"))
-                snprintf(title, sizeof title, "%s, key per client", e->impl);
-            else
-                snprintf(title, sizeof title, "%s, keys %s", e->impl, e->keys);
+            entry_title(scn, e, title, sizeof title);
             struct plot_series *s = NULL;
             for (int j = 0; j < set.n && !s; j++)
                 if (!strcmp(set.s[j].title, title))
                     s = &set.s[j];
-            int dt = !strcmp(e->keys, "hot") ? 1 : !strcmp(e->keys, "per-client") ? 2 : 3;
             if (!s)
-                s = set_add(&set, title, k + 1, dt);
+                s = set_add(&set, title, k + 1, entry_dt(e));
             if (!s || series_push(s, (double)e->clients, e->throughput) != 0) {
                 fprintf(stderr, "locklab plot: out of memory\n");
                 plot_fail(c, LAB_EXIT_ENV);
                 set_free(&set);
                 return;
             }
-            lo = fmin(lo, (double)e->clients);
-            hi = fmax(hi, (double)e->clients);
             ylo = fmin(ylo, e->throughput);
             yhi = fmax(yhi, e->throughput);
         }
     if (set.n == 0) {
-        plot_note(c, "%s: no throughput figures: no throughput plot", scenario);
+        plot_note(c, "%s: no throughput figures: no throughput plot", scn->name);
         set_free(&set);
         return;
     }
@@ -663,21 +745,21 @@ static void plot_throughput(struct plot_ctx *c, const char *scenario, const char
     }
     if (single)
         plot_note(c, "%s: one client count per implementation: the throughput plot shows "
-                  "single points (a sweep over clients draws lines)", scenario);
+                  "single points (a sweep over clients draws lines)", scn->name);
     char data[PATH_MAX];
-    if (plot_datafile(c, data, sizeof data, scenario, "throughput") == 0) {
+    if (plot_datafile(c, data, sizeof data, scn->name, "throughput") == 0) {
         if (set_write(&set, data, 1.0, -INFINITY) != 0) {
             plot_write_failed(c, data);
         } else {
             struct plot_args a;
-            plot_args_base(&a, scenario, subtitle, data, &set);
-            args_num(&a, "xmin", lo);
-            args_num(&a, "xmax", hi);
+            plot_args_base(&a, scn->name, scn->subtitle, data, &set);
+            args_num(&a, "xmin", (double)(scn->lo > 0 ? scn->lo : 1));
+            args_num(&a, "xmax", (double)(scn->hi > 0 ? scn->hi : 1));
             args_num(&a, "logy", ylo > 0 && yhi / ylo > 20);
             args_str(&a, "note",
                      single ? "one client count per implementation: each is a single point"
                             : "");
-            plot_draw(c, scenario, "throughput", &a);
+            plot_draw(c, scn->name, "throughput", &a);
         }
     }
     set_free(&set);
@@ -685,17 +767,15 @@ static void plot_throughput(struct plot_ctx *c, const char *scenario, const char
 
 /* ------------------------------------------------------------- 3. wakeups */
 
-static void plot_wakeups(struct plot_ctx *c, const char *scenario, const char **impls, int ni,
-                         const char *subtitle)
+static void plot_wakeups(struct plot_ctx *c, const struct plot_scn *scn)
 {
-    int count[256] = {0}; /* entries per implementation */
-    for (int i = 0; i < c->n; i++)
-        for (int k = 0; k < ni; k++)
-            if (!strcmp(c->e[i].scenario, scenario) && !strcmp(c->e[i].impl, impls[k]) &&
-                isfinite(c->e[i].wakeups))
-                count[k]++;
-    char data[PATH_MAX];
-    if (plot_datafile(c, data, sizeof data, scenario, "wakeups") != 0)
+    int sel[PLOT_MAX_PICK];
+    int ns = scenario_pick(c, scn, false, sel, PLOT_MAX_PICK);
+    int count[PLOT_MAX_IMPLS] = {0}; /* bars per implementation */
+    for (int i = 0; i < ns; i++)
+        count[entry_lt(scn, &c->e[sel[i]]) - 1]++;
+    char data[PATH_MAX], subtitle[256];
+    if (plot_datafile(c, data, sizeof data, scn->name, "wakeups") != 0)
         return;
     FILE *f = fopen(data, "w");
     if (!f) {
@@ -703,19 +783,19 @@ static void plot_wakeups(struct plot_ctx *c, const char *scenario, const char **
         return;
     }
     int bars = 0;
-    for (int k = 0; k < ni; k++)
-        for (int i = 0; i < c->n; i++) {
-            const struct plot_entry *e = &c->e[i];
-            if (strcmp(e->scenario, scenario) != 0 || strcmp(e->impl, impls[k]) != 0 ||
-                !isfinite(e->wakeups))
-                continue;
-            if (count[k] > 1)
-                fprintf(f, "%d %d %.9g \"%s, %ld clients%s%s\"\n", bars++, k + 1, e->wakeups,
-                        e->impl, e->clients, strcmp(e->keys, "hot") ? ", keys " : "",
-                        strcmp(e->keys, "hot") ? e->keys : "");
-            else
-                fprintf(f, "%d %d %.9g \"%s\"\n", bars++, k + 1, e->wakeups, e->impl);
-        }
+    for (int i = 0; i < ns; i++) {
+        const struct plot_entry *e = &c->e[sel[i]];
+        if (!isfinite(e->wakeups))
+            continue;
+        char title[160];
+        int lt = entry_lt(scn, e);
+        entry_title(scn, e, title, sizeof title);
+        if (count[lt - 1] > 1 && !scn->sweep) /* repeated runs: tell them apart */
+            fprintf(f, "%d %d %.9g \"%s, %ld clients\"\n", bars++, lt, e->wakeups, title,
+                    e->clients);
+        else
+            fprintf(f, "%d %d %.9g \"%s\"\n", bars++, lt, e->wakeups, title);
+    }
     int bad = ferror(f);
     bad |= fclose(f) != 0;
     if (bad) {
@@ -723,14 +803,15 @@ static void plot_wakeups(struct plot_ctx *c, const char *scenario, const char **
         return;
     }
     if (bars == 0) {
-        plot_note(c, "%s: no wakeups_per_release figures: no wakeups plot", scenario);
+        plot_note(c, "%s: no wakeups_per_release figures: no wakeups plot", scn->name);
         return;
     }
+    pick_subtitle(c, scn, sel, ns, subtitle, sizeof subtitle);
     struct plot_args a;
-    plot_args_base(&a, scenario, subtitle, data, NULL);
+    plot_args_base(&a, scn->name, subtitle, data, NULL);
     args_num(&a, "n", bars);
     args_str(&a, "note", "");
-    plot_draw(c, scenario, "wakeups", &a);
+    plot_draw(c, scn->name, "wakeups", &a);
 }
 
 /* ------------------------------------------------------------ 4. timeline */
@@ -779,32 +860,32 @@ static size_t series_thin(struct plot_series *s, size_t limit)
     return stride;
 }
 
-static void plot_timeline(struct plot_ctx *c, const char *scenario, const char **impls, int ni,
-                          const char *subtitle)
+static void plot_timeline(struct plot_ctx *c, const struct plot_scn *scn)
 {
+    int sel[PLOT_MAX_PICK];
+    int ns = scenario_pick(c, scn, true, sel, PLOT_MAX_PICK);
     struct plot_set set = {0};
     bool floored = false;
     double tmax = 0;
-    for (int i = 0; i < ni; i++) {
-        char path[PATH_MAX];
-        if (plot_fmt(path, sizeof path, "%s/%s/%s.timeline.tsv", c->run_dir, impls[i],
-                     scenario) != 0 ||
+    for (int i = 0; i < ns; i++) {
+        const struct plot_entry *e = &c->e[sel[i]];
+        char path[PATH_MAX], title[160];
+        if (plot_fmt(path, sizeof path, "%s/%s/%s.timeline.tsv", c->run_dir, e->impl,
+                     e->files) != 0 ||
             access(path, F_OK) != 0)
             continue;
-        struct plot_series *s = set_add(&set, impls[i], i + 1, 1);
+        entry_title(scn, e, title, sizeof title);
+        struct plot_series *s = set_add(&set, title, entry_lt(scn, e), 1);
         if (!s || timeline_read(path, s, &floored, &tmax) != 0 || s->n == 0) {
-            plot_note(c, "%s: nothing readable in %s: %s left out of the timeline", scenario,
-                      path, impls[i]);
-            if (s) {
-                free(s->x);
-                free(s->y);
-                set.n--;
-            }
+            plot_note(c, "%s: nothing readable in %s: %s left out of the timeline", scn->name,
+                      path, title);
+            if (s)
+                set_drop_last(&set);
         }
     }
     if (set.n == 0) {
-        plot_note(c, "%s: no <impl>/%s.timeline.tsv files in %s: no timeline plot", scenario,
-                  scenario, c->run_dir);
+        plot_note(c, "%s: no <impl>/<files>.timeline.tsv files in %s: no timeline plot",
+                  scn->name, c->run_dir);
         set_free(&set);
         return;
     }
@@ -817,22 +898,23 @@ static void plot_timeline(struct plot_ctx *c, const char *scenario, const char *
     }
     const char *unit;
     double scale = latency_unit(set_ymax(&set), &unit);
-    char note[256] = "", data[PATH_MAX];
+    char note[256] = "", data[PATH_MAX], subtitle[256];
     if (stride > 1)
         snprintf(note, sizeof note, "thinned: the slowest acquire of every %zu is drawn%s",
                  stride, floored ? "; latencies under 1 µs drawn at 1 µs" : "");
     else if (floored)
         snprintf(note, sizeof note, "latencies under 1 µs (recorded as 0) are drawn at 1 µs");
-    if (plot_datafile(c, data, sizeof data, scenario, "timeline") == 0) {
+    pick_subtitle(c, scn, sel, ns, subtitle, sizeof subtitle);
+    if (plot_datafile(c, data, sizeof data, scn->name, "timeline") == 0) {
         if (set_write(&set, data, scale, PLOT_FLOOR_US / scale) != 0) {
             plot_write_failed(c, data);
         } else {
             struct plot_args a;
-            plot_args_base(&a, scenario, subtitle, data, &set);
+            plot_args_base(&a, scn->name, subtitle, data, &set);
             args_str(&a, "unit", unit);
             args_num(&a, "tmax", tmax);
             args_str(&a, "note", note);
-            plot_draw(c, scenario, "timeline", &a);
+            plot_draw(c, scn->name, "timeline", &a);
         }
     }
     set_free(&set);
@@ -877,6 +959,9 @@ static int plot_load_entries(struct plot_ctx *c, json_t *root, const char *path)
         e->keys = json_string_value(json_object_get(r, "keys"));
         if (!plot_ident(e->keys))
             e->keys = "hot";
+        e->files = json_string_value(json_object_get(r, "files"));
+        if (!plot_ident(e->files))
+            e->files = scn;
         json_t *cl = json_object_get(r, "clients");
         e->clients = json_is_integer(cl) ? (long)json_integer_value(cl) : 0;
         e->throughput = json_num_or_nan(r, "throughput_per_s");
@@ -946,14 +1031,18 @@ int plot_run_dir(const char *run_dir, int quiet)
             seen++;
         if (seen < i)
             continue; /* drawn with its first entry */
-        const char *impls[256];
-        int ni = scenario_impls(&c, scn, impls, 256);
-        char subtitle[256];
-        scenario_subtitle(&c, scn, subtitle, sizeof subtitle);
-        plot_latency(&c, scn, impls, ni, subtitle);
-        plot_throughput(&c, scn, impls, ni, subtitle);
-        plot_wakeups(&c, scn, impls, ni, subtitle);
-        plot_timeline(&c, scn, impls, ni, subtitle);
+        struct plot_scn *p = malloc(sizeof *p);
+        if (!p) {
+            fprintf(stderr, "locklab plot: out of memory\n");
+            plot_fail(&c, LAB_EXIT_ENV);
+            break;
+        }
+        scenario_init(&c, scn, p);
+        plot_latency(&c, p);
+        plot_throughput(&c, p);
+        plot_wakeups(&c, p);
+        plot_timeline(&c, p);
+        free(p);
     }
     if (code == LAB_EXIT_OK)
         code = c.code;

@@ -18,6 +18,7 @@
 #include "report.h"
 #include "runner.h"
 #include "scenario.h"
+#include "servers.h"
 #include "stop.h"
 
 #define MAX_SCENARIOS 64
@@ -30,6 +31,7 @@ struct run_opts {
     const char *zk;     /* --zk HOST:PORT[,...] or $LOCKLAB_ZK */
     const char *junit;  /* --junit FILE */
     bool quiet;         /* --quiet */
+    bool no_plot;       /* --no-plot */
 };
 
 static void run_usage(FILE *f)
@@ -51,6 +53,7 @@ static void run_usage(FILE *f)
             "                     (also $LOCKLAB_ZK)\n"
             "  --junit FILE       also write the JUnit XML report to FILE\n"
             "  --quiet            no progress and no table: only errors and failures\n"
+            "  --no-plot          do not draw the plots (drawn when gnuplot is installed)\n"
             "  -h, --help         this text\n"
             "\n"
             "exit codes: 0 every expectation met, 1 an expectation failed, 2 bad usage or\n"
@@ -119,7 +122,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
         {"impl", required_argument, NULL, 'i'},  {"clients", required_argument, NULL, 'c'},
         {"out", required_argument, NULL, 'o'},   {"redis", required_argument, NULL, 'r'},
         {"junit", required_argument, NULL, 'j'}, {"quiet", no_argument, NULL, 'q'},
-        {"zk", required_argument, NULL, 'z'},
+        {"zk", required_argument, NULL, 'z'},     {"no-plot", no_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->out = "results";
@@ -147,6 +150,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
         case 'r': o->redis = optarg; break;
         case 'j': o->junit = optarg; break;
         case 'z': o->zk = optarg; break;
+        case 'P': o->no_plot = true; break;
         case 'q': o->quiet = true; break;
         case 'h': run_usage(stdout); return 1;
         default:
@@ -299,6 +303,17 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
     if (!o->quiet || lab_stop)
         fprintf(lab_stop ? stderr : stdout, "\nresults: %s/summary.json%s\n", rep.dir,
                 complete ? "" : " (incomplete)");
+    /* plots come for free when gnuplot is installed; their failure is worth a
+     * warning, never a different verdict */
+    if (!lab_stop && rep.n_results > 0 && !o->no_plot && servers_binary_exists("gnuplot")) {
+        if (plot_run_dir(rep.dir, 1) == 0) {
+            if (!o->quiet)
+                printf("plots:   %s/*.png, *.svg\n", rep.dir);
+        } else {
+            fprintf(stderr, "locklab: warning: plotting %s failed (see `locklab plot %s`)\n",
+                    rep.dir, rep.dir);
+        }
+    }
     report_free(&rep);
     if (lab_stop)
         return LAB_EXIT_INTERRUPTED;

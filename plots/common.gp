@@ -36,3 +36,9 @@ dt_of(i) = int(word(dts, i + 1))
 # script sets everything, then calls `plot_both`; replot draws the SVG.
 png_terminal = "set terminal pngcairo size 1100,620 font 'sans,10' noenhanced"
 svg_terminal = "set terminal svg size 1100,620 dynamic font 'sans,10' noenhanced background rgb 'white'"
+
+# `note` (set by locklab, "" for none) goes under the plot, below the x label.
+if (exists('note') && strlen(note) > 0) {
+    set bmargin 5
+    set label 99 note at screen 0.01, screen 0.018 left font ',9' tc rgb '#555555'
+}

@@ -14,7 +14,7 @@
 load plotdir.'/common.gp'
 
 set title sprintf("%s: acquire latency by percentile\n%s", scenario, subtitle)
-set xlabel 'percentile (log scale of 1/(1-p): each step is one more nine)'
+set xlabel 'percentile (log scale of 1/(1-p): one step per nine)'
 set ylabel sprintf('acquire latency (%s, log scale)', unit)
 set logscale xy 10
 set format y '%g'
@@ -27,11 +27,11 @@ set xtics ()
 do for [k=0:kmax] {
     nines = ''
     do for [j=3:k] { nines = nines.'9' }
-    lbl = (k == 0) ? '0%' : (k == 1) ? '90%' : (k == 2) ? '99%' : '99.'.nines.'%'
+    # tick labels are formats: '%%' prints a percent sign
+    lbl = (k == 0) ? '0%%' : (k == 1) ? '90%%' : (k == 2) ? '99%%' : '99.'.nines.'%%'
     set xtics add (lbl 10**k)
 }
 set mxtics 10
-if (strlen(note) > 0) { set label 1 note at screen 0.01, screen 0.02 left font ',9' tc rgb '#555555' }
 
 @png_terminal
 set output png

@@ -15,9 +15,15 @@ load plotdir.'/common.gp'
 
 set title sprintf("%s: throughput against clients\n%s", scenario, subtitle)
 set xlabel 'clients (log2 scale)'
+set key samplen 4
 set logscale x 2
-set xrange [xmin / 1.5 : xmax * 1.5]
-set xtics 2 format '%g'
+pad = (xmin == xmax) ? 2.2 : 1.25
+set xrange [xmin / pad : xmax * pad]
+# One labelled tick per power of two across the range.
+set xtics ()
+do for [k=floor(log(xmin / pad) / log(2)):ceil(log(xmax * pad) / log(2))] {
+    set xtics add (sprintf('%d', 2**k) 2**k)
+}
 set mxtics 1
 if (logy) {
     set logscale y 10
@@ -27,7 +33,6 @@ if (logy) {
     set ylabel 'throughput (acquires per second)'
 }
 set format y '%g'
-if (strlen(note) > 0) { set label 1 note at screen 0.01, screen 0.02 left font ',9' tc rgb '#555555' }
 
 @png_terminal
 set output png

@@ -18,7 +18,6 @@ set logscale y 10
 set format y '%g'
 set xrange [0:(tmax > 0 ? tmax * 1.02 : 1)]
 set key samplen 1
-if (strlen(note) > 0) { set label 1 note at screen 0.01, screen 0.02 left font ',9' tc rgb '#555555' }
 
 @png_terminal
 set output png

@@ -15,13 +15,12 @@ set xlabel ''
 set xrange [-0.6 : n - 0.4]
 set yrange [0:*]
 set offsets 0, 0, graph 0.08, 0
-set xtics rotate by -30 left nomirror scale 0
+set xtics rotate by 30 right nomirror scale 0
 set format y '%g'
 set grid noxtics nomxtics
 set boxwidth 0.7
 unset key
-set bmargin 9
-if (strlen(note) > 0) { set label 1 note at screen 0.01, screen 0.02 left font ',9' tc rgb '#555555' }
+set bmargin 8
 
 @png_terminal
 set output png
