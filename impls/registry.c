@@ -21,6 +21,9 @@ extern const struct lock_ops lock_redisson;
 extern const struct lock_ops lock_redis_watchdog;
 extern const struct lock_ops lock_redis_reentrant;
 extern const struct lock_ops lock_redis_script;
+extern const struct lock_ops lock_zk_ephemeral;
+extern const struct lock_ops lock_zk_sequential;
+extern const struct lock_ops lock_zk_semaphore;
 
 const struct lock_ops *const lock_registry[] = {
     &lock_none,          &lock_local_mutex,   &lock_redis_check_then_set,
@@ -31,6 +34,9 @@ const struct lock_ops *const lock_registry[] = {
     &lock_redis_reentrant,
     &lock_redlock,
     &lock_redis_script,
+    &lock_zk_ephemeral,
+    &lock_zk_sequential,
+    &lock_zk_semaphore,
 };
 
 const int lock_registry_count = (int)(sizeof lock_registry / sizeof lock_registry[0]);

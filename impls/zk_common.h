@@ -50,7 +50,7 @@ struct lock_client {
     char id[33];                 /* random client id, carried in sequential node names */
     uint64_t creates;            /* sequential creates so far (node names are unique) */
     char parent_key[ZK_KEY_MAX]; /* key whose parent node is known to exist ("" none) */
-    char parent[ZK_PATH_MAX];    /* that parent: ZK_ROOT "/<key>" */
+    char parent[sizeof ZK_ROOT + ZK_KEY_MAX]; /* that parent: ZK_ROOT "/<key>" */
     struct zk_hold held[ZK_MAX_HOLDS]; /* granted locks, innermost last */
     int n_held;
 };
@@ -109,12 +109,12 @@ int zk_fail(struct lab_err *err, int rc, const char *what, const char *path);
 /* After a transient failure of a call made in session gen: wait for the
  * connection to come back. 1 the same session is connected again (retry),
  * 0 deadline or stop, -1 the session is gone or broken (err filled). */
-int zk_recover(struct lock_client *c, int rc, uint64_t gen, int64_t deadline,
-               struct lab_err *err);
+int zk_recover(struct lock_client *c, uint64_t gen, int64_t deadline, struct lab_err *err);
 
 /* ---------------------------------------------------------------- holds */
 
-/* The innermost hold of key in the current session, NULL when none. */
+/* The innermost hold of key, NULL when none. It may come from a session
+ * that is gone since (hold->gen != c->session_gen): then it is not ours. */
 struct zk_hold *zk_hold_find(struct lock_client *c, const char *key);
 
 /* Record a grant of key by node path in the current session; -1 with err

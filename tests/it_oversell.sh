@@ -39,7 +39,7 @@ for key in run_id started_at host scenario complete results; do
     check "summary has $key" test "$(jget "$S" "$key")" != "<missing>"
 done
 n=$(jget "$S" results)
-expect_eq "one result per implementation" "$n" 12
+expect_eq "one result per implementation" "$n" 15
 fields="impl backend clients verdict expect pass elapsed_s throughput_per_s
 ops.acquired ops.timeouts ops.errors ops.released ops.release_not_owner
 safety.violations safety.max_concurrent_holders safety.overlap_us safety.oversold
@@ -62,7 +62,7 @@ for impl in none redis-lua; do
     done
 done
 check "hgrm has HdrHistogram's header" grep -q "Value     Percentile TotalCount 1/(1-Percentile)" "$OUT/$run/redis-lua/oversell.acquire.hgrm"
-check "junit.xml has 12 test cases" test "$(grep -c '<testcase' "$OUT/$run/junit.xml")" -eq 12
+check "junit.xml has 15 test cases" test "$(grep -c '<testcase' "$OUT/$run/junit.xml")" -eq 15
 check "--junit copy written" cmp -s "$OUT/$run/junit.xml" "$WORK/junit-copy.xml"
 check "no temporary file left in the run directory" test -z "$(find "$OUT" -name '*.tmp')"
 expect_no_orphans "after oversell"

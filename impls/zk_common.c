@@ -1,0 +1,575 @@
+/*
+ * zk_common.c - session, watches, holds and the sequential recipe for the
+ * ZooKeeper designs (see zk_common.h).
+ *
+ * Threads: the C client runs an I/O thread and a completion thread per
+ * session. Watch callbacks run on the completion thread and touch nothing
+ * but c->wakes, the notification counter and the condition variable, under
+ * c->mu; everything else belongs to the client's own thread. The client
+ * threads are created with the termination signals blocked, so SIGUSR1 at
+ * the end of a run (and SIGINT/SIGTERM) is taken by the client's thread,
+ * whose waits look at env->stop at least every 50 ms.
+ *
+ * Failures: a connection loss or an operation timeout leaves the session
+ * alive, and with it our ephemeral nodes, but the request may or may not
+ * have been applied; the callers wait for the connection to come back
+ * (within their budget) and find out. A session that expired took our
+ * nodes with it: holds created in it are no longer ours, and the next call
+ * opens a new session. When a node of ours cannot be deleted because
+ * ZooKeeper cannot be reached, the session is closed instead, so that the
+ * node cannot outlive us and block every other client.
+ */
+#include "zk_common.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ZK_CONNECT_TIMEOUT_NS (10LL * 1000000000)  /* first connect, at open */
+#define ZK_STOP_CHECK_NS (50LL * 1000000)          /* longest wait between looks at env->stop */
+#define ZK_DEFAULT_SESSION_MS 10000
+#define ZK_SEQ_DIGITS 10                           /* ZooKeeper's sequence suffix: %010d */
+#define ZK_QUEUE_PREFIX "lock-"                    /* names of the sequential recipe's nodes */
+
+/* ---------------------------------------------------------------- events */
+
+/* Every watch and session event of the client's session: count it and wake
+ * the client's thread. Runs on the C client's completion thread. */
+static void zk_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+{
+    (void)zh, (void)state, (void)path;
+    struct lock_client *c = ctx;
+    pthread_mutex_lock(&c->mu);
+    if (type != ZOO_SESSION_EVENT && type != ZOO_NOTWATCHING_EVENT)
+        c->env->stats->notifications++;
+    c->wakes++;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+uint64_t zk_wakes(struct lock_client *c)
+{
+    pthread_mutex_lock(&c->mu);
+    uint64_t w = c->wakes;
+    pthread_mutex_unlock(&c->mu);
+    return w;
+}
+
+int zk_wait(struct lock_client *c, uint64_t seen, int64_t deadline)
+{
+    pthread_mutex_lock(&c->mu);
+    while (c->wakes == seen) {
+        int64_t now = lab_now_ns();
+        if (now >= deadline || *c->env->stop)
+            break;
+        int64_t until = deadline - now > ZK_STOP_CHECK_NS ? now + ZK_STOP_CHECK_NS : deadline;
+        struct timespec ts = {until / 1000000000, until % 1000000000};
+        pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+    }
+    int woke = c->wakes != seen;
+    pthread_mutex_unlock(&c->mu);
+    return woke;
+}
+
+/* ---------------------------------------------------------------- errors */
+
+bool zk_transient(int rc)
+{
+    return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONMOVED;
+}
+
+bool zk_session_gone(int rc)
+{
+    return rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE || rc == ZAUTHFAILED;
+}
+
+int zk_fail(struct lab_err *err, int rc, const char *what, const char *path)
+{
+    lab_err_set(err, rc, "zookeeper %s %s: %s", what, path, zerror(rc));
+    return -1;
+}
+
+/* ---------------------------------------------------------------- session */
+
+static int session_timeout_ms(const struct lock_env *env)
+{
+    int64_t ms = env->zk_session_timeout_ns / 1000000;
+    if (ms <= 0)
+        return ZK_DEFAULT_SESSION_MS;
+    return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
+}
+
+/* Start a new session (not yet connected). 0 or -1 with err filled. */
+static int session_open(struct lock_client *c, struct lab_err *err)
+{
+    const struct lock_env *env = c->env;
+    if (!env->zk_hosts || !*env->zk_hosts) {
+        lab_err_set(err, EINVAL, "zookeeper: no ensemble given (lock_env.zk_hosts)");
+        return -1;
+    }
+    /* The client's threads inherit this mask: keep the run's signals for
+     * the client's own thread. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGUSR1);
+    sigaddset(&block, SIGUSR2);
+    sigaddset(&block, SIGHUP);
+    sigaddset(&block, SIGQUIT);
+    sigaddset(&block, SIGALRM);
+    sigaddset(&block, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    errno = 0;
+    c->zh = zookeeper_init(env->zk_hosts, zk_watcher, session_timeout_ms(env), NULL, c, 0);
+    int e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    c->session_gen++;
+    if (!c->zh) {
+        lab_err_set(err, e ? e : EINVAL, "zookeeper: cannot start a session with %s: %s",
+                    env->zk_hosts, strerror(e ? e : EINVAL));
+        return -1;
+    }
+    return 0;
+}
+
+void zk_session_drop(struct lock_client *c)
+{
+    if (!c->zh)
+        return;
+    zookeeper_close(c->zh); /* joins the client's threads: no callback runs after this */
+    c->zh = NULL;
+    c->session_gen++;
+    c->parent_key[0] = '\0';
+}
+
+int zk_session_ready(struct lock_client *c, int64_t deadline, struct lab_err *err)
+{
+    for (;;) {
+        if (c->zh) {
+            int st = zoo_state(c->zh);
+            if (st == ZOO_CONNECTED_STATE)
+                return 1;
+            if (st == ZOO_EXPIRED_SESSION_STATE || st == ZOO_AUTH_FAILED_STATE)
+                zk_session_drop(c); /* its nodes are gone: start over */
+        }
+        if (lab_now_ns() >= deadline || *c->env->stop) {
+            lab_err_set(err, ETIMEDOUT, "zookeeper: not connected to %s", c->env->zk_hosts);
+            return 0;
+        }
+        if (!c->zh && session_open(c, err) != 0)
+            return -1;
+        uint64_t seen = zk_wakes(c);
+        int st = zoo_state(c->zh);
+        if (st != ZOO_CONNECTED_STATE && st != ZOO_EXPIRED_SESSION_STATE &&
+            st != ZOO_AUTH_FAILED_STATE)
+            zk_wait(c, seen, deadline); /* until a session event, the deadline or stop */
+    }
+}
+
+int zk_recover(struct lock_client *c, uint64_t gen, int64_t deadline, struct lab_err *err)
+{
+    int r = zk_session_ready(c, deadline, err);
+    if (r <= 0)
+        return r;
+    if (c->session_gen != gen) {
+        lab_err_set(err, ZSESSIONEXPIRED,
+                    "zookeeper: the session expired while disconnected; its nodes are gone");
+        return -1;
+    }
+    return 1;
+}
+
+/* ---------------------------------------------------------------- calls */
+
+int zk_create(struct lock_client *c, const char *path, int mode, char *out, int outlen)
+{
+    if (!c->zh)
+        return ZINVALIDSTATE;
+    c->env->stats->round_trips++;
+    return zoo_create(c->zh, path, "", 0, &ZOO_OPEN_ACL_UNSAFE, mode, out, outlen);
+}
+
+int zk_exists_watch(struct lock_client *c, const char *path, struct Stat *stat)
+{
+    if (!c->zh)
+        return ZINVALIDSTATE;
+    struct Stat ignored;
+    c->env->stats->round_trips++;
+    return zoo_wexists(c->zh, path, zk_watcher, c, stat ? stat : &ignored);
+}
+
+int zk_children(struct lock_client *c, const char *path, struct String_vector *names)
+{
+    if (!c->zh)
+        return ZINVALIDSTATE;
+    c->env->stats->round_trips++;
+    return zoo_get_children(c->zh, path, 0, names);
+}
+
+int zk_delete(struct lock_client *c, const char *path)
+{
+    if (!c->zh)
+        return ZINVALIDSTATE;
+    c->env->stats->round_trips++;
+    return zoo_delete(c->zh, path, -1);
+}
+
+/* ---------------------------------------------------------------- parent */
+
+/* A key becomes one path component: no '/', not "." or "..", not empty. */
+static int key_check(const char *key, struct lab_err *err)
+{
+    size_t n = strlen(key);
+    if (n == 0 || n >= ZK_KEY_MAX || strchr(key, '/') || strcmp(key, ".") == 0 ||
+        strcmp(key, "..") == 0) {
+        lab_err_set(err, EINVAL, "zookeeper: lock key '%.60s' is not a valid node name", key);
+        return -1;
+    }
+    return 0;
+}
+
+int zk_prepare(struct lock_client *c, const char *key, int64_t deadline, struct lab_err *err)
+{
+    int r = zk_session_ready(c, deadline, err);
+    if (r <= 0)
+        return r;
+    if (c->parent_key[0] && strcmp(c->parent_key, key) == 0)
+        return 1;
+    if (key_check(key, err) != 0)
+        return -1;
+    char parent[sizeof c->parent];
+    snprintf(parent, sizeof parent, "%s/%s", ZK_ROOT, key);
+    const char *paths[] = {ZK_ROOT, parent};
+    for (int i = 0; i < 2; i++) {
+        for (;;) {
+            int rc = zk_create(c, paths[i], ZOO_PERSISTENT, NULL, 0);
+            if (rc == ZOK || rc == ZNODEEXISTS)
+                break;
+            if (!zk_transient(rc) && !zk_session_gone(rc))
+                return zk_fail(err, rc, "create", paths[i]);
+            r = zk_session_ready(c, deadline, err); /* any session will do */
+            if (r <= 0)
+                return r;
+        }
+    }
+    snprintf(c->parent, sizeof c->parent, "%s", parent);
+    snprintf(c->parent_key, sizeof c->parent_key, "%s", key);
+    return 1;
+}
+
+/* ---------------------------------------------------------------- open/close */
+
+int zk_lock_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
+{
+    *out = NULL;
+    struct lock_client *c = calloc(1, sizeof *c);
+    if (!c) {
+        lab_err_set(err, ENOMEM, "out of memory");
+        return -1;
+    }
+    c->env = env;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    int rc = lab_random_hex(c->id, 16);
+    if (rc != 0) {
+        lab_err_set(err, -rc, "cannot read random bytes: %s", strerror(-rc));
+        zk_lock_close(c);
+        return -1;
+    }
+    zoo_set_debug_level((ZooLogLevel)0); /* failures reach the report through err */
+    int r = zk_session_ready(c, lab_now_ns() + ZK_CONNECT_TIMEOUT_NS, err);
+    if (r <= 0) {
+        if (r == 0)
+            lab_err_set(err, ETIMEDOUT, "zookeeper: no session with %s within %lld s",
+                        env->zk_hosts, ZK_CONNECT_TIMEOUT_NS / 1000000000);
+        zk_lock_close(c);
+        return -1;
+    }
+    *out = c;
+    return 0;
+}
+
+void zk_lock_close(struct lock_client *c)
+{
+    if (!c)
+        return;
+    zk_session_drop(c);
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+/* ---------------------------------------------------------------- holds */
+
+static int hold_index(struct lock_client *c, const char *key)
+{
+    for (int i = c->n_held - 1; i >= 0; i--)
+        if (strcmp(c->held[i].key, key) == 0)
+            return i;
+    return -1;
+}
+
+struct zk_hold *zk_hold_find(struct lock_client *c, const char *key)
+{
+    int i = hold_index(c, key);
+    return i < 0 ? NULL : &c->held[i];
+}
+
+int zk_hold_push(struct lock_client *c, const char *key, const char *path, struct lab_err *err)
+{
+    if (c->n_held >= ZK_MAX_HOLDS) {
+        lab_err_set(err, ENOSPC, "zookeeper: more than %d locks held at once", ZK_MAX_HOLDS);
+        return -1;
+    }
+    struct zk_hold *h = &c->held[c->n_held++];
+    snprintf(h->key, sizeof h->key, "%s", key);
+    snprintf(h->path, sizeof h->path, "%s", path);
+    h->gen = c->session_gen;
+    h->count = 1;
+    return 0;
+}
+
+enum release_status zk_hold_release(struct lock_client *c, const char *key, struct lab_err *err)
+{
+    int i = hold_index(c, key);
+    if (i < 0)
+        return RELEASE_NOT_OWNER; /* nothing of ours to delete: never delete blindly */
+    struct zk_hold h = c->held[i];
+    memmove(&c->held[i], &c->held[i + 1], (size_t)(c->n_held - i - 1) * sizeof c->held[0]);
+    c->n_held--;
+    if (h.gen != c->session_gen)
+        return RELEASE_NOT_OWNER; /* its session is gone, and the node with it */
+
+    int64_t deadline = lab_now_ns() + (int64_t)session_timeout_ms(c->env) * 1000000;
+    bool retried = false;
+    for (;;) {
+        int rc = zk_delete(c, h.path);
+        if (rc == ZOK)
+            return RELEASE_OK;
+        if (rc == ZNONODE) /* after a lost reply: our own delete went through */
+            return retried ? RELEASE_OK : RELEASE_NOT_OWNER;
+        if (zk_session_gone(rc)) {
+            zk_session_drop(c);
+            return RELEASE_NOT_OWNER; /* the session expired: the lock went with it */
+        }
+        if (!zk_transient(rc)) {
+            zk_fail(err, rc, "delete", h.path);
+            return RELEASE_ERROR;
+        }
+        int r = zk_recover(c, h.gen, deadline, err);
+        if (r < 0 && c->session_gen != h.gen)
+            return RELEASE_NOT_OWNER;
+        if (r <= 0) {
+            zk_fail(err, rc, "delete", h.path);
+            zk_session_drop(c); /* the node must not outlive us */
+            return RELEASE_ERROR;
+        }
+        retried = true;
+    }
+}
+
+/* ---------------------------------------------------------------- queue */
+
+/* Sequence number of a node of the recipe ("lock-...-0000000042"), or -1
+ * for a name that is not one. */
+static long queue_seq(const char *name)
+{
+    size_t n = strlen(name), p = sizeof ZK_QUEUE_PREFIX - 1;
+    if (n < p + ZK_SEQ_DIGITS + 1 || strncmp(name, ZK_QUEUE_PREFIX, p) != 0 ||
+        name[n - ZK_SEQ_DIGITS - 1] != '-')
+        return -1;
+    long v = 0;
+    for (const char *s = name + n - ZK_SEQ_DIGITS; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        v = v * 10 + (*s - '0');
+    }
+    return v;
+}
+
+/* Where node `mine` stands among the children: 1 lowest (it holds), 0 not
+ * (pred = the next lower node's name), -1 it is not there. */
+static int queue_position(const struct String_vector *sv, const char *mine, char *pred,
+                          size_t predlen)
+{
+    long my = queue_seq(mine), best = -1;
+    const char *best_name = NULL;
+    bool found = false;
+    for (int i = 0; i < sv->count; i++) {
+        const char *name = sv->data[i];
+        if (strcmp(name, mine) == 0) {
+            found = true;
+            continue;
+        }
+        long s = queue_seq(name);
+        if (s >= 0 && s < my && s > best) {
+            best = s;
+            best_name = name;
+        }
+    }
+    if (!found || my < 0)
+        return -1;
+    if (!best_name)
+        return 1;
+    snprintf(pred, predlen, "%s", best_name);
+    return 0;
+}
+
+/* Look for a child of the parent whose name starts with `name` (our create
+ * whose reply was lost). 1 found (mine set), 0 not there, or a ZooKeeper
+ * code < 0 when the listing failed. */
+static int queue_find(struct lock_client *c, const char *name, char *mine, size_t len)
+{
+    struct String_vector sv = {0, NULL};
+    int rc = zk_children(c, c->parent, &sv);
+    if (rc != ZOK)
+        return rc < 0 ? rc : ZSYSTEMERROR;
+    int found = 0;
+    for (int i = 0; i < sv.count && !found; i++)
+        if (strncmp(sv.data[i], name, strlen(name)) == 0) {
+            int n = snprintf(mine, len, "%s/%s", c->parent, sv.data[i]);
+            found = n > 0 && (size_t)n < len;
+        }
+    deallocate_String_vector(&sv);
+    return found;
+}
+
+/* Create our node "<parent>/<name><seq>" into mine. A create that failed
+ * with a connection loss may still have been applied: once reconnected to
+ * the same session, list the children and take the node carrying our
+ * unique name if it is there (Curator's protected mode). 1 created, 0
+ * deadline or stop, -1 error. */
+static int queue_enter(struct lock_client *c, const char *key, const char *name, char *mine,
+                       size_t len, int64_t deadline, struct lab_err *err)
+{
+    char want[ZK_PATH_MAX];
+    bool unknown = false; /* a create whose outcome we do not know, in this session */
+    for (bool first = true;; first = false) {
+        if (!first && (lab_now_ns() >= deadline || *c->env->stop)) {
+            if (unknown)
+                zk_session_drop(c); /* it may exist: it must not outlive the attempt */
+            return 0;
+        }
+        int r = zk_prepare(c, key, deadline, err);
+        if (r <= 0) {
+            if (unknown)
+                zk_session_drop(c);
+            return r;
+        }
+        snprintf(want, sizeof want, "%s/%s", c->parent, name);
+        uint64_t gen = c->session_gen;
+        int rc = ZSYSTEMERROR;
+        if (unknown) {
+            rc = queue_find(c, name, mine, len);
+            if (rc == 1)
+                return 1;
+            if (rc == 0)
+                unknown = false; /* it never happened: create again */
+        }
+        if (!unknown) {
+            rc = zk_create(c, want, ZOO_EPHEMERAL_SEQUENTIAL, mine, (int)len);
+            if (rc == ZOK)
+                return 1;
+            if (rc == ZNONODE) { /* someone removed the parent: make it again */
+                c->parent_key[0] = '\0';
+                continue;
+            }
+            if (zk_transient(rc))
+                unknown = true;
+        }
+        if (!zk_transient(rc) && !zk_session_gone(rc))
+            return zk_fail(err, rc, "create", want);
+        r = zk_session_ready(c, deadline, err);
+        if (r < 0) {
+            zk_session_drop(c);
+            return -1;
+        }
+        if (c->session_gen != gen)
+            unknown = false; /* whatever it created went with the old session */
+    }
+}
+
+/* Delete our node after a timeout. When ZooKeeper cannot be reached now,
+ * close the session instead: a node left behind would block everyone. */
+static void queue_leave(struct lock_client *c, const char *mine, uint64_t gen)
+{
+    if (c->session_gen != gen)
+        return;
+    int rc = zk_delete(c, mine);
+    if (rc != ZOK && rc != ZNONODE)
+        zk_session_drop(c);
+}
+
+enum lock_status zk_queue_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
+                                  struct lab_err *err)
+{
+    int64_t deadline = lab_now_ns() + wait_ns;
+    if (c->n_held >= ZK_MAX_HOLDS) {
+        lab_err_set(err, ENOSPC, "zookeeper: more than %d locks held at once", ZK_MAX_HOLDS);
+        return LOCK_ERROR;
+    }
+    char name[96], mine[ZK_PATH_MAX], pred[ZK_PATH_MAX], predpath[ZK_PATH_MAX + ZK_PATH_MAX];
+    snprintf(name, sizeof name, ZK_QUEUE_PREFIX "%s-%llu-", c->id,
+             (unsigned long long)++c->creates);
+    int r = queue_enter(c, key, name, mine, sizeof mine, deadline, err);
+    if (r <= 0)
+        return r < 0 ? LOCK_ERROR : LOCK_TIMEOUT;
+    uint64_t gen = c->session_gen;
+    const char *base = mine + strlen(c->parent) + 1;
+
+    for (;;) {
+        struct String_vector sv = {0, NULL};
+        int rc = zk_children(c, c->parent, &sv);
+        if (rc == ZOK) {
+            int pos = queue_position(&sv, base, pred, sizeof pred);
+            deallocate_String_vector(&sv);
+            if (pos > 0) {
+                if (zk_hold_push(c, key, mine, err) != 0) {
+                    queue_leave(c, mine, gen);
+                    return LOCK_ERROR;
+                }
+                return LOCK_GRANTED;
+            }
+            if (pos < 0) {
+                lab_err_set(err, ZNONODE, "zookeeper: our node %s vanished while queued", base);
+                return LOCK_ERROR;
+            }
+            if (lab_now_ns() >= deadline || *c->env->stop)
+                break;
+            snprintf(predpath, sizeof predpath, "%s/%s", c->parent, pred);
+            uint64_t seen = zk_wakes(c);
+            rc = zk_exists_watch(c, predpath, NULL);
+            if (rc == ZOK) {
+                if (!zk_wait(c, seen, deadline))
+                    break;
+                continue;
+            }
+            if (rc == ZNONODE)
+                continue; /* it went between the listing and the watch: look again */
+        }
+        if (zk_session_gone(rc)) {
+            zk_session_drop(c);
+            zk_fail(err, rc, "queue", base);
+            return LOCK_ERROR;
+        }
+        if (!zk_transient(rc)) {
+            zk_fail(err, rc, "queue", base);
+            queue_leave(c, mine, gen);
+            return LOCK_ERROR;
+        }
+        r = zk_recover(c, gen, deadline, err);
+        if (r < 0)
+            return LOCK_ERROR;
+        if (r == 0)
+            break;
+    }
+    queue_leave(c, mine, gen);
+    return LOCK_TIMEOUT;
+}

@@ -1,0 +1,101 @@
+# it_zookeeper.sh - the three ZooKeeper designs on a real ZooKeeper that
+# locklab starts itself: all three keep the counter exact; one ephemeral
+# node wakes every waiter on each release (the herd) while the sequential
+# queue wakes one; zk-sequential grants nested acquires through its hold
+# count, zk-semaphore and zk-ephemeral wait on themselves and end blocked -
+# reported, not hung, and no server is left behind.
+. "$(dirname "$0")/lib.sh"
+
+ZK_IMPLS="zk-ephemeral zk-sequential zk-semaphore"
+
+# expect_between DESCRIPTION ACTUAL LOW HIGH: LOW <= numeric ACTUAL <= HIGH
+expect_between() {
+    if awk -v a="$2" -v l="$3" -v h="$4" 'BEGIN { exit !(a + 0 >= l + 0 && a + 0 <= h + 0) }' \
+        2>/dev/null && [ "$2" != "<missing>" ]; then
+        pass "$1 ($3 <= $2 <= $4)"
+    else
+        fail "$1: got '$2', expected between $3 and $4"
+    fi
+}
+
+D=$WORK/scn
+mkdir -p "$D"
+cat > "$D/counter.yaml" <<'YAML'
+name: zk-counter
+impls: [zk-ephemeral, zk-sequential, zk-semaphore]
+clients: 8
+run: {ops_per_client: 10, max_duration: 60s}
+lock: {key: zk-counter-lock, wait: 30s}
+workload: {kind: counter, business: 1ms}
+expect: {"*": safe}
+YAML
+cat > "$D/herd.yaml" <<'YAML'
+name: zk-herd
+impls: [zk-ephemeral, zk-sequential]
+clients: 12
+run: {ops_per_client: 20, max_duration: 60s}
+lock: {key: zk-herd-lock, wait: 30s}
+workload: {kind: counter, business: 5ms}
+expect: {"*": safe}
+YAML
+cat > "$D/reentrant.yaml" <<'YAML'
+name: zk-reentrant
+impls: [zk-ephemeral, zk-sequential, zk-semaphore]
+clients: 3
+run: {ops_per_client: 2, max_duration: 60s}
+lock: {key: zk-reentrant-lock, wait: 300ms}
+workload: {kind: reentrant, depth: 3, business: 1ms}
+expect: {"*": blocked, zk-sequential: safe}
+YAML
+
+OUT=$WORK/results
+
+"$LOCKLAB" run "$D/counter.yaml" --out "$OUT" --quiet
+expect_eq "counter: exit code" "$?" 0
+S=$OUT/latest/summary.json
+for impl in $ZK_IMPLS; do
+    r=results.impl=$impl
+    expect_eq "counter: $impl backend" "$(jget "$S" $r.backend)" zookeeper
+    expect_eq "counter: $impl verdict" "$(jget "$S" $r.verdict)" safe
+    expect_eq "counter: $impl no overlap" "$(jget "$S" $r.safety.violations)" 0
+    expect_eq "counter: $impl every acquire granted" "$(jget "$S" $r.ops.acquired)" 80
+    expect_eq "counter: $impl counter exact" "$(jget "$S" $r.workload.final_value)" 80
+    expect_eq "counter: $impl every release owned" "$(jget "$S" $r.ops.released)" 80
+    expect_eq "counter: $impl waiters never poll" "$(jget "$S" $r.lock_stats.polls)" 0
+    expect_gt "counter: $impl woken by watches" "$(jget "$S" $r.lock_stats.notifications)" 0
+done
+
+"$LOCKLAB" run "$D/herd.yaml" --out "$OUT" --quiet
+expect_eq "herd: exit code" "$?" 0
+S=$OUT/latest/summary.json
+for impl in zk-ephemeral zk-sequential; do
+    expect_eq "herd: $impl counter exact" "$(jget "$S" results.impl=$impl.workload.final_value)" 240
+done
+expect_gt "herd: zk-ephemeral wakes the whole herd on each release" \
+    "$(jget "$S" results.impl=zk-ephemeral.wakeups_per_release)" 5
+expect_between "herd: zk-sequential wakes one waiter per release" \
+    "$(jget "$S" results.impl=zk-sequential.wakeups_per_release)" 0.9 1.1
+
+"$LOCKLAB" run "$D/reentrant.yaml" --out "$OUT" --quiet
+expect_eq "reentrant: every expectation met (exit 0)" "$?" 0
+S=$OUT/latest/summary.json
+r=results.impl=zk-sequential
+acquired=$(jget "$S" $r.ops.acquired)
+expect_eq "reentrant: zk-sequential verdict" "$(jget "$S" $r.verdict)" safe
+expect_eq "reentrant: zk-sequential outer acquires" "$acquired" 6
+expect_eq "reentrant: zk-sequential every nested acquire granted" \
+    "$(jget "$S" $r.ops.nested_acquired)" $((acquired * 3))
+expect_eq "reentrant: zk-sequential no nested timeout" "$(jget "$S" $r.ops.nested_timeouts)" 0
+for impl in zk-ephemeral zk-semaphore; do
+    r=results.impl=$impl
+    expect_eq "reentrant: $impl verdict" "$(jget "$S" $r.verdict)" blocked
+    expect_gt "reentrant: $impl nested acquires timed out" "$(jget "$S" $r.ops.nested_timeouts)" 0
+    expect_eq "reentrant: $impl no nested acquire granted" "$(jget "$S" $r.ops.nested_acquired)" 0
+    expect_gt "reentrant: $impl outer acquires granted" "$(jget "$S" $r.ops.acquired)" 0
+    expect_eq "reentrant: $impl no violation" "$(jget "$S" $r.safety.violations)" 0
+    expect_eq "reentrant: $impl no error" "$(jget "$S" $r.ops.errors)" 0
+done
+
+expect_no_orphans "after the ZooKeeper runs"
+expect_no_temp_dirs "after the ZooKeeper runs"
+finish
