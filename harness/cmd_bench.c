@@ -35,12 +35,17 @@
 static void bench_usage(FILE *f)
 {
     fprintf(f,
-            "usage: locklab bench overhead [--seconds S] [--rounds R] [--min-ratio X]\n"
-            "                              [--redis HOST:PORT]\n"
+            "usage: locklab bench overhead [--backend redis|zookeeper] [--seconds S]\n"
+            "                              [--rounds R] [--min-ratio X] [--redis HOST:PORT]\n"
+            "                              [--force-sync]\n"
             "       locklab bench handoff --help\n"
             "\n"
-            "Compare a bare hiredis SET NX PX + EVALSHA loop with locklab running\n"
-            "redis-lua (1 client, counter workload, no business time) on the same Redis.\n"
+            "Compare a bare client loop with locklab doing the same cycle with one client,\n"
+            "the counter workload and no business time, on the same embedded server:\n"
+            "redis: SET NX PX + EVALSHA (hiredis) against redis-lua;\n"
+            "zookeeper: create ephemeral-sequential + getChildren + delete (the ZooKeeper\n"
+            "C client) against zk-sequential, forceSync off unless --force-sync (an fsync\n"
+            "per write is the disk's noise, not locklab's).\n"
             "Prints both cycle rates per round, their medians and the ratio\n"
             "locklab/bare; exits 1 when the ratio is below --min-ratio.\n"
             "\n"
@@ -51,24 +56,31 @@ static void bench_usage(FILE *f)
             BENCH_MAX_ROUNDS);
 }
 
-/* Path of the bare loop binary: next to this executable. */
-static int bare_path(char *out, size_t n)
+/* Path of a bare loop binary: next to this executable. */
+static int bare_path(const char *name, char *out, size_t n)
 {
     char self[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     if (len < 0)
         return -1;
     self[len] = '\0';
-    snprintf(out, n, "%s/locklab-bare-redis", dirname(self));
+    snprintf(out, n, "%s/%s", dirname(self), name);
     return access(out, X_OK);
 }
 
 /* Run the bare loop once; cycles per second, or -1. */
-static double run_bare(const char *bin, const char *host, int port, double seconds)
+/* Run a bare loop once (args: the server's address words, then seconds);
+ * cycles per second, or -1. */
+static double run_bare(const char *bin, const char *const *addr, int naddr, double seconds)
 {
-    char portbuf[16], secbuf[32];
-    snprintf(portbuf, sizeof portbuf, "%d", port);
+    char secbuf[32];
     snprintf(secbuf, sizeof secbuf, "%.3f", seconds);
+    const char *argv[6] = {bin};
+    int argc = 1;
+    for (int i = 0; i < naddr && argc < 4; i++)
+        argv[argc++] = addr[i];
+    argv[argc++] = secbuf;
+    argv[argc] = NULL;
     int fds[2];
     if (pipe(fds) != 0)
         return -1;
@@ -82,7 +94,7 @@ static double run_bare(const char *bin, const char *host, int port, double secon
         dup2(fds[1], 1);
         close(fds[0]);
         close(fds[1]);
-        execl(bin, bin, host, portbuf, secbuf, (char *)NULL);
+        execv(bin, (char *const *)argv);
         _exit(127);
     }
     close(fds[1]);
@@ -112,16 +124,19 @@ static void bench_scenario(struct scenario *s, const char *name, int clients, do
     s->wait_ns = 30LL * 1000000000;
     s->retry_interval_ns = 100LL * 1000000;
     s->watchdog_lease_ns = 30LL * 1000000000;
+    s->zk_session_timeout_ns = 10LL * 1000000000;
     s->workload = WORKLOAD_COUNTER;
 }
 
 /* Run impl through s on Redis host:port; the result (caller frees) when the
  * run completed safe, else NULL with err filled. */
-static struct run_result *bench_run(const struct scenario *s, const char *impl, const char *host,
-                                    int port, struct lab_err *err)
+static struct run_result *bench_run(const struct scenario *s, const char *impl,
+                                    const struct backends *b, struct lab_err *err)
 {
     const struct lock_ops *ops = lock_find(impl);
-    struct run_env env = {.redis_host = host, .redis_port = port};
+    struct run_env env = {.redis_host = b->redis_host,
+                          .redis_port = b->redis_port,
+                          .zk_hosts = b->zk_hosts[0] ? b->zk_hosts : NULL};
     struct run_result *res = malloc(sizeof *res);
     if (!ops || !res) {
         lab_err_set(err, ENOENT, "%s", ops ? "out of memory" : "unknown implementation");
@@ -137,12 +152,14 @@ static struct run_result *bench_run(const struct scenario *s, const char *impl, 
     return NULL;
 }
 
-/* Run locklab's runner once; acquire+release cycles per second, or -1. */
-static double run_locklab(const char *host, int port, double seconds, struct lab_err *err)
+/* Run locklab's runner once with impl on the given backends; acquire+release
+ * cycles per second, or -1. */
+static double run_locklab(const char *impl, const struct backends *b, double seconds,
+                          struct lab_err *err)
 {
     static struct scenario s;
     bench_scenario(&s, "overhead", 1, seconds);
-    struct run_result *res = bench_run(&s, "redis-lua", host, port, err);
+    struct run_result *res = bench_run(&s, impl, b, err);
     double rate = res ? res->throughput_per_s : -1;
     free(res);
     return rate;
@@ -166,9 +183,13 @@ static int bench_overhead(int argc, char **argv)
                                               {"rounds", required_argument, NULL, 'n'},
                                               {"min-ratio", required_argument, NULL, 'm'},
                                               {"redis", required_argument, NULL, 'r'},
+                                              {"backend", required_argument, NULL, 'b'},
+                                              {"force-sync", no_argument, NULL, 'f'},
                                               {"help", no_argument, NULL, 'h'},
                                               {NULL, 0, NULL, 0}};
     double seconds = 3, min_ratio = 0.90;
+    const char *backend = "redis";
+    int force_sync = 0;
     int rounds = 5, ch;
     const char *redis = NULL;
     opterr = 0;
@@ -180,6 +201,8 @@ static int bench_overhead(int argc, char **argv)
         case 'n': rounds = (int)strtol(optarg, &end, 10); break;
         case 'm': min_ratio = strtod(optarg, &end); break;
         case 'r': redis = optarg; break;
+        case 'b': backend = optarg; break;
+        case 'f': force_sync = 1; break;
         case 'h': bench_usage(stdout); return LAB_EXIT_OK;
         default:
             fprintf(stderr, "locklab: bench overhead: unknown or incomplete option '%s'\n\n",
@@ -192,6 +215,12 @@ static int bench_overhead(int argc, char **argv)
             return LAB_EXIT_USAGE;
         }
     }
+    bool zk = strcmp(backend, "zookeeper") == 0;
+    if (!zk && strcmp(backend, "redis") != 0) {
+        fprintf(stderr, "locklab: bench overhead: --backend is redis or zookeeper, not '%s'\n",
+                backend);
+        return LAB_EXIT_USAGE;
+    }
     if (optind < argc || seconds <= 0 || seconds > 600 || rounds < 1 ||
         rounds > BENCH_MAX_ROUNDS || min_ratio < 0) {
         fprintf(stderr, "locklab: bench overhead: bad arguments (seconds 0..600, rounds 1..%d)\n",
@@ -199,29 +228,44 @@ static int bench_overhead(int argc, char **argv)
         return LAB_EXIT_USAGE;
     }
     char bin[PATH_MAX + 32];
-    if (bare_path(bin, sizeof bin) != 0) {
+    if (bare_path(zk ? "locklab-bare-zk" : "locklab-bare-redis", bin, sizeof bin) != 0) {
         fprintf(stderr, "locklab: the bare loop %s is missing; build it (make)\n", bin);
         return LAB_EXIT_ENV;
     }
     stop_install();
     struct backends b;
     struct lab_err err = {0};
-    if (backends_start(&b, true, false, 0, redis, &err) != 0) {
+    if (backends_start(&b, !zk, false, 0, redis, &err) != 0 ||
+        (zk && backends_start_zk(&b, 1, force_sync, NULL, &err) != 0)) {
         fprintf(stderr, "locklab: %s\n", err.msg);
+        backends_stop(&b);
         return LAB_EXIT_ENV;
     }
-    printf("overhead: redis-lua cycle (SET NX PX + EVALSHA), 1 client, %d rounds of %.1f s, "
-           "Redis %s:%d\n%-6s %14s %14s %8s\n",
-           rounds, seconds, b.redis_host, b.redis_port, "round", "bare cyc/s", "locklab cyc/s",
-           "ratio");
+    char portbuf[16];
+    snprintf(portbuf, sizeof portbuf, "%d", b.redis_port);
+    const char *redis_addr[] = {b.redis_host, portbuf}, *zk_addr[] = {b.zk_hosts};
+    const char *impl = zk ? "zk-sequential" : "redis-lua";
+    if (zk)
+        printf("overhead: zk-sequential cycle (create ephemeral-sequential + getChildren + "
+               "delete), 1 client, %d rounds of %.1f s,\nZooKeeper %s (forceSync %s)\n",
+               rounds, seconds, b.zk_hosts, force_sync ? "on" : "off");
+    else
+        printf("overhead: redis-lua cycle (SET NX PX + EVALSHA), 1 client, %d rounds of %.1f s, "
+               "Redis %s:%d\n",
+               rounds, seconds, b.redis_host, b.redis_port);
+    /* warm the server up (a JVM compiles its hot paths in the first seconds) */
+    if (zk ? run_bare(bin, zk_addr, 1, 2.0) < 0 : run_bare(bin, redis_addr, 2, 0.5) < 0)
+        fprintf(stderr, "locklab: warning: the warm-up loop failed\n");
+    printf("%-6s %14s %14s %8s\n", "round", "bare cyc/s", "locklab cyc/s", "ratio");
     double bare[BENCH_MAX_ROUNDS], lab[BENCH_MAX_ROUNDS];
     int code = LAB_EXIT_OK, done = 0;
     for (int i = 0; i < rounds && !lab_stop; i++) {
         for (int k = 0; k < 2; k++) {
             if ((i + k) % 2 == 0)
-                bare[i] = run_bare(bin, b.redis_host, b.redis_port, seconds);
+                bare[i] = zk ? run_bare(bin, zk_addr, 1, seconds)
+                             : run_bare(bin, redis_addr, 2, seconds);
             else
-                lab[i] = run_locklab(b.redis_host, b.redis_port, seconds, &err);
+                lab[i] = run_locklab(impl, &b, seconds, &err);
         }
         if (lab_stop)
             break;
@@ -360,7 +404,7 @@ static int bench_handoff(int argc, char **argv)
             s.retry = runs[i].retry;
             s.retry_interval_ns = runs[i].interval_ns;
             s.business_ns = 200000;
-            struct run_result *res = bench_run(&s, runs[i].impl, b.redis_host, b.redis_port, &err);
+            struct run_result *res = bench_run(&s, runs[i].impl, &b, &err);
             if (!res) {
                 code = lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
                 break;
