@@ -244,7 +244,9 @@ static void set_styles(const struct plot_set *set, char *lts, char *dts, size_t 
     lts[0] = dts[0] = '\0';
     for (int i = 0; i < set->n && a + 16 < n && b + 16 < n; i++) {
         a += (size_t)snprintf(lts + a, n - a, "%s%d", i ? " " : "", set->s[i].lt);
-        b += (size_t)snprintf(dts + b, n - b, "%s%d", i ? " " : "", set->s[i].dt);
+        /* colours cycle after 12: the second round of a solid line is dotted */
+        int dt = set->s[i].dt == 1 && set->s[i].lt > 12 ? 3 : set->s[i].dt;
+        b += (size_t)snprintf(dts + b, n - b, "%s%d", i ? " " : "", dt);
     }
 }
 
