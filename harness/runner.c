@@ -615,7 +615,20 @@ static int clear_lock_keys(const struct lock_ops *ops, const struct run_env *env
                            const struct scenario *s, struct lab_err *err)
 {
     char key[160];
-    for (int i = 0; i < (s->per_client_keys ? s->clients : 1); i++) {
+    int n = s->per_client_keys ? s->clients : 1;
+    if (strcmp(ops->backend, "zookeeper") == 0) {
+        if (!env->zk_hosts)
+            return 0;
+        static char parents[SCN_MAX_CLIENTS][192];
+        const char *ptrs[SCN_MAX_CLIENTS];
+        for (int i = 0; i < n; i++) {
+            key_of(s, i, key, sizeof key);
+            snprintf(parents[i], sizeof parents[i], "%s/%s", LOCK_ZK_ROOT, key);
+            ptrs[i] = parents[i];
+        }
+        return servers_zk_clear(env->zk_hosts, ptrs, n, err);
+    }
+    for (int i = 0; i < n; i++) {
         key_of(s, i, key, sizeof key);
         if (clear_lock_key(ops, env, key, err) != 0)
             return -1;
@@ -655,7 +668,7 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
         return -1;
     int64_t calls_before = 0;
     if (workload_reset(s, &env->stock, &rg.keys[0].counter, err) != 0 ||
-        (uses_redis(ops) && clear_lock_keys(ops, env, s, err) != 0) ||
+        (counts_server_ops(ops) && clear_lock_keys(ops, env, s, err) != 0) ||
         (counts_server_ops(ops) && server_calls(ops, env, &calls_before, err) != 0)) {
         munmap(rg.base, rg.size);
         return -1;

@@ -221,3 +221,41 @@ int servers_zk_packets(const char *hosts, int64_t *packets, struct lab_err *err)
     }
     return 0;
 }
+
+int servers_zk_clear(const char *hosts, const char *const *parents, int n, struct lab_err *err)
+{
+    zoo_set_debug_level((ZooLogLevel)0);
+    zhandle_t *zh = zookeeper_init(hosts, silent_watcher, 10000, NULL, NULL, 0);
+    if (!zh) {
+        lab_err_set(err, errno ? errno : EINVAL, "cannot start a ZooKeeper session with %s",
+                    hosts);
+        return -1;
+    }
+    int64_t deadline = lab_now_ns() + 5000LL * 1000000;
+    while (zoo_state(zh) != ZOO_CONNECTED_STATE && lab_now_ns() < deadline)
+        lab_sleep_ns(5 * 1000000, NULL);
+    int rc = zoo_state(zh) == ZOO_CONNECTED_STATE ? ZOK : ZCONNECTIONLOSS;
+    for (int p = 0; rc == ZOK && p < n; p++) {
+        struct String_vector kids = {0};
+        rc = zoo_get_children(zh, parents[p], 0, &kids);
+        if (rc == ZNONODE) {
+            rc = ZOK; /* nothing there yet */
+            continue;
+        }
+        for (int i = 0; rc == ZOK && i < kids.count; i++) {
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s", parents[p], kids.data[i]);
+            int d = zoo_delete(zh, path, -1);
+            if (d != ZOK && d != ZNONODE)
+                rc = d;
+        }
+        deallocate_String_vector(&kids);
+        if (rc != ZOK)
+            lab_err_set(err, EIO, "cannot clear %s on ZooKeeper %s: %s", parents[p], hosts,
+                        zerror(rc));
+    }
+    if (rc == ZCONNECTIONLOSS)
+        lab_err_set(err, EIO, "no ZooKeeper session with %s to clear lock nodes", hosts);
+    zookeeper_close(zh);
+    return rc == ZOK ? 0 : -1;
+}

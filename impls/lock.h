@@ -105,6 +105,10 @@ struct lock_ops {
     void (*close)(struct lock_client *c);
 };
 
+/* Where the ZooKeeper designs keep their locks: LOCK_ZK_ROOT "/<key>" is a
+ * persistent node whose children are the lock's (ephemeral) nodes. */
+#define LOCK_ZK_ROOT "/locklab"
+
 /* The registry (impls/registry.c). */
 extern const struct lock_ops *const lock_registry[];
 extern const int lock_registry_count;

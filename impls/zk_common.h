@@ -25,7 +25,7 @@
 
 #include "lock.h"
 
-#define ZK_ROOT "/locklab"   /* parent of every lock's persistent node */
+#define ZK_ROOT LOCK_ZK_ROOT /* parent of every lock's persistent node */
 #define ZK_PATH_MAX 512      /* longest node path the designs build */
 #define ZK_KEY_MAX 256       /* longest lock key */
 #define ZK_MAX_HOLDS 8       /* locks (or non-reentrant nested grants) held at once */
