@@ -29,6 +29,7 @@
 #include "cli.h"
 #include "runner.h"
 #include "stop.h"
+#include "subproc.h"
 
 #define BENCH_MAX_ROUNDS 50
 
@@ -81,32 +82,12 @@ static double run_bare(const char *bin, const char *const *addr, int naddr, doub
         argv[argc++] = addr[i];
     argv[argc++] = secbuf;
     argv[argc] = NULL;
-    int fds[2];
-    if (pipe(fds) != 0)
-        return -1;
-    fflush(NULL);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(127);
-        dup2(fds[1], 1);
-        close(fds[0]);
-        close(fds[1]);
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    char buf[256] = "";
-    ssize_t got = pid > 0 ? read(fds[0], buf, sizeof buf - 1) : -1;
-    close(fds[0]);
-    int status = 0;
-    if (pid > 0)
-        waitpid(pid, &status, 0);
+    char buf[512];
+    int status = subproc_capture((char *const *)argv, buf, sizeof buf);
+    const char *line = strstr(buf, "cycles=");
     long long cycles, ns;
-    if (got <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-        sscanf(buf, "cycles=%lld elapsed_ns=%lld", &cycles, &ns) != 2 || ns <= 0)
+    if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !line ||
+        sscanf(line, "cycles=%lld elapsed_ns=%lld", &cycles, &ns) != 2 || ns <= 0)
         return -1;
     return (double)cycles * 1e9 / (double)ns;
 }

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "subproc.h"
 #include "lab.h"
 
 #ifndef LOCKLAB_SOURCE_DIR
@@ -322,60 +323,13 @@ static const char *plot_script_dir(void)
     return LOCKLAB_SOURCE_DIR "/plots";
 }
 
-/* Run `gnuplot -e ARGS SCRIPT` with stdin from /dev/null and stdout+stderr
- * captured into out (truncated). Returns the wait status, or -1. */
+/* Run `gnuplot -e ARGS SCRIPT`, output captured into out (truncated).
+ * Returns the wait status, or -1. */
 static int plot_exec(const char *gnuplot, const char *args, const char *script, char *out,
                      size_t outlen)
 {
-    int fds[2];
-    out[0] = '\0';
-    if (pipe(fds) != 0)
-        return -1;
-    fflush(NULL);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(127);
-        int null = open("/dev/null", O_RDONLY);
-        if (null >= 0) {
-            dup2(null, 0);
-            close(null);
-        }
-        dup2(fds[1], 1);
-        dup2(fds[1], 2);
-        close(fds[0]);
-        close(fds[1]);
-        char *argv[] = {(char *)gnuplot, "-e", (char *)args, (char *)script, NULL};
-        execv(gnuplot, argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    if (pid < 0) {
-        close(fds[0]);
-        return -1;
-    }
-    size_t used = 0;
-    char sink[1024];
-    for (;;) {
-        char *dst = used + 1 < outlen ? out + used : sink;
-        size_t room = used + 1 < outlen ? outlen - 1 - used : sizeof sink;
-        ssize_t got = read(fds[0], dst, room);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        if (dst == out + used)
-            used += (size_t)got;
-    }
-    out[used] = '\0';
-    close(fds[0]);
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return status;
+    char *argv[] = {(char *)gnuplot, "-e", (char *)args, (char *)script, NULL};
+    return subproc_capture(argv, out, outlen);
 }
 
 static bool plot_nonempty(const char *path)

@@ -1,0 +1,64 @@
+/*
+ * subproc.c - run a helper program and capture its output (see subproc.h).
+ */
+#include "subproc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int subproc_capture(char *const argv[], char *out, size_t outlen)
+{
+    int fds[2];
+    out[0] = '\0';
+    if (pipe(fds) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127); /* locklab died before the death signal was set */
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0) {
+            dup2(null, 0);
+            close(null);
+        }
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        close(fds[0]);
+        close(fds[1]);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return -1;
+    }
+    size_t used = 0;
+    char sink[1024];
+    for (;;) { /* read to the end, keeping what fits */
+        char *dst = used + 1 < outlen ? out + used : sink;
+        size_t room = used + 1 < outlen ? outlen - 1 - used : sizeof sink;
+        ssize_t got = read(fds[0], dst, room);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        if (dst == out + used)
+            used += (size_t)got;
+    }
+    out[used] = '\0';
+    close(fds[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return status;
+}

@@ -1,0 +1,20 @@
+/*
+ * subproc.h - run a helper program and capture what it prints.
+ *
+ * locklab runs two kinds of helper programs: gnuplot for the plots and the
+ * bare client loops of the overhead benchmark. Both are run the same way:
+ * fork and exec (never a shell), stdin from /dev/null, stdout and stderr
+ * into a buffer, a death signal so the helper dies with locklab, and the
+ * wait status back.
+ */
+#ifndef LOCKLAB_SUBPROC_H
+#define LOCKLAB_SUBPROC_H
+
+#include <stddef.h>
+
+/* Run argv[0] (a path) with argv; capture stdout and stderr into out
+ * (outlen bytes, NUL-terminated, truncated when longer). Returns the wait
+ * status, or -1 when the process could not be started. */
+int subproc_capture(char *const argv[], char *out, size_t outlen);
+
+#endif
