@@ -204,6 +204,8 @@ static int write_junit_to(struct report *r, const char *path, struct lab_err *er
         xml_escaped(f, x->scenario);
         fprintf(f, "\" name=\"");
         xml_escaped(f, x->ops->name);
+        if (x->sweep)
+            fprintf(f, " %s/%d", x->per_client_keys ? "per-client" : "hot", x->clients);
         fprintf(f, "\" time=\"%.3f\">", x->elapsed_s);
         if (!x->pass) {
             fprintf(f, "\n      <failure message=\"expected %s, got %s\">",
@@ -458,13 +460,13 @@ void report_print_comparison(FILE *f, const struct run_result *const *res, int n
     if (!redis || !zk)
         return;
     /* implementations in order of first appearance */
-    const struct lock_ops *impls[16];
+    const struct lock_ops *impls[SCN_MAX_IMPLS];
     int ni = 0;
     for (int i = 0; i < n; i++) {
         int j = 0;
         while (j < ni && impls[j] != res[i]->ops)
             j++;
-        if (j == ni && ni < 16)
+        if (j == ni && ni < SCN_MAX_IMPLS)
             impls[ni++] = res[i]->ops;
     }
     fprintf(f, "\nRedis vs ZooKeeper, side by side (ops/s, acquire p50 / p99; ratio = best Redis "
@@ -494,8 +496,10 @@ void report_print_comparison(FILE *f, const struct run_result *const *res, int n
                 fprintf(f, " | %8.0f %7s %7s", x->throughput_per_s,
                         fmt_us(p50, sizeof p50, hist_percentile(&x->acquire, 50)),
                         fmt_us(p99, sizeof p99, hist_percentile(&x->acquire, 99)));
-                double *best = is_backend(x, "zookeeper") ? &best_zk : &best_redis;
-                if (x->throughput_per_s > *best)
+                double *best = is_backend(x, "zookeeper") ? &best_zk
+                               : is_backend(x, "redis")   ? &best_redis
+                                                          : NULL;
+                if (best && x->throughput_per_s > *best)
                     *best = x->throughput_per_s;
             }
             if (best_zk > 0)

@@ -352,6 +352,18 @@ enum release_status zk_hold_release(struct lock_client *c, const char *key, stru
     int64_t deadline = lab_now_ns() + (int64_t)session_timeout_ms(c->env) * 1000000;
     bool retried = false;
     for (;;) {
+        if (retried) {
+            /* The delete whose reply was lost may have been applied, and a
+             * waiter may since have created a node at the same path (zk-
+             * ephemeral's fixed name): delete again only a node that is
+             * still our session's, never a path blindly. */
+            struct Stat st;
+            c->env->stats->round_trips++;
+            int e = c->zh ? zoo_exists(c->zh, h.path, 0, &st) : ZINVALIDSTATE;
+            const clientid_t *id = c->zh ? zoo_client_id(c->zh) : NULL;
+            if (e == ZNONODE || (e == ZOK && (!id || st.ephemeralOwner != id->client_id)))
+                return RELEASE_OK; /* our delete went through */
+        }
         int rc = zk_delete(c, h.path);
         if (rc == ZOK)
             return RELEASE_OK;

@@ -32,8 +32,8 @@ static bool zke_ours(struct lock_client *c, const struct Stat *st)
     return id && st->ephemeralOwner == id->client_id;
 }
 
-static enum lock_status zke_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
-                                    struct lab_err *err)
+static enum lock_status zke_try_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
+                                        bool *maybe_created, struct lab_err *err)
 {
     int64_t deadline = lab_now_ns() + wait_ns;
     char path[ZK_PATH_MAX + sizeof ZKE_NODE];
@@ -49,6 +49,7 @@ static enum lock_status zke_acquire(struct lock_client *c, const char *key, int6
         bool nested = h && h->gen == c->session_gen;
 
         int rc = zk_create(c, path, ZOO_EPHEMERAL, NULL, 0);
+        *maybe_created = zk_transient(rc);
         if (rc == ZOK)
             break;
         if (rc == ZNODEEXISTS) {
@@ -81,6 +82,18 @@ static enum lock_status zke_acquire(struct lock_client *c, const char *key, int6
         return LOCK_ERROR;
     }
     return LOCK_GRANTED;
+}
+
+static enum lock_status zke_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
+                                    struct lab_err *err)
+{
+    bool maybe_created = false;
+    enum lock_status st = zke_try_acquire(c, key, wait_ns, &maybe_created, err);
+    /* giving up right after a create whose outcome is unknown: the node may
+     * exist, held by nobody; only closing the session is sure to remove it */
+    if (st != LOCK_GRANTED && maybe_created)
+        zk_session_drop(c);
+    return st;
 }
 
 static enum release_status zke_release(struct lock_client *c, const char *key,
