@@ -302,8 +302,9 @@ static void handoff_usage(FILE *f)
             "                             [--redis HOST:PORT]\n"
             "\n"
             "N clients (default 16) on one hot key, each acquiring once per round (R rounds,\n"
-            "default 20), 200 us of business time: the handoff gap (a holder's exit to the\n"
-            "entry of a client that was waiting) of\n"
+            "default 20), 200 us of business time, a holder lingering 100 ms before it\n"
+            "exits: the handoff gap (a holder's exit to the entry of a client that was\n"
+            "waiting) of "
             "redis-lua polling every 100 ms, redis-lua with exponential backoff (1 ms to\n"
             "32 ms, jittered) and redisson (woken by pub/sub), next to the loopback round\n"
             "trip measured in the same run: an idle PING before, and each run's median\n"
@@ -385,6 +386,7 @@ static int bench_handoff(int argc, char **argv)
             s.retry = runs[i].retry;
             s.retry_interval_ns = runs[i].interval_ns;
             s.business_ns = 200000;
+            s.think_ns = 100000000; /* linger after the release: exiting is not part of a handoff */
             struct run_result *res = bench_run(&s, runs[i].impl, &b, &err);
             if (!res) {
                 code = lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
