@@ -25,6 +25,7 @@
 #include <zookeeper/zookeeper.h>
 
 #include "servers.h"
+#include "stop.h"
 
 #define ZK_START_TIMEOUT_MS 60000
 #define ZK_MAX_ENSEMBLE 3
@@ -158,7 +159,7 @@ int servers_zk_start(struct server *srv, int n, int force_sync, char *hosts, siz
             spawn_zk(&srv[i], err) != 0)
             goto fail;
     int64_t deadline = lab_now_ns() + (int64_t)ZK_START_TIMEOUT_MS * 1000000;
-    while (lab_now_ns() < deadline) {
+    while (lab_now_ns() < deadline && !lab_stop) {
         for (int i = 0; i < n; i++)
             if (servers_exited(&srv[i])) {
                 lab_err_set(err, ECHILD, "ZooKeeper exited during start-up (see %s/zookeeper.log)",
@@ -168,8 +169,11 @@ int servers_zk_start(struct server *srv, int n, int force_sync, char *hosts, siz
         if (servers_zk_ping(hosts, 1000, NULL) == 0)
             return 0;
     }
-    lab_err_set(err, ETIMEDOUT, "ZooKeeper ensemble %s did not accept a session within %d s",
-                hosts, ZK_START_TIMEOUT_MS / 1000);
+    if (lab_stop)
+        lab_err_set(err, EINTR, "interrupted while ZooKeeper was starting");
+    else
+        lab_err_set(err, ETIMEDOUT, "ZooKeeper ensemble %s did not accept a session within %d s",
+                    hosts, ZK_START_TIMEOUT_MS / 1000);
 fail:
     for (int i = 0; i < n; i++)
         servers_stop(&srv[i]);

@@ -13,12 +13,19 @@
 
 volatile int lab_stop;
 
+static volatile sig_atomic_t signals_seen;
+
 static void on_signal(int sig)
 {
-    if (lab_stop) {
+    signals_seen++;
+    if (signals_seen >= 2) {
+        /* "now": kill every client and server at once; the main thread then
+         * finds them dead, writes what it has and removes the temporary
+         * directories. A third signal does not wait even for that. */
         runner_kill_all_now();
         servers_kill_all_now();
-        _exit(LAB_EXIT_INTERRUPTED);
+        if (signals_seen >= 3)
+            _exit(LAB_EXIT_INTERRUPTED);
     }
     lab_stop = sig;
 }

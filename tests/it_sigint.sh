@@ -49,7 +49,11 @@ interrupt_case() {
     sleep 1 # let the long scenario measure something before the interrupt
     local t0
     t0=$(ms_now)
-    if [ "$how" = group ]; then kill -INT -- "-$pid"; else kill -TERM "$pid"; fi
+    case $how in
+    group) kill -INT -- "-$pid" ;;
+    twice) kill -INT -- "-$pid"; sleep 0.05; kill -INT -- "-$pid" ;;
+    *) kill -TERM "$pid" ;;
+    esac
     wait "$pid"
     local rc=$? t1
     t1=$(ms_now)
@@ -64,6 +68,7 @@ interrupt_case() {
     expect_eq "$label: interrupted scenario marked incomplete" "$(jget "$S" results.impl=redis-lua.complete)" false
     expect_gt "$label: interrupted scenario kept its measurements" "$(jget "$S" results.impl=redis-lua.ops.acquired)" 0
     expect_eq "$label: interrupted scenario still safe" "$(jget "$S" results.impl=redis-lua.safety.violations)" 0
+    expect_eq "$label: clients stopped by the interrupt are not crashes" "$(jget "$S" results.impl=redis-lua.clients_status.crashed)" 0
     check "$label: no temporary file in results" test -z "$(find "$out" -name '*.tmp')"
     expect_no_orphans "$label"
     expect_no_temp_dirs "$label"
@@ -71,4 +76,6 @@ interrupt_case() {
 
 interrupt_case ctrl-c group
 interrupt_case sigterm parent
+# a second Ctrl-C kills everything at once, and still cleans up and reports
+interrupt_case ctrl-c-twice twice
 finish
