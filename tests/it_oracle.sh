@@ -27,9 +27,7 @@ expect: {"*": safe}
 YAML
 
 OUT=$WORK/results
-"$LOCKLAB" run "$D/short-ttl.yaml" --out "$OUT" --quiet
-expect_eq "short TTL: exit code" "$?" 0
-S=$OUT/latest/summary.json
+run_ok "short TTL" "$D/short-ttl.yaml"
 r=results.impl=redis-set-del
 expect_eq "short TTL: redis-set-del verdict" "$(jget "$S" $r.verdict)" violation
 expect_gt "short TTL: overlapping pairs" "$(jget "$S" $r.safety.violations)" 0
@@ -38,9 +36,7 @@ expect_gt "short TTL: more than one holder" "$(jget "$S" $r.safety.max_concurren
 expect_gt "short TTL: releases found the lock gone or taken" "$(jget "$S" $r.ops.release_not_owner)" 0
 expect_gt "short TTL: lost updates in the counter" "$(jget "$S" $r.safety.lost_updates)" 0
 
-"$LOCKLAB" run "$D/long-ttl.yaml" --out "$OUT" --quiet
-expect_eq "long TTL: exit code" "$?" 0
-S=$OUT/latest/summary.json
+run_ok "long TTL" "$D/long-ttl.yaml"
 for impl in redis-set-del redis-lua; do
     r=results.impl=$impl
     expect_eq "long TTL: $impl verdict" "$(jget "$S" $r.verdict)" safe

@@ -39,9 +39,7 @@ YAML
 OUT=$WORK/results
 r=results.impl=redisson
 
-"$LOCKLAB" run "$D/watchdog.yaml" --out "$OUT" --quiet
-expect_eq "watchdog: exit code" "$?" 0
-S=$OUT/latest/summary.json
+run_ok "watchdog" "$D/watchdog.yaml"
 acquired=$(jget "$S" $r.ops.acquired)
 expect_eq "watchdog: verdict" "$(jget "$S" $r.verdict)" safe
 expect_eq "watchdog: no overlap" "$(jget "$S" $r.safety.violations)" 0
@@ -50,17 +48,13 @@ expect_eq "watchdog: counter exact" "$(jget "$S" $r.workload.final_value)" "$acq
 expect_eq "watchdog: every release owned" "$(jget "$S" $r.ops.released)" "$acquired"
 expect_gt "watchdog: the lease was renewed" "$(jget "$S" $r.lock_stats.renewals)" 0
 
-"$LOCKLAB" run "$D/lease.yaml" --out "$OUT" --quiet
-expect_eq "explicit lease: exit code" "$?" 0
-S=$OUT/latest/summary.json
+run_ok "explicit lease" "$D/lease.yaml"
 expect_eq "explicit lease: verdict" "$(jget "$S" $r.verdict)" violation
 expect_gt "explicit lease: overlapping pairs" "$(jget "$S" $r.safety.violations)" 0
 expect_gt "explicit lease: releases found the lease gone" "$(jget "$S" $r.ops.release_not_owner)" 0
 expect_eq "explicit lease: no watchdog" "$(jget "$S" $r.lock_stats.renewals)" 0
 
-"$LOCKLAB" run "$D/herd.yaml" --out "$OUT" --quiet
-expect_eq "herd: exit code" "$?" 0
-S=$OUT/latest/summary.json
+run_ok "herd" "$D/herd.yaml"
 expect_eq "herd: verdict" "$(jget "$S" $r.verdict)" safe
 expect_eq "herd: counter exact" "$(jget "$S" $r.workload.final_value)" 80
 expect_gt "herd: pub/sub messages received" "$(jget "$S" $r.lock_stats.notifications)" 0

@@ -44,9 +44,7 @@ YAML
 OUT=$WORK/results
 r=results.impl=redlock
 
-"$LOCKLAB" run "$D/five.yaml" --out "$OUT" --quiet
-expect_eq "5 masters: exit code" "$?" 0
-S=$OUT/latest/summary.json
+run_ok "5 masters" "$D/five.yaml"
 expect_eq "5 masters: verdict" "$(jget "$S" $r.verdict)" safe
 expect_eq "5 masters: no overlap" "$(jget "$S" $r.safety.violations)" 0
 expect_eq "5 masters: every acquire granted" "$(jget "$S" $r.ops.acquired)" 240
@@ -60,17 +58,13 @@ expect_eq "5 masters: no release errors" "$(jget "$S" $r.ops.release_errors)" 0
 expect_gt "5 masters: server ops per acquire, all masters counted" \
     "$(jget "$S" $r.server_ops_per_acquire)" 9
 
-"$LOCKLAB" run "$D/three-stock.yaml" --out "$OUT" --quiet
-expect_eq "3 masters, stock: exit code" "$?" 0
-S=$OUT/latest/summary.json
+run_ok "3 masters, stock" "$D/three-stock.yaml"
 expect_eq "3 masters, stock: verdict" "$(jget "$S" $r.verdict)" safe
 expect_eq "3 masters, stock: nothing oversold" "$(jget "$S" $r.safety.oversold)" 0
 expect_eq "3 masters, stock: no lost update" "$(jget "$S" $r.safety.lost_updates)" 0
 expect_gt "3 masters, stock: server ops per acquire" "$(jget "$S" $r.server_ops_per_acquire)" 5
 
-"$LOCKLAB" run "$D/short-ttl.yaml" --out "$OUT" --quiet
-expect_eq "short TTL: exit code" "$?" 0
-S=$OUT/latest/summary.json
+run_ok "short TTL" "$D/short-ttl.yaml"
 expect_eq "short TTL: verdict" "$(jget "$S" $r.verdict)" violation
 expect_gt "short TTL: overlapping pairs" "$(jget "$S" $r.safety.violations)" 0
 expect_gt "short TTL: more than one holder" "$(jget "$S" $r.safety.max_concurrent_holders)" 1

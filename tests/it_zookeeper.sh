@@ -50,9 +50,7 @@ YAML
 
 OUT=$WORK/results
 
-"$LOCKLAB" run "$D/counter.yaml" --out "$OUT" --quiet
-expect_eq "counter: exit code" "$?" 0
-S=$OUT/latest/summary.json
+run_ok "counter" "$D/counter.yaml"
 for impl in $ZK_IMPLS; do
     r=results.impl=$impl
     expect_eq "counter: $impl backend" "$(jget "$S" $r.backend)" zookeeper
@@ -65,9 +63,7 @@ for impl in $ZK_IMPLS; do
     expect_gt "counter: $impl woken by watches" "$(jget "$S" $r.lock_stats.notifications)" 0
 done
 
-"$LOCKLAB" run "$D/herd.yaml" --out "$OUT" --quiet
-expect_eq "herd: exit code" "$?" 0
-S=$OUT/latest/summary.json
+run_ok "herd" "$D/herd.yaml"
 for impl in zk-ephemeral zk-sequential; do
     expect_eq "herd: $impl counter exact" "$(jget "$S" results.impl=$impl.workload.final_value)" 240
 done

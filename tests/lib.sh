@@ -59,6 +59,16 @@ expect_no_temp_dirs() {
     if [ -z "$left" ]; then pass "temporary directories removed ($1)"; else fail "left in TMPDIR ($1): $left"; fi
 }
 
+# run_ok LABEL SCENARIO...: run locklab into $WORK/results (quiet, no plots),
+# expect exit 0 (every expectation met), and point S at the run's summary.json.
+run_ok() {
+    local label=$1
+    shift
+    "$LOCKLAB" run "$@" --out "$WORK/results" --quiet --no-plot
+    expect_eq "$label: exit code" "$?" 0
+    S=$WORK/results/latest/summary.json
+}
+
 cleanup() {
     local left
     left=$(orphans)
