@@ -101,8 +101,30 @@ void redis_lock_close(struct lock_client *c)
     free(c);
 }
 
+/* hiredis leaves a context that failed (I/O error, timeout, the server
+ * closed it) unusable: replace it before the next command, so one failure
+ * costs one operation, not every operation after it. */
+static int reconnect_if_broken(const struct lock_client *c, redisContext **rc,
+                               struct lab_err *err)
+{
+    if (*rc && !(*rc)->err)
+        return 0;
+    if (*rc)
+        redisFree(*rc);
+    *rc = redis_admin_connect("Redis", c->env->redis_host, c->env->redis_port, REDIS_TIMEOUT_MS,
+                              err);
+    return *rc ? 0 : -1;
+}
+
+int redis_conn_ready(struct lock_client *c, struct lab_err *err)
+{
+    return reconnect_if_broken(c, &c->rc, err);
+}
+
 redisReply *redis_cmd(struct lock_client *c, struct lab_err *err, const char *fmt, ...)
 {
+    if (reconnect_if_broken(c, &c->rc, err) != 0)
+        return NULL;
     va_list ap;
     va_start(ap, fmt);
     redisReply *r = redisvCommand(c->rc, fmt, ap);
@@ -162,6 +184,8 @@ static long long script_key_token_ttl(redisContext *rc, struct lock_stats *stats
 long long redis_script_call(struct lock_client *c, struct redis_script *s, const char *key,
                             struct lab_err *err)
 {
+    if (reconnect_if_broken(c, &c->rc, err) != 0)
+        return -1;
     return script_key_token_ttl(c->rc, c->env->stats, c, s, key, err);
 }
 
@@ -170,6 +194,8 @@ static int watchdog_renew(void *arg, const char *key)
 {
     struct lock_client *c = arg;
     struct lab_err err = {0};
+    if (reconnect_if_broken(c, &c->wd_rc, &err) != 0)
+        return -1;
     long long v = script_key_token_ttl(c->wd_rc, NULL, c, &c->renew, key, &err);
     return v < 0 ? -1 : v > 0;
 }

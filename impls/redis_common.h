@@ -50,6 +50,10 @@ int redis_lock_open(struct lock_client **out, const struct lock_env *env, lock_t
 /* Stop the watchdog, close both connections, free c. */
 void redis_lock_close(struct lock_client *c);
 
+/* Make c->rc usable: a context that failed is replaced by a new connection
+ * (redis_cmd and redis_script_call do this themselves). 0 or -1. */
+int redis_conn_ready(struct lock_client *c, struct lab_err *err);
+
 /* Send one command (printf-style, hiredis format) and count the round trip.
  * Returns the reply, or NULL with err filled when the connection failed or
  * Redis answered with an error. The caller frees the reply. */

@@ -247,6 +247,8 @@ static int rsn_try(struct lock_client *c, const char *key, long long *ttl_ms,
 {
     struct redisson *st = rsn(c);
     const char *argv[] = {key, st->lease, st->owner};
+    if (redis_conn_ready(c, err) != 0)
+        return -1;
     redisReply *r = redis_script_argv(c->rc, c->env->stats, &c->acquire, 1, 3, argv, err);
     if (!r)
         return -1;
@@ -342,7 +344,9 @@ static enum release_status rsn_release(struct lock_client *c, const char *key,
     if (rsn_channel(channel, sizeof channel, key, err) != 0)
         return RELEASE_ERROR;
     const char *argv[] = {key, channel, RSN_UNLOCK_MESSAGE, st->lease, st->owner};
-    redisReply *r = redis_script_argv(c->rc, c->env->stats, &c->release, 2, 5, argv, err);
+    redisReply *r = redis_conn_ready(c, err) == 0
+                        ? redis_script_argv(c->rc, c->env->stats, &c->release, 2, 5, argv, err)
+                        : NULL;
     if (ours)
         c->holds--;
     enum release_status res = RELEASE_ERROR;
