@@ -7,8 +7,8 @@
  * mntr and ruok allowed, forceSync as the scenario says (on by default, as in
  * production), the admin server off, no per-address connection limit, and,
  * for an ensemble of 3, distinct quorum and election ports on loopback.
- * The ensemble counts as up when a real client session connects through
- * the C client. ZooKeeper keeps nothing locklab needs after a run, so it is
+ * The ensemble counts as up when every server says it serves (srvr) and a
+ * real client session connects through the C client. ZooKeeper keeps nothing locklab needs after a run, so it is
  * stopped with SIGKILL: a JVM's orderly shutdown would cost seconds that an
  * interrupted run does not have.
  */
@@ -65,6 +65,21 @@ int servers_zk_ping(const char *hosts, int timeout_ms, struct lab_err *err)
         lab_err_set(err, ETIMEDOUT, "no ZooKeeper session with %s within %d ms", hosts,
                     timeout_ms);
     return ok ? 0 : -1;
+}
+
+static int four_letter(const char *host, int port, const char *word, char *out, size_t n);
+
+/* Every server of the ensemble serves (srvr names its mode). A session can
+ * connect as soon as a quorum serves; waiting for all of them means a fault
+ * scenario that stops one server starts from a whole ensemble. */
+static int all_serving(const struct server *srv, int n)
+{
+    char answer[2048];
+    for (int i = 0; i < n; i++)
+        if (four_letter(srv[i].host, srv[i].port, "srvr", answer, sizeof answer) != 0 ||
+            !strstr(answer, "Mode: "))
+            return 0;
+    return 1;
 }
 
 static int write_file(const char *dir, const char *name, const char *text, struct lab_err *err)
@@ -166,8 +181,9 @@ int servers_zk_start(struct server *srv, int n, int force_sync, char *hosts, siz
                             srv[i].dir);
                 goto fail;
             }
-        if (servers_zk_ping(hosts, 1000, NULL) == 0)
+        if (all_serving(srv, n) && servers_zk_ping(hosts, 1000, NULL) == 0)
             return 0;
+        lab_sleep_ns(20 * 1000000, NULL);
     }
     if (lab_stop)
         lab_err_set(err, EINTR, "interrupted while ZooKeeper was starting");
