@@ -121,6 +121,11 @@ int redis_conn_ready(struct lock_client *c, struct lab_err *err)
     return reconnect_if_broken(c, &c->rc, err);
 }
 
+int redis_watchdog_conn_ready(struct lock_client *c, struct lab_err *err)
+{
+    return reconnect_if_broken(c, &c->wd_rc, err);
+}
+
 redisReply *redis_cmd(struct lock_client *c, struct lab_err *err, const char *fmt, ...)
 {
     if (reconnect_if_broken(c, &c->rc, err) != 0)
@@ -194,7 +199,7 @@ static int watchdog_renew(void *arg, const char *key)
 {
     struct lock_client *c = arg;
     struct lab_err err = {0};
-    if (reconnect_if_broken(c, &c->wd_rc, &err) != 0)
+    if (redis_watchdog_conn_ready(c, &err) != 0)
         return -1;
     long long v = script_key_token_ttl(c->wd_rc, NULL, c, &c->renew, key, &err);
     return v < 0 ? -1 : v > 0;

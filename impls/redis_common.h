@@ -54,6 +54,9 @@ void redis_lock_close(struct lock_client *c);
  * (redis_cmd and redis_script_call do this themselves). 0 or -1. */
 int redis_conn_ready(struct lock_client *c, struct lab_err *err);
 
+/* The same for the watchdog thread's c->wd_rc (call it on that thread). */
+int redis_watchdog_conn_ready(struct lock_client *c, struct lab_err *err);
+
 /* Send one command (printf-style, hiredis format) and count the round trip.
  * Returns the reply, or NULL with err filled when the connection failed or
  * Redis answered with an error. The caller frees the reply. */

@@ -379,6 +379,8 @@ static int rsn_renew(void *arg, const char *key)
     struct redisson *st = rsn(c);
     struct lab_err err = {0};
     const char *argv[] = {key, st->lease, st->owner};
+    if (redis_watchdog_conn_ready(c, &err) != 0)
+        return -1;
     redisReply *r = redis_script_argv(c->wd_rc, NULL, &c->renew, 1, 3, argv, &err);
     if (!r)
         return -1;
