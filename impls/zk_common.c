@@ -349,7 +349,10 @@ enum release_status zk_hold_release(struct lock_client *c, const char *key, stru
     if (h.gen != c->session_gen)
         return RELEASE_NOT_OWNER; /* its session is gone, and the node with it */
 
-    int64_t deadline = lab_now_ns() + (int64_t)session_timeout_ms(c->env) * 1000000;
+    /* Two session timeouts: a server that stalls for most of one must not
+     * turn a release into an error while the session still lives; by then
+     * the client library has said CONNECTED again or EXPIRED. */
+    int64_t deadline = lab_now_ns() + 2 * (int64_t)session_timeout_ms(c->env) * 1000000;
     bool retried = false;
     for (;;) {
         if (retried) {
