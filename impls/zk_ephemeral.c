@@ -96,12 +96,6 @@ static enum lock_status zke_acquire(struct lock_client *c, const char *key, int6
     return st;
 }
 
-static enum release_status zke_release(struct lock_client *c, const char *key,
-                                       struct lab_err *err)
-{
-    return zk_hold_release(c, key, err);
-}
-
 const struct lock_ops lock_zk_ephemeral = {
     .name = "zk-ephemeral",
     .backend = "zookeeper",
@@ -110,6 +104,6 @@ const struct lock_ops lock_zk_ephemeral = {
     .caps = LOCK_CAP_NOTIFIES,
     .open = zk_lock_open,
     .acquire = zke_acquire,
-    .release = zke_release,
+    .release = zk_hold_release,
     .close = zk_lock_close,
 };

@@ -19,18 +19,6 @@
  */
 #include "zk_common.h"
 
-static enum lock_status zksem_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
-                                      struct lab_err *err)
-{
-    return zk_queue_acquire(c, key, wait_ns, err); /* no hold count: always a new node */
-}
-
-static enum release_status zksem_release(struct lock_client *c, const char *key,
-                                         struct lab_err *err)
-{
-    return zk_hold_release(c, key, err);
-}
-
 const struct lock_ops lock_zk_semaphore = {
     .name = "zk-semaphore",
     .backend = "zookeeper",
@@ -38,7 +26,7 @@ const struct lock_ops lock_zk_semaphore = {
                "recursion waits on itself",
     .caps = LOCK_CAP_NOTIFIES,
     .open = zk_lock_open,
-    .acquire = zksem_acquire,
-    .release = zksem_release,
+    .acquire = zk_queue_acquire, /* no hold count: a nested acquire queues a new node */
+    .release = zk_hold_release,
     .close = zk_lock_close,
 };
