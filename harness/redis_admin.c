@@ -50,10 +50,12 @@ int redis_admin_del(const char *host, int port, const char *key, struct lab_err 
     return r ? 0 : -1;
 }
 
-/* Commands the harness sends itself, not counted as lock traffic. */
+/* Commands the harness sends itself between the two readings, not lock
+ * traffic. (Its DEL of the lock keys comes before the first reading, so DEL
+ * counts: it is how several designs release.) */
 static int is_admin_command(const char *name, size_t len)
 {
-    static const char *const admin[] = {"info", "config", "del", "ping", "command"};
+    static const char *const admin[] = {"info", "config", "ping", "command"};
     for (size_t i = 0; i < sizeof admin / sizeof admin[0]; i++)
         if (strlen(admin[i]) == len && strncmp(name, admin[i], len) == 0)
             return 1;

@@ -22,7 +22,8 @@ struct redisContext *redis_admin_connect(const char *what, const char *host, int
 int redis_admin_del(const char *host, int port, const char *key, struct lab_err *err);
 
 /* Total calls of every command in INFO commandstats, leaving out the
- * harness's own (info, config, del of the reset). 0 or -1 with err filled. */
+ * harness's own (info, config, ping). Read it after clearing the lock keys: the
+ * DEL of that reset is not left out. 0 or -1 with err filled. */
 int redis_admin_calls(const char *host, int port, int64_t *calls, struct lab_err *err);
 
 #endif
