@@ -9,6 +9,7 @@
 
 #include "../impls/lock.h"
 #include "cli.h"
+#include "failpoint.h"
 #include "scenario.h"
 
 static void caps_string(unsigned caps, char *buf, size_t n)
@@ -67,9 +68,14 @@ static void list_scenarios(void)
 int cmd_list(int argc, char **argv)
 {
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        printf("usage: locklab list\n\nShow every lock implementation (name, backend, "
-               "capabilities, summary)\nand the scenarios shipped in %s.\n",
-               cli_scenario_dir());
+        printf("usage: locklab list [--failpoints]\n\nShow every lock implementation (name, "
+               "backend, capabilities, summary)\nand the scenarios shipped in %s.\n"
+               "--failpoints lists the failpoints that %s can arm.\n",
+               cli_scenario_dir(), FAILPOINT_ENV);
+        return LAB_EXIT_OK;
+    }
+    if (argc == 2 && !strcmp(argv[1], "--failpoints")) {
+        failpoint_list();
         return LAB_EXIT_OK;
     }
     if (argc > 1) {

@@ -15,6 +15,7 @@
 #include "../impls/lock.h"
 #include "backends.h"
 #include "cli.h"
+#include "failpoint.h"
 #include "report.h"
 #include "runner.h"
 #include "scenario.h"
@@ -204,6 +205,11 @@ static int load_all(int argc, char **argv, const struct run_opts *o, struct scen
     if (*n == 0) {
         fprintf(stderr, "locklab: run: no scenario given\n\n");
         run_usage(stderr);
+        return -1;
+    }
+    struct lab_err fp_err = {0};
+    if (failpoint_check(&fp_err) != 0) {
+        fprintf(stderr, "locklab: %s\n", fp_err.msg);
         return -1;
     }
     return 0;

@@ -14,6 +14,15 @@
  * release is sent, so a logged interval always lies inside the time the lock
  * service believed the client held the lock: an overlap in the logs is a real
  * violation, never an artefact of measurement.
+ *
+ * Every entry and exit is one atomic step on the key's word, which numbers
+ * it (the key's event sequence) in the same step that changes the holder
+ * count. The logs carry these numbers, so oracle_sequence() can replay the
+ * live counter from the logs alone and the two can be compared exactly: a
+ * difference means an interval went missing, a lab error. A client that
+ * dies inside its critical section has its interval closed by the parent
+ * when it reaps it (oracle_exit() from the parent), so a crash neither
+ * hides the overlap it caused nor leaves a holder that never leaves.
  */
 #ifndef LOCKLAB_ORACLE_H
 #define LOCKLAB_ORACLE_H
@@ -25,10 +34,12 @@
 
 #include "hist.h"
 
+#define ORACLE_HOLDER_BITS 20 /* low bits of oracle_key.word: holders (up to 1M) */
+
 /* One key's live state, in shared memory. */
 struct oracle_key {
-    atomic_int holders;          /* clients inside the critical section now */
-    atomic_int max_holders;      /* highest value holders ever reached */
+    atomic_ullong word;          /* event sequence << ORACLE_HOLDER_BITS | holders inside now */
+    atomic_int max_holders;      /* highest holder count ever reached */
     atomic_llong live_overlaps;  /* entries that found another holder inside */
 };
 
@@ -37,31 +48,59 @@ struct oracle_interval {
     int64_t wait_ns;  /* CLOCK_MONOTONIC when the client started to acquire */
     int64_t enter_ns; /* when the lock was granted (entry marked) */
     int64_t exit_ns;  /* when the client left (before it sent release) */
-    int64_t release_ns; /* when the release returned */
+    int64_t release_ns; /* when the release returned (a dead client: when it was reaped) */
+    uint64_t enter_seq; /* the entry's place in the key's event sequence */
+    uint64_t exit_seq;  /* the exit's */
     uint32_t key;     /* key index */
     uint32_t client;  /* client index */
-    uint32_t flags;   /* ORACLE_RELEASED_KEY when the release removed a lock from the store */
+    uint32_t flags;   /* ORACLE_* below */
 };
 
 /* The release said it removed a lock (a DEL that deleted, a script that
  * returned 1) from a store shared by the clients. */
 #define ORACLE_RELEASED_KEY 1u
+/* The release found the lock gone or someone else's although its TTL could
+ * not have run out yet: someone else deleted or replaced it. */
+#define ORACLE_LOST_EARLY 2u
+/* The client died before its release returned; the parent closed the
+ * interval when it reaped the client (at exit_ns when it died inside). */
+#define ORACLE_DIED 4u
+/* The client died in the middle of an oracle mark: enter_seq or exit_seq
+ * is unknown, and so is whether the live count saw the mark. */
+#define ORACLE_SEQ_UNKNOWN 8u
 
-/* Mark entry: increments holders, updates max_holders and live_overlaps.
- * Returns the number of other holders found inside (0 when exclusive). */
-int oracle_enter(struct oracle_key *k);
+/* Mark entry: one atomic step adds a holder and takes the next event number
+ * (into *seq); updates max_holders and live_overlaps. Returns the number of
+ * other holders found inside (0 when exclusive). */
+int oracle_enter(struct oracle_key *k, uint64_t *seq);
 
-/* Mark exit: decrements holders. */
-void oracle_exit(struct oracle_key *k);
+/* Mark exit: one atomic step removes a holder; returns its event number. */
+uint64_t oracle_exit(struct oracle_key *k);
 
-/* Count releases that removed another client's lock: interval A whose
- * release removed a lock (ORACLE_RELEASED_KEY) while a client B that was
- * granted the lock after A (B entered after A entered) was inside for the
- * whole release (B entered before A's exit mark, left after A's release
- * returned). The lock in the store was then B's, so A deleted it. Needs iv
- * sorted by key and entry time, as oracle_analyze() leaves it. A client that
- * crashed leaves no interval, so it cannot be mistaken for a holder. */
+/* Count the locks taken from their holders by someone else (each victim
+ * interval once), from the evidence the race leaves:
+ *   - B's release found its lock gone or replaced before its TTL could have
+ *     run out (ORACLE_LOST_EARLY): someone deleted or overwrote it; this is
+ *     how a GET-then-DEL release that deletes a lock taken between its GET
+ *     and its DEL shows, whenever the victim entered;
+ *   - A's release removed a lock (ORACLE_RELEASED_KEY) while B, granted after
+ *     A (entered after A, before A's exit mark), stayed inside until after
+ *     A's release returned: the lock in the store was B's (the latest such
+ *     B is counted), even when B's own release came after its TTL.
+ * Needs iv sorted by key and entry time, as oracle_analyze() leaves it.
+ * Returns the count, or -ENOMEM. */
 int64_t oracle_misdeletes(const struct oracle_interval *iv, size_t n);
+
+/* The live counter replayed from the logs: in each key's event order, how
+ * many entries found another holder inside and the most holders at once.
+ * Equal to the live counters when the logs are complete. Sorts iv by key
+ * and enter_seq. Returns 0, -EINVAL when an interval's sequence is unknown
+ * (ORACLE_SEQ_UNKNOWN) or exits before it enters, -ENOMEM. */
+struct oracle_sequence {
+    int64_t overlaps;  /* entries that found another holder inside */
+    int max_holders;   /* most holders of one key at once */
+};
+int oracle_sequence(struct oracle_interval *iv, size_t n, struct oracle_sequence *out);
 
 struct oracle_report {
     int64_t intervals;      /* intervals analysed */

@@ -63,6 +63,19 @@ static json_t *latency_json(const struct hist *h)
                      (json_int_t)hist_percentile(h, 99.9), "max", (json_int_t)h->max);
 }
 
+/* The oracle's own bookkeeping, beside the safety figures: how many
+ * intervals it analysed, how many belonged to dead clients and were closed
+ * by the parent, and whether the live counter agreed with the logs. */
+static void safety_oracle_json(json_t *safety, const struct run_result *r)
+{
+    static const char *const cross[] = {"skipped", "ok", "mismatch"};
+    json_object_set_new(safety, "intervals", json_integer(r->oracle.intervals));
+    json_object_set_new(safety, "intervals_closed_by_harness", json_integer(r->intervals_closed));
+    json_object_set_new(safety, "cross_check", json_string(cross[r->cross_check]));
+    json_object_set_new(safety, "cross_check_note",
+                        r->cross_note[0] ? json_string(r->cross_note) : json_null());
+}
+
 static json_t *result_json(const struct run_result *r)
 {
     json_t *o = json_object();
@@ -106,6 +119,7 @@ static json_t *result_json(const struct run_result *r)
                   (json_int_t)r->live_overlaps, "live_max_holders", r->max_holders_live,
                   "intervals_dropped",
                   (json_int_t)r->intervals_dropped));
+    safety_oracle_json(json_object_get(o, "safety"), r);
     json_object_set_new(o, "workload",
                         json_pack("{s:I, s:I}", "units_done", (json_int_t)r->work.units_done,
                                   "final_value", (json_int_t)r->work.final_value));

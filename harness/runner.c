@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "failpoint.h"
 #include "redis_admin.h"
 #include "servers.h"
 
@@ -40,6 +41,12 @@
 #define IV_CAP_MIN 65536LL
 
 enum slot_state { SLOT_INIT = 0, SLOT_READY, SLOT_FAILED, SLOT_RUNNING, SLOT_DONE };
+
+/* Where a client's interval in progress stands, so that the parent can
+ * close it exactly if the client dies. ENTERING and EXITING bracket the
+ * atomic oracle marks: a client that dies there leaves it unknown whether
+ * the live count saw the mark. */
+enum iv_phase { IV_NONE = 0, IV_ENTERING, IV_INSIDE, IV_EXITING, IV_RELEASING };
 
 struct shared_head {
     volatile int stop;        /* set by the parent: clients stop at the next check */
@@ -67,6 +74,8 @@ struct client_slot {
     int64_t units;             /* workload units done */
     int64_t end_ns;            /* when the client finished its loop */
     atomic_llong n_iv;         /* intervals logged (complete entries only) */
+    atomic_int iv_phase;       /* enum iv_phase of `cur` */
+    struct oracle_interval cur; /* the interval in progress, closed by the parent on a death */
     int64_t iv_dropped;        /* intervals not logged: the log was full */
     struct lock_stats stats;   /* the implementation's counters */
     char err[160];             /* first error this client hit */
@@ -184,6 +193,9 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
     /* only a release that removes a lock from a shared store can remove
      * someone else's; a process-local mutex has nothing to delete */
     bool shared_store = strcmp(ops->backend, "none") != 0;
+    bool has_ttl = (ops->caps & LOCK_CAP_TTL) != 0;
+    const struct failpoint *fp_grant = failpoint_find(ops->name, "after-grant");
+    const struct failpoint *fp_release = failpoint_find(ops->name, "before-release");
 
     for (int64_t op = 0; s->ops_per_client == 0 || op < s->ops_per_client; op++) {
         if (h->stop || lab_now_ns() >= deadline)
@@ -202,15 +214,24 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
             lab_sleep_ns(s->retry_interval_ns, &h->stop); /* do not spin on a dead backend */
             continue;
         }
-        oracle_enter(ok);
+        int64_t lease_floor = sl->stats.lease_floor_ns;
+        sl->cur = (struct oracle_interval){
+            .wait_ns = t_wait, .enter_ns = t_enter, .key = (uint32_t)k, .client = (uint32_t)idx};
+        atomic_store(&sl->iv_phase, IV_ENTERING);
+        oracle_enter(ok, &sl->cur.enter_seq);
+        atomic_store(&sl->iv_phase, IV_INSIDE);
         sl->acquired++;
         hist_record(&sl->acquire, (t_enter - t_wait + 500) / 1000);
+        failpoint_hit(fp_grant, &h->stop);
         int nested =
             s->workload == WORKLOAD_REENTRANT ? nested_acquire(s, ops, lc, key, sl, &err) : 0;
         enum workload_step ws = workload_step(wl, &err);
         nested_release(ops, lc, key, sl, nested, &err);
         int64_t t_exit = lab_now_ns();
-        oracle_exit(ok);
+        sl->cur.exit_ns = t_exit;
+        atomic_store(&sl->iv_phase, IV_EXITING);
+        sl->cur.exit_seq = oracle_exit(ok);
+        atomic_store(&sl->iv_phase, IV_RELEASING);
         hist_record(&sl->hold, (t_exit - t_enter + 500) / 1000);
         if (ws == WORKLOAD_DONE)
             sl->units++;
@@ -219,19 +240,29 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
             slot_error(sl, &err);
         }
 
+        failpoint_hit(fp_release, &h->stop);
         enum release_status rs = ops->release(lc, key, &err);
         int64_t t_released = lab_now_ns();
         hist_record(&sl->release, (t_released - t_exit + 500) / 1000);
+        sl->cur.release_ns = t_released;
+        if (rs == RELEASE_OK && shared_store)
+            sl->cur.flags |= ORACLE_RELEASED_KEY;
+        /* the lock was gone although it could not have expired yet: the
+         * release is over when it returns, so returning before the floor
+         * means the check came before it */
+        if (rs == RELEASE_NOT_OWNER && has_ttl && lease_floor > 0 && t_released < lease_floor)
+            sl->cur.flags |= ORACLE_LOST_EARLY;
         /* log the interval only now, complete, and publish it with a release
-         * store: a client killed at any moment leaves no half-written entry */
+         * store: a client killed at any moment leaves no half-written entry,
+         * and until the phase is back to NONE the parent can tell (by the
+         * last entry) whether this one made it in */
         int64_t n_iv = atomic_load_explicit(&sl->n_iv, memory_order_relaxed);
         if (n_iv < rg->iv_cap) {
-            log[n_iv] = (struct oracle_interval){
-                .wait_ns = t_wait, .enter_ns = t_enter, .exit_ns = t_exit,
-                .release_ns = t_released, .key = (uint32_t)k, .client = (uint32_t)idx,
-                .flags = rs == RELEASE_OK && shared_store ? ORACLE_RELEASED_KEY : 0};
+            log[n_iv] = sl->cur;
             atomic_store_explicit(&sl->n_iv, n_iv + 1, memory_order_release);
+            atomic_store(&sl->iv_phase, IV_NONE);
         } else {
+            atomic_store(&sl->iv_phase, IV_NONE);
             sl->iv_dropped++;
         }
         if (rs == RELEASE_OK) {
@@ -378,6 +409,53 @@ static void note_exit(struct run_result *res, struct client_slot *sl, int i, int
     }
 }
 
+/* A client was reaped: close the interval it left open, now. A holder
+ * that died inside its critical section leaves the key's live count and
+ * its interval ends here, so it neither hides the overlap it caused nor
+ * stays a holder for every later entry; one that died while releasing has
+ * its interval logged as it was. */
+static void close_interval(struct region *rg, int i, struct run_result *res)
+{
+    struct client_slot *sl = &rg->slots[i];
+    int phase = atomic_load(&sl->iv_phase);
+    if (phase == IV_NONE)
+        return;
+    struct oracle_interval iv = sl->cur;
+    struct oracle_interval *log = rg->iv + (int64_t)i * rg->iv_cap;
+    int64_t n = atomic_load_explicit(&sl->n_iv, memory_order_acquire);
+    if (phase == IV_RELEASING && n > 0 && log[n - 1].key == iv.key &&
+        log[n - 1].enter_seq == iv.enter_seq && log[n - 1].enter_ns == iv.enter_ns)
+        return; /* died after logging it */
+    int64_t now = lab_now_ns();
+    iv.flags = ORACLE_DIED;
+    iv.release_ns = now;
+    switch (phase) {
+    case IV_ENTERING: /* granted, but did the live count see it? */
+        iv.flags |= ORACLE_SEQ_UNKNOWN;
+        iv.exit_ns = now;
+        res->oracle_marks_unknown++;
+        break;
+    case IV_INSIDE:
+        iv.exit_seq = oracle_exit(&rg->keys[iv.key].oracle);
+        iv.exit_ns = now;
+        break;
+    case IV_EXITING: /* exit_ns is known, the exit's sequence is not */
+        iv.flags |= ORACLE_SEQ_UNKNOWN;
+        res->oracle_marks_unknown++;
+        break;
+    default: /* IV_RELEASING: complete but for the release */
+        break;
+    }
+    res->intervals_closed++;
+    if (n < rg->iv_cap) {
+        log[n] = iv;
+        atomic_store_explicit(&sl->n_iv, n + 1, memory_order_release);
+    } else {
+        sl->iv_dropped++;
+    }
+    atomic_store(&sl->iv_phase, IV_NONE);
+}
+
 /* Reap whatever has exited; returns how many clients are still alive. */
 static int reap(pid_t *pids, int n, struct region *rg, struct run_result *res, bool killed)
 {
@@ -388,6 +466,7 @@ static int reap(pid_t *pids, int n, struct region *rg, struct run_result *res, b
         int status;
         pid_t r = waitpid(pids[i], &status, WNOHANG);
         if (r == pids[i]) {
+            close_interval(rg, i, res);
             note_exit(res, &rg->slots[i], i, status, killed);
             pids[i] = -pids[i];
         } else {
@@ -477,6 +556,38 @@ static void sample_timeline(struct run_result *res, struct oracle_interval *iv, 
     }
 }
 
+/* Replay the live counter from the logs and compare: with every interval
+ * logged (the dead ones closed by the parent), the two are the same count
+ * of the same events, so any difference is a lab error, reported. */
+static int cross_check(struct run_result *res, struct oracle_interval *all, int64_t n)
+{
+    struct oracle_sequence seq;
+    if (res->oracle_marks_unknown) {
+        res->cross_check = CROSS_SKIPPED;
+        snprintf(res->cross_note, sizeof res->cross_note,
+                 "%d client(s) died in the middle of an oracle mark", res->oracle_marks_unknown);
+        return 0;
+    }
+    if (res->intervals_dropped) {
+        res->cross_check = CROSS_SKIPPED;
+        snprintf(res->cross_note, sizeof res->cross_note, "the interval log was full");
+        return 0;
+    }
+    int rc = oracle_sequence(all, (size_t)n, &seq);
+    if (rc != 0)
+        return rc;
+    if (seq.overlaps == res->live_overlaps && seq.max_holders == res->max_holders_live) {
+        res->cross_check = CROSS_OK;
+        return 0;
+    }
+    res->cross_check = CROSS_MISMATCH;
+    snprintf(res->cross_note, sizeof res->cross_note,
+             "live counter saw %lld overlapping entries and %d holders at most, the logs %lld and %d",
+             (long long)res->live_overlaps, res->max_holders_live, (long long)seq.overlaps,
+             seq.max_holders);
+    return 0;
+}
+
 static int collect(const struct scenario *s, struct region *rg, struct run_result *res,
                    int64_t start, int64_t *units_out, struct lab_err *err)
 {
@@ -533,21 +644,26 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
         memcpy(all + k, rg->iv + (int64_t)i * rg->iv_cap, (size_t)n_i * sizeof *all);
         k += n_i;
     }
-    int rc = oracle_analyze(all, (size_t)total_iv, &res->oracle, &res->handoff);
-    if (rc == 0) {
-        res->release_deleted_other = oracle_misdeletes(all, (size_t)total_iv);
-        sample_timeline(res, all, total_iv, start);
-    }
-    free(all);
-    if (rc != 0) {
-        lab_err_set(err, -rc, "the interval logs are inconsistent (%s)", strerror(-rc));
-        return -1;
-    }
     for (int k = 0; k < rg->n_keys; k++) {
         res->live_overlaps += atomic_load(&rg->keys[k].oracle.live_overlaps);
         int m = atomic_load(&rg->keys[k].oracle.max_holders);
         if (m > res->max_holders_live)
             res->max_holders_live = m;
+    }
+    int rc = oracle_analyze(all, (size_t)total_iv, &res->oracle, &res->handoff);
+    if (rc == 0) {
+        res->release_deleted_other = oracle_misdeletes(all, (size_t)total_iv);
+        if (res->release_deleted_other < 0)
+            rc = (int)res->release_deleted_other;
+    }
+    if (rc == 0)
+        rc = cross_check(res, all, total_iv);
+    if (rc == 0)
+        sample_timeline(res, all, total_iv, start);
+    free(all);
+    if (rc != 0) {
+        lab_err_set(err, -rc, "the interval logs are inconsistent (%s)", strerror(-rc));
+        return -1;
     }
     int64_t releases = res->released + res->release_not_owner;
     res->wakeups_per_release =
@@ -557,16 +673,17 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
 
 enum verdict runner_verdict(const struct run_result *r)
 {
-    /* The interval logs are the authority. The live counter only stands in
-     * when the logs overflowed, and not when a client crashed inside its
-     * critical section: its entry was never undone, so every later entry
-     * would look like a second holder, a violation invented by the lab.
-     * (Clients killed by the harness at the end all die at once: nobody
-     * enters after them.) */
-    bool live_counts = r->intervals_dropped > 0 && !r->clients_crashed;
+    /* Overlap by the logs' timestamps or by the live counter's order of
+     * events are both two holders at once: each mark lies between the
+     * grant and the release. The live counter is left out only when a
+     * client died in the middle of a mark (the parent cannot tell whether
+     * the count saw it, so it may be off by one from then on). */
+    bool live_counts = r->oracle_marks_unknown == 0;
     if (r->oracle.violations > 0 || (live_counts && r->live_overlaps > 0) ||
         r->work.oversold > 0 || r->work.lost_updates > 0)
         return VERDICT_VIOLATION;
+    if (r->cross_check == CROSS_MISMATCH)
+        return VERDICT_ERROR; /* the lab lost track: nothing it says is sure */
     if (r->clients_failed_start || r->clients_crashed || r->errors || r->release_errors)
         return VERDICT_ERROR;
     if (r->timeouts > 0 || r->nested_timeouts > 0)

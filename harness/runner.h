@@ -47,7 +47,7 @@ struct run_result {
     double throughput_per_s;     /* acquired / elapsed */
 
     int64_t acquired, timeouts, errors, released, release_not_owner, release_errors;
-    int64_t release_deleted_other; /* releases that removed a lock another client held */
+    int64_t release_deleted_other; /* locks taken from their holder by someone else (victims) */
     int64_t nested_acquired;       /* reentrant workload: nested acquires granted */
     int64_t nested_timeouts;       /* reentrant workload: nested acquires timed out (blocked) */
     struct lock_stats stats;     /* summed over clients */
@@ -58,6 +58,14 @@ struct run_result {
     int64_t live_overlaps;       /* entries that saw another holder (live counter) */
     int max_holders_live;        /* highest holder count seen live */
     int64_t intervals_dropped;   /* interval log overflow (live counters still count) */
+    int64_t intervals_closed;    /* intervals of dead clients, closed by the parent */
+    int oracle_marks_unknown;    /* clients that died in the middle of an oracle mark */
+    enum cross_check {
+        CROSS_SKIPPED = 0,       /* not compared (cross_note says why) */
+        CROSS_OK,                /* live counter and logs agree */
+        CROSS_MISMATCH           /* they do not: a lab error (cross_note) */
+    } cross_check;
+    char cross_note[160];
 
     struct workload_outcome work; /* oversold, lost updates, final value */
     int64_t stale_writes_rejected; /* fencing (not used by this build's workloads) */

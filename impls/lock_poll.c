@@ -40,9 +40,12 @@ enum lock_status lock_poll(const struct lock_env *env, lock_try_fn attempt, stru
 {
     int64_t deadline = lab_now_ns() + wait_ns;
     for (int n = 0;; n++) {
+        int64_t sent = lab_now_ns();
         int r = attempt(c, key, err);
-        if (r > 0)
+        if (r > 0) {
+            env->stats->lease_floor_ns = sent + env->ttl_ns; /* the TTL starts at or after sent */
             return LOCK_GRANTED;
+        }
         if (r < 0)
             return LOCK_ERROR;
         env->stats->polls++;

@@ -459,59 +459,73 @@ static void test_random_handoff(void)
  * Live marking
  * --------------------------------------------------------------------- */
 
+static int holders(struct oracle_key *k)
+{
+    return (int)(atomic_load(&k->word) & ((1ULL << ORACLE_HOLDER_BITS) - 1));
+}
+
 static void test_enter_exit_sequence(void)
 {
     struct oracle_key k;
+    uint64_t s0, s1, s4;
     int got;
 
-    atomic_init(&k.holders, 0);
+    atomic_init(&k.word, 0);
     atomic_init(&k.max_holders, 0);
     atomic_init(&k.live_overlaps, 0);
 
-    got = oracle_enter(&k);
-    CHECK(got == 0, "first enter found %d", got);
+    got = oracle_enter(&k, &s0);
+    CHECK(got == 0 && s0 == 0, "first enter found %d, seq %llu", got, (unsigned long long)s0);
     CHECK(atomic_load(&k.max_holders) == 1 && atomic_load(&k.live_overlaps) == 0,
           "after one enter: max %d overlaps %lld", atomic_load(&k.max_holders),
           (long long)atomic_load(&k.live_overlaps));
-    got = oracle_enter(&k);
-    CHECK(got == 1, "second enter found %d", got);
-    CHECK(atomic_load(&k.holders) == 2, "holders %d", atomic_load(&k.holders));
+    got = oracle_enter(&k, &s1);
+    CHECK(got == 1 && s1 == 1, "second enter found %d, seq %llu", got, (unsigned long long)s1);
+    CHECK(holders(&k) == 2, "holders %d", holders(&k));
     CHECK(atomic_load(&k.max_holders) == 2, "max %d", atomic_load(&k.max_holders));
     CHECK(atomic_load(&k.live_overlaps) == 1, "overlaps %lld",
           (long long)atomic_load(&k.live_overlaps));
-    oracle_exit(&k);
-    oracle_exit(&k);
-    CHECK(atomic_load(&k.holders) == 0, "holders after exits %d", atomic_load(&k.holders));
-    got = oracle_enter(&k);
-    oracle_exit(&k);
-    CHECK(got == 0 && atomic_load(&k.max_holders) == 2 && atomic_load(&k.live_overlaps) == 1,
+    CHECK(oracle_exit(&k) == 2 && oracle_exit(&k) == 3, "exits numbered 2 and 3");
+    CHECK(holders(&k) == 0, "holders after exits %d", holders(&k));
+    got = oracle_enter(&k, &s4);
+    CHECK(oracle_exit(&k) == 5, "exit numbered 5");
+    CHECK(got == 0 && s4 == 4 && atomic_load(&k.max_holders) == 2 &&
+              atomic_load(&k.live_overlaps) == 1,
           "exclusive entry changed max/overlaps");
 }
 
+/* Four processes enter and leave one key as fast as they can, logging
+ * each interval's event numbers: the logs replayed (oracle_sequence) must
+ * give exactly the live counter's overlaps and maximum. This is the
+ * cross-check the runner does after every run, under real contention. */
 static void test_enter_exit_fork(void)
 {
-    enum { CHILDREN = 4, ROUNDS = 100000 };
+    enum { CHILDREN = 4, ROUNDS = 50000 };
+    size_t logs = (size_t)CHILDREN * ROUNDS * sizeof(struct oracle_interval);
     struct oracle_key *k = mmap(NULL, sizeof *k, PROT_READ | PROT_WRITE,
                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    struct oracle_interval *iv = mmap(NULL, logs, PROT_READ | PROT_WRITE,
+                                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     pid_t pid[CHILDREN];
     int ok = 0;
 
-    CHECK(k != MAP_FAILED, "mmap failed");
-    if (k == MAP_FAILED)
+    CHECK(k != MAP_FAILED && iv != MAP_FAILED, "mmap failed");
+    if (k == MAP_FAILED || iv == MAP_FAILED)
         return;
-    atomic_init(&k->holders, 0);
+    atomic_init(&k->word, 0);
     atomic_init(&k->max_holders, 0);
     atomic_init(&k->live_overlaps, 0);
     fflush(NULL);
     for (int c = 0; c < CHILDREN; c++) {
         pid[c] = fork();
         if (pid[c] == 0) {
-            long long found = 0;
+            struct oracle_interval *mine = iv + (size_t)c * ROUNDS;
             for (int i = 0; i < ROUNDS; i++) {
-                found += oracle_enter(k) > 0;
-                oracle_exit(k);
+                mine[i].client = (uint32_t)c;
+                oracle_enter(k, &mine[i].enter_seq);
+                mine[i].exit_seq = oracle_exit(k);
             }
-            _exit(found >= 0 ? 0 : 1);
+            _exit(0);
         }
         CHECK(pid[c] > 0, "fork failed");
     }
@@ -522,15 +536,44 @@ static void test_enter_exit_fork(void)
             ok++;
     }
     CHECK(ok == CHILDREN, "%d of %d children exited cleanly", ok, CHILDREN);
-    CHECK(atomic_load(&k->holders) == 0, "holders after fork test %d", atomic_load(&k->holders));
+    CHECK(holders(k) == 0, "holders after fork test %d", holders(k));
     CHECK(atomic_load(&k->max_holders) >= 1 && atomic_load(&k->max_holders) <= CHILDREN,
           "max_holders %d", atomic_load(&k->max_holders));
-    CHECK(atomic_load(&k->live_overlaps) >= 0 &&
-              atomic_load(&k->live_overlaps) < (long long)CHILDREN * ROUNDS,
-          "live_overlaps %lld", (long long)atomic_load(&k->live_overlaps));
-    printf("fork test: max_holders %d live_overlaps %lld\n", atomic_load(&k->max_holders),
-           (long long)atomic_load(&k->live_overlaps));
+    struct oracle_sequence seq;
+    int rc = oracle_sequence(iv, (size_t)CHILDREN * ROUNDS, &seq);
+    CHECK(rc == 0, "oracle_sequence rc %d", rc);
+    CHECK(seq.overlaps == atomic_load(&k->live_overlaps),
+          "replayed overlaps %lld, live %lld", (long long)seq.overlaps,
+          (long long)atomic_load(&k->live_overlaps));
+    CHECK(seq.max_holders == atomic_load(&k->max_holders), "replayed max %d, live %d",
+          seq.max_holders, atomic_load(&k->max_holders));
+    printf("fork test: max_holders %d live_overlaps %lld, replayed from the logs %d %lld\n",
+           atomic_load(&k->max_holders), (long long)atomic_load(&k->live_overlaps),
+           seq.max_holders, (long long)seq.overlaps);
     munmap(k, sizeof *k);
+    munmap(iv, logs);
+}
+
+/* The replay on hand-made event numbers, and what it refuses. */
+static void test_sequence(void)
+{
+    /* key 0: A [0,3), B [1,2), C [4,5); key 1: D [0,1), E [2,3) */
+    struct oracle_interval iv[] = {
+        {.key = 0, .enter_seq = 4, .exit_seq = 5}, {.key = 1, .enter_seq = 2, .exit_seq = 3},
+        {.key = 0, .enter_seq = 0, .exit_seq = 3}, {.key = 1, .enter_seq = 0, .exit_seq = 1},
+        {.key = 0, .enter_seq = 1, .exit_seq = 2},
+    };
+    struct oracle_sequence r;
+    CHECK(oracle_sequence(iv, 5, &r) == 0, "rc");
+    CHECK(r.overlaps == 1 && r.max_holders == 2, "overlaps %lld max %d", (long long)r.overlaps,
+          r.max_holders);
+    CHECK(oracle_sequence(NULL, 0, &r) == 0 && r.overlaps == 0 && r.max_holders == 0, "empty");
+    iv[0].flags = ORACLE_SEQ_UNKNOWN; /* sorted now: iv[0] is A */
+    CHECK(oracle_sequence(iv, 5, &r) == -EINVAL, "an unknown sequence is refused");
+    iv[0].flags = 0;
+    iv[0].exit_seq = 0;
+    iv[0].enter_seq = 1;
+    CHECK(oracle_sequence(iv, 5, &r) == -EINVAL, "an exit before its entry is refused");
 }
 
 /* ------------------------------------------------------------------------
@@ -576,11 +619,13 @@ static void test_timing(void)
     free(h);
 }
 
-/* Releases that removed another client's lock. Regression: the first
- * detector looked at the live holder count and counted a client that had
- * crashed (or been paused) inside its critical section as the lock's owner,
- * inventing misdeletes for redis-lua, whose release cannot delete another
- * client's lock. Now only a later grantee inside for the whole release counts. */
+/* Locks taken from their holders by someone else, counted once per victim.
+ * Regression: the first detector looked at the live holder count and
+ * counted a client that had crashed (or been paused) inside its critical
+ * section as the lock's owner, inventing misdeletes for redis-lua, whose
+ * release cannot delete another client's lock. The second only saw a
+ * victim that entered before the deleter's exit mark, and so missed the
+ * GET-then-DEL race, whose victim enters during the deleter's release. */
 static void test_misdeletes(void)
 {
     /* A: enter 100, exit 600, release returned 650, removed a lock */
@@ -588,7 +633,7 @@ static void test_misdeletes(void)
                                 .key = 0, .client = 0, .flags = ORACLE_RELEASED_KEY};
     struct oracle_interval b = {.wait_ns = 0, .enter_ns = 300, .exit_ns = 900, .release_ns = 950,
                                 .key = 0, .client = 1, .flags = ORACLE_RELEASED_KEY};
-    struct oracle_interval iv[2];
+    struct oracle_interval iv[3];
 
     iv[0] = a, iv[1] = b;
     CHECK(oracle_misdeletes(iv, 2) == 1, "B granted after A, inside during A's release: 1");
@@ -621,6 +666,29 @@ static void test_misdeletes(void)
     struct oracle_interval chain[3] = {a, b, c};
     CHECK(oracle_misdeletes(chain, 3) == 2, "chain of two misdeletes: %lld",
           (long long)oracle_misdeletes(chain, 3));
+
+    /* GET-then-DEL: B enters during A's release (after A's exit mark), and
+     * its own release finds the lock gone before its TTL: only B's evidence
+     * shows it */
+    iv[0] = a, iv[1] = b;
+    iv[1].enter_ns = 620;
+    iv[1].flags = ORACLE_LOST_EARLY;
+    CHECK(oracle_misdeletes(iv, 2) == 1, "victim entered during the deleter's release: 1");
+    iv[1].flags = 0;
+    CHECK(oracle_misdeletes(iv, 2) == 0, "the same without the victim's evidence: 0");
+
+    /* both kinds of evidence for one victim: counted once */
+    iv[0] = a, iv[1] = b;
+    iv[1].flags |= ORACLE_LOST_EARLY;
+    CHECK(oracle_misdeletes(iv, 2) == 1, "one victim, two kinds of evidence: 1");
+
+    /* two holders inside A's release: A deleted one lock, the latest one's */
+    iv[0] = a, iv[1] = b, iv[2] = b;
+    iv[2].enter_ns = 400;
+    iv[2].client = 2;
+    iv[1].flags = iv[2].flags = 0;
+    CHECK(oracle_misdeletes(iv, 3) == 1, "one release deletes one lock: %lld",
+          (long long)oracle_misdeletes(iv, 3));
 }
 
 int main(void)
@@ -638,6 +706,7 @@ int main(void)
     test_random_handoff();
     test_enter_exit_sequence();
     test_enter_exit_fork();
+    test_sequence();
     test_misdeletes();
     test_timing();
     return check_done();

@@ -1,0 +1,162 @@
+/*
+ * failpoint.c - arming failpoints from LOCKLAB_FAILPOINTS (see failpoint.h).
+ *
+ * The variable is parsed once per process into a small table; a client
+ * asks for its points when it opens and keeps the pointers, so nothing is
+ * parsed or compared while it runs. Names are checked against the points
+ * that exist (the two every design has, and the ones designs name in their
+ * protocol steps), so an armed point that would never fire is an error,
+ * not a silent no-op.
+ */
+#include "failpoint.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock.h"
+#include "scenario.h"
+
+#define FP_MAX 16
+
+/* Points every design has, in the client loop. */
+static const char *const fp_generic[] = {"after-grant", "before-release"};
+
+/* Points inside one design's protocol. */
+static const struct {
+    const char *impl, *point, *help;
+} fp_design[] = {
+    {"redis-get-del", "before-del", "between the GET that found the lock ours and the DEL"},
+};
+
+static struct failpoint fp_table[FP_MAX];
+static int fp_count;
+static int fp_state; /* 0 not parsed, 1 parsed, -1 bad */
+static char fp_error[128];
+
+static bool fp_known(const char *name)
+{
+    const char *slash = strchr(name, '/');
+    if (!slash)
+        return false;
+    char impl[64];
+    size_t len = (size_t)(slash - name);
+    if (len >= sizeof impl)
+        return false;
+    memcpy(impl, name, len);
+    impl[len] = '\0';
+    if (!lock_find(impl))
+        return false;
+    for (size_t i = 0; i < sizeof fp_generic / sizeof fp_generic[0]; i++)
+        if (strcmp(slash + 1, fp_generic[i]) == 0)
+            return true;
+    for (size_t i = 0; i < sizeof fp_design / sizeof fp_design[0]; i++)
+        if (strcmp(impl, fp_design[i].impl) == 0 && strcmp(slash + 1, fp_design[i].point) == 0)
+            return true;
+    return false;
+}
+
+/* One "name=sleep(DURATION)" entry into fp_table; 0 or -1 (fp_error). */
+static int fp_parse_one(char *entry)
+{
+    char *eq = strchr(entry, '=');
+    if (!eq) {
+        snprintf(fp_error, sizeof fp_error, "'%.60s' is not NAME=sleep(DURATION)", entry);
+        return -1;
+    }
+    *eq = '\0';
+    const char *action = eq + 1;
+    if (!fp_known(entry)) {
+        snprintf(fp_error, sizeof fp_error,
+                 "no failpoint '%.60s' (see locklab list --failpoints)", entry);
+        return -1;
+    }
+    size_t alen = strlen(action);
+    char dur[32];
+    int64_t ns;
+    if (strncmp(action, "sleep(", 6) != 0 || alen < 8 || action[alen - 1] != ')' ||
+        alen - 7 >= sizeof dur) {
+        snprintf(fp_error, sizeof fp_error, "failpoint %.40s: action %.20s is not sleep(DURATION)",
+                 entry, action);
+        return -1;
+    }
+    memcpy(dur, action + 6, alen - 7);
+    dur[alen - 7] = '\0';
+    if (duration_parse(dur, &ns) != 0) {
+        snprintf(fp_error, sizeof fp_error, "failpoint %.60s: bad duration '%s'", entry, dur);
+        return -1;
+    }
+    if (fp_count == FP_MAX) {
+        snprintf(fp_error, sizeof fp_error, "more than %d failpoints armed", FP_MAX);
+        return -1;
+    }
+    struct failpoint *fp = &fp_table[fp_count++];
+    snprintf(fp->name, sizeof fp->name, "%s", entry);
+    fp->sleep_ns = ns;
+    return 0;
+}
+
+static void fp_parse(void)
+{
+    const char *v = getenv(FAILPOINT_ENV);
+    fp_state = 1;
+    if (!v || !*v)
+        return;
+    char *copy = strdup(v), *save = NULL;
+    if (!copy) {
+        snprintf(fp_error, sizeof fp_error, "out of memory");
+        fp_state = -1;
+        return;
+    }
+    for (char *e = strtok_r(copy, ";", &save); e; e = strtok_r(NULL, ";", &save))
+        if (*e && fp_parse_one(e) != 0) {
+            fp_state = -1;
+            fp_count = 0;
+            break;
+        }
+    free(copy);
+}
+
+int failpoint_check(struct lab_err *err)
+{
+    if (fp_state == 0)
+        fp_parse();
+    if (fp_state < 0) {
+        lab_err_set(err, EINVAL, "%s: %s", FAILPOINT_ENV, fp_error);
+        return -1;
+    }
+    return 0;
+}
+
+const struct failpoint *failpoint_find(const char *impl, const char *point)
+{
+    if (fp_state == 0)
+        fp_parse();
+    for (int i = 0; i < fp_count; i++) {
+        const char *n = fp_table[i].name;
+        size_t il = strlen(impl);
+        if (strncmp(n, impl, il) == 0 && n[il] == '/' && strcmp(n + il + 1, point) == 0)
+            return &fp_table[i];
+    }
+    return NULL;
+}
+
+void failpoint_fire(const struct failpoint *fp, const volatile int *stop)
+{
+    lab_sleep_ns(fp->sleep_ns, stop);
+}
+
+void failpoint_list(void)
+{
+    for (size_t i = 0; i < sizeof fp_generic / sizeof fp_generic[0]; i++)
+        printf("<impl>/%-28s every design: %s\n", fp_generic[i],
+               i == 0 ? "inside the critical section, before the business"
+                      : "after the exit mark, before the release is sent");
+    for (size_t i = 0; i < sizeof fp_design / sizeof fp_design[0]; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "%s/%s", fp_design[i].impl, fp_design[i].point);
+        printf("%-35s %s\n", name, fp_design[i].help);
+    }
+    printf("\narm with %s='NAME=sleep(DURATION);...'\n", FAILPOINT_ENV);
+}
