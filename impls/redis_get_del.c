@@ -4,10 +4,15 @@
  * The owner check is right, but it takes two round trips: if the lock
  * expires and another client takes it between our GET and our DEL, the DEL
  * removes the other client's lock (seed 003's "non-atomic release").
+ * The failpoint redis-get-del/before-del sits in that window, so a test can
+ * widen it on purpose.
  */
 #include <string.h>
 
+#include "failpoint.h"
 #include "redis_common.h"
+
+static const struct failpoint *sgd_before_del; /* armed failpoint, NULL when not */
 
 static int sgd_try(struct lock_client *c, const char *key, struct lab_err *err)
 {
@@ -16,6 +21,7 @@ static int sgd_try(struct lock_client *c, const char *key, struct lab_err *err)
 
 static int sgd_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
+    sgd_before_del = failpoint_find("redis-get-del", "before-del");
     return redis_lock_open(out, env, sgd_try, err);
 }
 
@@ -28,6 +34,7 @@ static enum release_status sgd_release(struct lock_client *c, const char *key, s
     freeReplyObject(r);
     if (!ours)
         return RELEASE_NOT_OWNER;
+    failpoint_hit(sgd_before_del, c->env->stop);
     int deleted = redis_del(c, key, err);
     return deleted < 0 ? RELEASE_ERROR : deleted ? RELEASE_OK : RELEASE_NOT_OWNER;
 }
