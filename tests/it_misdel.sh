@@ -36,13 +36,8 @@ sed -e 's/misdel-lua/misdel-get-del/; s/redis-lua/redis-get-del/; s/lua-lock/gd-
 export LOCKLAB_FAILPOINTS='redis-get-del/before-del=sleep(150ms);redis-lua/before-release=sleep(150ms)'
 "$LOCKLAB" run "$D/lua.yaml" "$D/gd.yaml" --out "$WORK/results" --quiet --no-plot &
 pid=$!
-port=""
+wait_lock_store "$pid"
 end=$((SECONDS + 30))
-until [ -n "$port" ] || [ $SECONDS -ge $end ]; do
-    port=$(ls "$TMPDIR"/locklab-*/ 2>/dev/null | sed -n 's/^lock-store-//p' | head -1)
-    sleep 0.02
-done
-check "found the lock store's port" test -n "$port"
 # the redis-lua scenario runs first (about 2 s): MONITOR is up well before
 # the get-del scenario starts, which the capture itself proves below
 until redis-cli -p "$port" PING >/dev/null 2>&1 || [ $SECONDS -ge $end ]; do sleep 0.02; done

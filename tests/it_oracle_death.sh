@@ -11,21 +11,6 @@
 
 D=$WORK/scn
 mkdir -p "$D"
-# the clients are the children that stay locklab (the lock store execs redis-server)
-clients() { for c in $(pgrep -P "$1"); do [ "$(cat /proc/"$c"/comm 2>/dev/null)" = locklab ] && echo "$c"; done; }
-# lock_store_port: the embedded lock store's port (its directory is named after it)
-lock_store_port() { ls "$TMPDIR"/locklab-*/ 2>/dev/null | sed -n 's/^lock-store-//p' | head -1; }
-# wait_port PID: wait until locklab PID has its lock store and 2 clients; sets port
-wait_port() {
-    port=""
-    local end=$((SECONDS + 30))
-    until [ -n "$port" ] && [ "$(clients "$1" | wc -l)" -ge 2 ] || [ $SECONDS -ge $end ]; do
-        port=$(lock_store_port)
-        sleep 0.02
-    done
-    check "found the lock store's port and both clients" test -n "$port"
-}
-
 # ---- 1: a holder killed while another holder is inside
 cat > "$D/overlap.yaml" <<'YAML'
 name: die-overlapping
@@ -38,7 +23,7 @@ expect: {"*": any}
 YAML
 "$LOCKLAB" run "$D/overlap.yaml" --out "$WORK/r1" --quiet --no-plot &
 pid=$!
-wait_port "$pid"
+wait_lock_store "$pid" 2
 # the first holder's token, then a different one: the TTL ran out and the
 # second client holds too, while the first is still in its 3 s business
 first=""; second=""
@@ -50,7 +35,7 @@ while [ -z "$second" ] && [ $SECONDS -lt $end ]; do
     sleep 0.01
 done
 check "observed two successive holders" test -n "$second"
-set -- $(clients "$pid")
+set -- $(client_pids "$pid")
 kill -KILL "$1" # both are inside: either one will do
 wait "$pid"
 S=$WORK/r1/latest/summary.json
@@ -74,7 +59,7 @@ expect: {"*": any}
 YAML
 "$LOCKLAB" run "$D/alone.yaml" --out "$WORK/r2" --quiet --no-plot &
 pid=$!
-wait_port "$pid"
+wait_lock_store "$pid" 2
 # the holder is the client whose connection went idle (the waiter polls
 # every 10 ms); find its socket's process
 holder=""

@@ -69,6 +69,23 @@ run_ok() {
     S=$WORK/results/latest/summary.json
 }
 
+# client_pids PID: the client processes of locklab PID (its children that stay
+# locklab; the embedded servers exec redis-server or java).
+client_pids() { for c in $(pgrep -P "$1"); do [ "$(cat /proc/"$c"/comm 2>/dev/null)" = locklab ] && echo "$c"; done; }
+
+# wait_lock_store PID [CLIENTS]: wait (30 s at most) until locklab PID has
+# started its embedded lock store (its directory is named after its port)
+# and at least CLIENTS client processes; sets port.
+wait_lock_store() {
+    local want=${2:-0} end=$((SECONDS + 30))
+    port=""
+    until [ -n "$port" ] && [ "$(client_pids "$1" | wc -l)" -ge "$want" ] || [ $SECONDS -ge $end ]; do
+        port=$(ls "$TMPDIR"/locklab-*/ 2>/dev/null | sed -n 's/^lock-store-//p' | head -1)
+        sleep 0.02
+    done
+    check "found the lock store's port and $want client(s)" test -n "$port"
+}
+
 cleanup() {
     local left
     left=$(orphans)
