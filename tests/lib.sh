@@ -69,6 +69,22 @@ run_ok() {
     S=$WORK/results/latest/summary.json
 }
 
+# run_bg SCENARIO CHILDREN: start locklab on SCENARIO in the background
+# ($pid) into a fresh $WORK/results, and wait until the lock store's port is
+# known ($port: its directory is named after it) and CHILDREN processes of
+# locklab run (the servers and the clients). Wait for $pid afterwards.
+run_bg() {
+    rm -rf "$WORK/results"
+    "$LOCKLAB" run "$1" --out "$WORK/results" --quiet --no-plot &
+    pid=$!
+    port=""
+    local end=$((SECONDS + 30))
+    until [ -n "$port" ] && [ "$(pgrep -P "$pid" | wc -l)" -ge "$2" ] || [ $SECONDS -ge $end ]; do
+        port=$(ls "$TMPDIR"/locklab-*/ 2>/dev/null | sed -n 's/^lock-store-//p' | head -1)
+        sleep 0.05
+    done
+}
+
 cleanup() {
     local left
     left=$(orphans)
