@@ -499,7 +499,7 @@ static int rsn_open(struct lock_client **out, const struct lock_env *env, struct
                                        RSN_TIMEOUT_MS, err);
         if (!c->wd_rc || redis_script_load(c->wd_rc, &c->renew, err) != 0)
             goto fail;
-        c->wd = watchdog_start(lease_ms * 1000000 / 3, rsn_renew, c, env->stats, err);
+        c->wd = watchdog_start(lease_ms * 1000000, rsn_renew, c, env->stats, err);
         if (!c->wd)
             goto fail;
     }

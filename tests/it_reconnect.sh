@@ -55,6 +55,8 @@ S=$WORK/results/latest/summary.json
 r=results.impl=redis-watchdog
 expect_eq "watchdog run: the lock was never lost (no overlap)" "$(jget "$S" $r.safety.violations)" 0
 expect_gt "watchdog run: renewals went on after the cut" "$(jget "$S" $r.lock_stats.renewals)" 30
+expect_gt "watchdog run: the cut cost each watchdog one renewal attempt at most" 3 \
+    "$(jget "$S" $r.lock_stats.renewal_failures)"
 
 # redisson's pub/sub connection: cut the subscribed waiters' connections
 # three times. Each cut waits until a waiter is subscribed on a connection
