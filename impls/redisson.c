@@ -31,14 +31,18 @@
  * error; an UNSUBSCRIBE that fails simply drops the connection, whose
  * subscriptions the server drops with it.
  *
- * With an explicit lease (lock.lease) the lock simply expires after it;
- * without one, the lease is lock.watchdog_lease (30 s, Redisson's
- * lockWatchdogTimeout) and a watchdog thread renews it every lease/3 while
- * the lock is held. How it breaks: a lease shorter than the business time
- * gives two holders, a paused process loses it to its own lease, and,
- * above all, Redis replicates asynchronously: a master that granted the
- * lock and failed before the write reached a replica leaves a promoted
- * replica with no lock, which it grants to the next client.
+ * With a lease, as Redisson's lock(leaseTime), the lock simply expires
+ * after it: the scenario's lock.ttl, when it gives one, is that lease.
+ * Without one (no lock.ttl, or lock.watchdog_lease given to ask for the
+ * watchdog: the loader resolves this into lock_env.lease_ns), the lease is
+ * lock.watchdog_lease (30 s, Redisson's lockWatchdogTimeout) and a
+ * watchdog thread renews it every lease/3 while the lock is held, retrying
+ * a failed renewal and giving the hold up as Redisson does (watchdog.c).
+ * How it breaks: a lease shorter than the business time gives two holders,
+ * a paused process loses it to its own lease, and, above all, Redis
+ * replicates asynchronously: a master that granted the lock and failed
+ * before the write reached a replica leaves a promoted replica with no
+ * lock, which it grants to the next client.
  */
 #include "redis_common.h"
 #include "redis_admin.h"
@@ -102,7 +106,7 @@ struct redisson {
     redisContext *ps;      /* pub/sub connection; NULL or failed: a new one at the next use */
     char owner[80];        /* hash field: "<client token>:<thread id>" */
     char lease[24];        /* lease in ms, as sent to the scripts */
-    bool watchdog;         /* no explicit lease: the watchdog renews */
+    bool watchdog;         /* no lease (lock_env.lease_ns 0): the watchdog renews */
     int pending_sub;       /* SUBSCRIBEs sent whose confirmation is not read yet */
     char channel[300];     /* channel of the key being waited for */
 };
