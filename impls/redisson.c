@@ -27,9 +27,9 @@
  * sent once more on a new one, and a waiter whose connection broke under
  * it subscribes again on a new one and then tries the lock again before it
  * sleeps, because the unlock message it waited for may have been published
- * while nothing listened. Only a failure on a connection just opened is an
- * error; an UNSUBSCRIBE that fails simply drops the connection, whose
- * subscriptions the server drops with it.
+ * while nothing listened. Only an error reply, or a failure on a connection
+ * just opened, makes the acquire an error; an UNSUBSCRIBE that fails simply
+ * drops the connection, whose subscriptions the server drops with it.
  *
  * With a lease, as Redisson's lock(leaseTime), the lock simply expires
  * after it: the scenario's lock.ttl, when it gives one, is that lease.
