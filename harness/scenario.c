@@ -178,8 +178,12 @@ static int int_scan(const char *s, int64_t *out)
  * Loader state and error reporting
  * ------------------------------------------------------------------------ */
 
+#define LOADER_MAX_GIVEN 64 /* more than the scalar keys of all the tables */
+
 struct loader {
     const char *path;      /* file name, first thing in every message */
+    size_t given[LOADER_MAX_GIVEN]; /* fields of the scalar keys the file gave (not defaults) */
+    int n_given;
     const yaml_node_t *script_impl; /* the impls item naming redis-script, if any */
     const yaml_node_t *script_node; /* the lock.script mapping, if any */
     const yaml_node_t *keys_node;   /* lock.keys, if any */
@@ -431,17 +435,15 @@ static const struct opt lock_opts[] = {
     { .name = "key", .type = OPT_STR, FIELD(lock_key), .def = "locklab", .flags = OPT_NONEMPTY,
       .help = "name of the lock in the store" },
     { .name = "ttl", .type = OPT_DUR, FIELD(ttl_ns), .min = 1, .def = "10s",
-      .help = "lock lifetime for designs with a TTL" },
+      .help = "lock lifetime for designs with a TTL; when given, redisson's leaseTime" },
     { .name = "wait", .type = OPT_DUR, FIELD(wait_ns), .min = 0, .def = "30s",
       .help = "how long an acquire may wait, 0 to try once" },
     { .name = "retry_interval", .type = OPT_DUR, FIELD(retry_interval_ns), .min = 1,
       .def = "100ms", .help = "pause between polls of a taken lock" },
     { .name = "retry", .type = OPT_CHOICE, FIELD(retry), .choices = retry_words, .def = "fixed",
       .help = "polling policy" },
-    { .name = "lease", .type = OPT_DUR, FIELD(lease_ns), .min = 0, .def = "0",
-      .help = "redisson's explicit lease, 0 for the watchdog" },
     { .name = "watchdog_lease", .type = OPT_DUR, FIELD(watchdog_lease_ns), .min = 1, .def = "30s",
-      .help = "lease the redisson watchdog keeps renewing" },
+      .help = "lease the redisson watchdog renews; when given, redisson runs the watchdog" },
     { .name = "script", .type = OPT_SECTION, .sub = &script_section,
       .help = "Lua scripts for redis-script" },
     { .name = "keys", .type = OPT_NODE, .fn = load_keys,
@@ -703,10 +705,23 @@ static int load_value(struct loader *L, const struct opt *o, const yaml_node_t *
     case OPT_NODE:
         return o->fn(L, value, keypath);
     default:
-        if (want_scalar(L, value, keypath, expected_text(expected, sizeof expected, o)) != 0)
+        if (want_scalar(L, value, keypath, expected_text(expected, sizeof expected, o)) != 0 ||
+            set_value(L, o, keypath, scalar_text(value), value->data.scalar.length, value) != 0)
             return -1;
-        return set_value(L, o, keypath, scalar_text(value), value->data.scalar.length, value);
+        if (L->n_given < LOADER_MAX_GIVEN)
+            L->given[L->n_given++] = o->off;
+        return 0;
     }
+}
+
+/* Whether the file gave the scalar key stored at offset off of struct
+ * scenario, rather than leaving it to its default (fio's fio_option_is_set). */
+static bool given(const struct loader *L, size_t off)
+{
+    for (int i = 0; i < L->n_given; i++)
+        if (L->given[i] == off)
+            return true;
+    return false;
 }
 
 /* Read a mapping through its table: every key must be known and appear
@@ -1085,6 +1100,13 @@ static int load_root(struct loader *L)
             return fail_at(L, L->keys_node,
                            "lock.keys per-client needs the counter or reentrant workload "
                            "(the stock is one resource, guarded by one key)");
+    /* redisson's leaseTime: a ttl the file gives is a lease, as Redisson's
+     * lock(leaseTime) takes it (no watchdog), unless the file also gives
+     * the watchdog's lease, which asks for the watchdog; without either,
+     * lock() with the watchdog and its default lease (README, "lock") */
+    bool leased = given(L, offsetof(struct scenario, ttl_ns)) &&
+                  !given(L, offsetof(struct scenario, watchdog_lease_ns));
+    s->lease_ns = leased ? s->ttl_ns : 0;
     /* redis-script runs the scenario's own Lua: it cannot run without it */
     if (L->script_impl && (!L->s->script_acquire[0] || !L->s->script_release[0]))
         return fail_at(L, L->script_node ? L->script_node : L->script_impl,

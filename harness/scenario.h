@@ -72,7 +72,8 @@ struct scenario {
     int64_t wait_ns;           /* lock.wait: acquire budget, default 30s */
     int64_t retry_interval_ns; /* lock.retry_interval: default 100ms; > 0 */
     enum retry_kind retry;     /* lock.retry: fixed (default) | backoff */
-    int64_t lease_ns;          /* lock.lease: redisson's explicit lease, 0 (default) = watchdog */
+    int64_t lease_ns;          /* redisson's leaseTime, 0 = watchdog: lock.ttl when the file
+                                  gives it and not lock.watchdog_lease (set by the loader) */
     int64_t watchdog_lease_ns; /* lock.watchdog_lease: lease the redisson watchdog renews (30s) */
     char script_acquire[SCN_SCRIPT_MAX]; /* lock.script.acquire: redis-script's Lua */
     char script_release[SCN_SCRIPT_MAX]; /* lock.script.release */

@@ -79,7 +79,7 @@ struct lock_env {
     int n_masters;              /* independent Redis masters (redlock); 0 when none */
     const struct lock_endpoint *masters; /* their addresses */
     int64_t ttl_ns;             /* lock lifetime for designs with a TTL */
-    int64_t lease_ns;           /* redisson: explicit lease, 0 = watchdog mode */
+    int64_t lease_ns;           /* redisson: leaseTime (lock.ttl when given), 0 = watchdog */
     int64_t watchdog_lease_ns;  /* redisson: lease the watchdog renews every lease/3 */
     const char *script_acquire; /* redis-script: the scenario's Lua ("" when none) */
     const char *script_release;

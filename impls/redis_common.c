@@ -205,13 +205,13 @@ static int watchdog_renew(void *arg, const char *key)
     return v < 0 ? -1 : v > 0;
 }
 
-int redis_watchdog_start(struct lock_client *c, int64_t period_ns, struct lab_err *err)
+int redis_watchdog_start(struct lock_client *c, int64_t lease_ns, struct lab_err *err)
 {
     c->wd_rc = redis_admin_connect("Redis", c->env->redis_host, c->env->redis_port,
                                    REDIS_TIMEOUT_MS, err);
     if (!c->wd_rc || redis_script_load(c->wd_rc, &c->renew, err) != 0)
         return -1;
-    c->wd = watchdog_start(period_ns, watchdog_renew, c, c->env->stats, err);
+    c->wd = watchdog_start(lease_ns, watchdog_renew, c, c->env->stats, err);
     return c->wd ? 0 : -1;
 }
 

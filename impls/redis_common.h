@@ -79,8 +79,9 @@ long long redis_script_call(struct lock_client *c, struct redis_script *s, const
 
 /* Open the watchdog's connection, load c->renew.src on it and start a
  * watchdog that calls it (KEYS[1] key, ARGV[1] token, ARGV[2] ttl ms; 1 when
- * extended) every period. 0 or -1 with err filled. */
-int redis_watchdog_start(struct lock_client *c, int64_t period_ns, struct lab_err *err);
+ * extended) every lease_ns/3, over a new connection after a failure
+ * (watchdog.h). 0 or -1 with err filled. */
+int redis_watchdog_start(struct lock_client *c, int64_t lease_ns, struct lab_err *err);
 
 /* SET key <value> NX PX ttl: 1 granted, 0 taken, -1 error. */
 int redis_set_nx_px(struct lock_client *c, const char *key, const char *value, struct lab_err *err);

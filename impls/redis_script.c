@@ -30,7 +30,7 @@ static int rscr_open(struct lock_client **out, const struct lock_env *env, struc
     c->renew.src = env->script_renew && *env->script_renew ? env->script_renew : NULL;
     if (redis_script_load(c->rc, &c->acquire, err) != 0 ||
         redis_script_load(c->rc, &c->release, err) != 0 ||
-        (c->renew.src && redis_watchdog_start(c, env->ttl_ns / 3, err) != 0)) {
+        (c->renew.src && redis_watchdog_start(c, env->ttl_ns, err) != 0)) {
         redis_lock_close(c);
         *out = NULL;
         return -1;

@@ -24,7 +24,7 @@ int redis_watchdog_open(struct lock_client **out, const struct lock_env *env, st
     c->release.src = redis_compare_and_delete_lua;
     c->renew.src = redis_compare_and_pexpire_lua;
     if (redis_script_load(c->rc, &c->release, err) != 0 ||
-        redis_watchdog_start(c, env->ttl_ns / 3, err) != 0) {
+        redis_watchdog_start(c, env->ttl_ns, err) != 0) {
         redis_lock_close(c);
         *out = NULL;
         return -1;

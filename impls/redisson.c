@@ -20,14 +20,29 @@
  * approaches the number of waiters), but the handoff costs a few round
  * trips instead of a polling interval.
  *
- * With an explicit lease (lock.lease) the lock simply expires after it;
- * without one, the lease is lock.watchdog_lease (30 s, Redisson's
- * lockWatchdogTimeout) and a watchdog thread renews it every lease/3 while
- * the lock is held. How it breaks: a lease shorter than the business time
- * gives two holders, a paused process loses it to its own lease, and,
- * above all, Redis replicates asynchronously: a master that granted the
- * lock and failed before the write reached a replica leaves a promoted
- * replica with no lock, which it grants to the next client.
+ * The pub/sub connection can break like any other (a server that closed
+ * it, CLIENT KILL, a timeout). As Redisson resubscribes its listeners
+ * after a reconnect, a broken pub/sub connection is dropped and a new one
+ * opened at its next use: a SUBSCRIBE that fails on the old connection is
+ * sent once more on a new one, and a waiter whose connection broke under
+ * it subscribes again on a new one and then tries the lock again before it
+ * sleeps, because the unlock message it waited for may have been published
+ * while nothing listened. Only an error reply, or a failure on a connection
+ * just opened, makes the acquire an error; an UNSUBSCRIBE that fails simply
+ * drops the connection, whose subscriptions the server drops with it.
+ *
+ * With a lease, as Redisson's lock(leaseTime), the lock simply expires
+ * after it: the scenario's lock.ttl, when it gives one, is that lease.
+ * Without one (no lock.ttl, or lock.watchdog_lease given to ask for the
+ * watchdog: the loader resolves this into lock_env.lease_ns), the lease is
+ * lock.watchdog_lease (30 s, Redisson's lockWatchdogTimeout) and a
+ * watchdog thread renews it every lease/3 while the lock is held, retrying
+ * a failed renewal and giving the hold up as Redisson does (watchdog.c).
+ * How it breaks: a lease shorter than the business time gives two holders,
+ * a paused process loses it to its own lease, and, above all, Redis
+ * replicates asynchronously: a master that granted the lock and failed
+ * before the write reached a replica leaves a promoted replica with no
+ * lock, which it grants to the next client.
  */
 #include "redis_common.h"
 #include "redis_admin.h"
@@ -88,10 +103,10 @@ static const char rsn_renew_lua[] =
 
 /* The design's state, in lock_client.ext. */
 struct redisson {
-    redisContext *ps;      /* pub/sub connection: SUBSCRIBE, messages, UNSUBSCRIBE */
+    redisContext *ps;      /* pub/sub connection; NULL or failed: a new one at the next use */
     char owner[80];        /* hash field: "<client token>:<thread id>" */
     char lease[24];        /* lease in ms, as sent to the scripts */
-    bool watchdog;         /* no explicit lease: the watchdog renews */
+    bool watchdog;         /* no lease (lock_env.lease_ns 0): the watchdog renews */
     int pending_sub;       /* SUBSCRIBEs sent whose confirmation is not read yet */
     char channel[300];     /* channel of the key being waited for */
 };
@@ -113,6 +128,31 @@ static int rsn_channel(char *out, size_t len, const char *key, struct lab_err *e
 }
 
 /* ---------------------------------------------------------------- pub/sub */
+
+/* Forget the pub/sub connection and the confirmations owed on it; the
+ * server drops its subscriptions with it. */
+static void ps_drop(struct lock_client *c)
+{
+    struct redisson *st = rsn(c);
+    if (st->ps)
+        redisFree(st->ps);
+    st->ps = NULL;
+    st->pending_sub = 0;
+}
+
+/* Make the pub/sub connection usable: keep the current one while it has
+ * not failed, else open a new one (subscribed to nothing). 0 kept, 1 new,
+ * -1 with err filled when no connection could be made. */
+static int ps_ready(struct lock_client *c, struct lab_err *err)
+{
+    struct redisson *st = rsn(c);
+    if (st->ps && !st->ps->err)
+        return 0;
+    ps_drop(c);
+    st->ps = redis_admin_connect("Redis (pub/sub)", c->env->redis_host, c->env->redis_port,
+                                 RSN_TIMEOUT_MS, err);
+    return st->ps ? 1 : -1;
+}
 
 /* Send one command on the pub/sub connection without reading its
  * confirmation (it arrives in order with the messages). 0 or -1. */
@@ -225,17 +265,31 @@ static int ps_wait_for(struct lock_client *c, int want, int64_t deadline, struct
 /* SUBSCRIBE to the channel of key and wait for the confirmation (every
  * earlier SUBSCRIBE's too, so that the subscription is surely in effect).
  * Messages and confirmations left over from earlier waits are read on the
- * way. 1 subscribed, 0 deadline or stop (the confirmation is read later),
- * -1 error. */
+ * way. A connection that turns out broken is replaced and the SUBSCRIBE
+ * sent again, once. 1 subscribed, 0 deadline or stop (the confirmation is
+ * read later), -1 error (the connection is dropped). */
 static int ps_subscribe(struct lock_client *c, const char *key, int64_t deadline,
                         struct lab_err *err)
 {
     struct redisson *st = rsn(c);
-    if (rsn_channel(st->channel, sizeof st->channel, key, err) != 0 ||
-        ps_send(c, "SUBSCRIBE", st->channel, err) != 0)
+    if (rsn_channel(st->channel, sizeof st->channel, key, err) != 0)
         return -1;
-    st->pending_sub++;
-    return ps_wait_for(c, PS_SUBSCRIBED, deadline, err);
+    for (;;) {
+        int fresh = ps_ready(c, err);
+        if (fresh < 0)
+            return -1;
+        int got = -1;
+        if (ps_send(c, "SUBSCRIBE", st->channel, err) == 0) {
+            st->pending_sub++;
+            got = ps_wait_for(c, PS_SUBSCRIBED, deadline, err);
+        }
+        if (got >= 0)
+            return got;
+        bool broken = st->ps->err != 0;
+        ps_drop(c);
+        if (fresh || !broken)
+            return -1;
+    }
 }
 
 /* ---------------------------------------------------------------- lock */
@@ -296,12 +350,20 @@ static enum lock_status rsn_acquire(struct lock_client *c, const char *key, int6
     if (lab_now_ns() >= deadline || *c->env->stop)
         return LOCK_TIMEOUT;
 
-    /* Contended: subscribe first, then try again and sleep between tries. */
+    /* Contended: subscribe first, then try again and sleep between tries;
+     * a subscription lost with its connection is made again on a new one,
+     * and the lock tried again at once (its unlock message may be lost). */
     enum lock_status res = LOCK_TIMEOUT;
-    int sub = ps_subscribe(c, key, deadline, err);
-    if (sub < 0)
-        return LOCK_ERROR; /* the pub/sub connection is broken: nothing to unsubscribe */
-    while (sub > 0) {
+    bool subscribed = false;
+    for (;;) {
+        if (!subscribed) {
+            int sub = ps_subscribe(c, key, deadline, err);
+            if (sub < 0)
+                return LOCK_ERROR; /* dropped with the connection: nothing to unsubscribe */
+            if (sub == 0)
+                break;
+            subscribed = true;
+        }
         got = rsn_try(c, key, &ttl, err);
         if (got != 0) {
             res = got > 0 ? LOCK_GRANTED : LOCK_ERROR;
@@ -315,8 +377,12 @@ static enum lock_status rsn_acquire(struct lock_client *c, const char *key, int6
             until = now + (ttl > 0 ? ttl : 1) * 1000000;
         int woke = ps_wait_for(c, PS_MESSAGE, until, err);
         if (woke < 0) {
-            res = LOCK_ERROR;
-            break;
+            bool broken = st->ps->err != 0;
+            ps_drop(c);
+            if (!broken)
+                return LOCK_ERROR; /* an error reply, not a lost connection */
+            subscribed = false;
+            continue;
         }
         if (*c->env->stop)
             break;
@@ -324,12 +390,12 @@ static enum lock_status rsn_acquire(struct lock_client *c, const char *key, int6
     if (res == LOCK_GRANTED)
         rsn_granted(c, key);
     /* As Redisson, stop listening; the confirmation is read with the next
-     * wait's replies, so it costs the caller no round trip now. */
+     * wait's replies, so it costs the caller no round trip now. A
+     * connection that cannot take the UNSUBSCRIBE is dropped, and its
+     * subscription with it. */
     struct lab_err uerr = {0};
-    if (ps_send(c, "UNSUBSCRIBE", st->channel, &uerr) != 0 && res == LOCK_TIMEOUT) {
-        *err = uerr;
-        res = LOCK_ERROR;
-    }
+    if (st->ps && ps_send(c, "UNSUBSCRIBE", st->channel, &uerr) != 0)
+        ps_drop(c);
     return res;
 }
 
@@ -397,11 +463,9 @@ static void rsn_close(struct lock_client *c)
         return;
     watchdog_stop(c->wd); /* first: its renewals read c->ext */
     c->wd = NULL;
-    struct redisson *st = c->ext;
-    if (st) {
-        if (st->ps)
-            redisFree(st->ps);
-        free(st);
+    if (c->ext) {
+        ps_drop(c);
+        free(c->ext);
         c->ext = NULL;
     }
     redis_lock_close(c);
@@ -431,9 +495,7 @@ static int rsn_open(struct lock_client **out, const struct lock_env *env, struct
     if (redis_script_load(c->rc, &c->acquire, err) != 0 ||
         redis_script_load(c->rc, &c->release, err) != 0)
         goto fail;
-    st->ps = redis_admin_connect("Redis (pub/sub)", env->redis_host, env->redis_port,
-                                 RSN_TIMEOUT_MS, err);
-    if (!st->ps)
+    if (ps_ready(c, err) < 0)
         goto fail;
     if (st->watchdog) {
         c->renew.src = rsn_renew_lua;
@@ -441,7 +503,7 @@ static int rsn_open(struct lock_client **out, const struct lock_env *env, struct
                                        RSN_TIMEOUT_MS, err);
         if (!c->wd_rc || redis_script_load(c->wd_rc, &c->renew, err) != 0)
             goto fail;
-        c->wd = watchdog_start(lease_ms * 1000000 / 3, rsn_renew, c, env->stats, err);
+        c->wd = watchdog_start(lease_ms * 1000000, rsn_renew, c, env->stats, err);
         if (!c->wd)
             goto fail;
     }

@@ -9,8 +9,12 @@
  * It is granted when a majority (N/2+1) said OK and some validity is left:
  * validity = ttl - elapsed - drift, drift = ttl/100 + 2 ms for the clocks of
  * the masters running at slightly different rates. Otherwise the attempt
- * deletes its token wherever it may have been set (Lua compare-and-delete)
- * and the client sleeps a random delay before the next one, so that clients
+ * unlocks every master (Lua compare-and-delete of its token), as the
+ * algorithm says and node-redlock does, those it believes it did not lock
+ * included: no judgement of which answers to trust. (A master
+ * that answered nil cannot hold this attempt's fresh token, so under
+ * contention this costs compare-and-deletes that delete nothing.) Then the
+ * client sleeps a random delay before the next attempt, so that clients
  * that split the votes between them do not collide again. Every master has
  * short connect and command timeouts: a dead or stopped master is a "no"
  * after 50 ms, not a stalled client, and its connection (unusable after a
@@ -277,15 +281,9 @@ static int redlock_try(struct lock_client *c, const char *key, struct lab_err *e
     const char *argv[] = {"SET", key, token, "NX", "PX", c->ttl_arg};
     fanout(c, all_masters(c), 6, argv);
     int votes = 0;
-    uint32_t maybe_set = 0; /* masters that may hold our token */
     for (int i = 0; i < c->n; i++) {
         redisReply *r = c->m[i].reply;
-        if (r && r->type == REDIS_REPLY_STATUS) {
-            votes++;
-            maybe_set |= 1u << i;
-        } else if (!r) {
-            maybe_set |= 1u << i; /* failed or timed out: the SET may have landed */
-        }
+        votes += r && r->type == REDIS_REPLY_STATUS;
     }
     replies_free(c);
     int answered = c->answered;
@@ -294,8 +292,7 @@ static int redlock_try(struct lock_client *c, const char *key, struct lab_err *e
         memcpy(c->token, token, sizeof token);
         return 1;
     }
-    if (maybe_set)
-        unlock_masters(c, maybe_set, key, token);
+    unlock_masters(c, all_masters(c), key, token);
     c->answered = answered; /* reachability is judged on the SETs */
     return 0;
 }

@@ -5,6 +5,25 @@
  * the renewal call itself runs without the mutex held, and `generation`
  * tells the thread that the lock was released (and perhaps taken again)
  * while it slept, so it never renews a hold that has already ended.
+ *
+ * When a renewal fails, the thread does what Redisson's watchdog does
+ * (RedissonBaseLock.renewExpiration up to Redisson 3.43): Redisson sends
+ * the renewal through its command executor, which retries a failed
+ * command on a new connection (retryAttempts 3, retryInterval 1.5 s by
+ * default) before it reports an error; on an error the watchdog logs it
+ * and renews that lock no more, and when the renew script answers false
+ * (the lock is gone or someone else's) it cancels the renewal. Here the
+ * times scale with the lease: a failed renewal is retried up to
+ * WATCHDOG_RETRIES times, lease/20 apart (Redisson's 1.5 s for its 30 s
+ * lockWatchdogTimeout), but never once the lease set by the last
+ * successful renewal (or by the grant) has run out; the design's renew
+ * function replaces a failed connection before each call. When the retries
+ * fail too, the watchdog stops renewing that hold and the lock expires
+ * under its holder. A cut connection thus costs one failed attempt, not
+ * the lock, while a store that stays unreachable or keeps answering with
+ * an error is not asked again every period for as long as the holder
+ * works. (Since 3.44 Redisson renews all locks in one batched task that
+ * keeps its schedule after an error; the lab keeps the per-lock rule.)
  */
 #include "watchdog.h"
 
@@ -15,24 +34,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define WATCHDOG_RETRIES 3        /* retries of a failed renewal (Redisson's retryAttempts) */
+#define WATCHDOG_RETRY_DIV 20     /* lease / this between them (1.5 s of 30 s, as Redisson) */
+#define WATCHDOG_MIN_NS 1000000LL /* no period or pause below 1 ms */
+
 struct watchdog {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int64_t period_ns;         /* time between renewals */
+    int64_t lease_ns;          /* the TTL each renewal sets */
+    int64_t period_ns;         /* time between renewals: lease/3 */
+    int64_t retry_ns;          /* time between retries of a failed renewal */
     watchdog_renew_fn renew;   /* the design's compare-and-extend */
     void *arg;                 /* its argument */
     struct lock_stats *stats;  /* renewals / renewal_failures (written by this thread only) */
-    bool armed;                /* a lock is held: keep renewing */
+    bool armed;                /* a lock is held and renewed */
     bool in_renew;             /* a renewal call is in flight */
     bool quit;                 /* watchdog_stop() was called */
     uint64_t generation;       /* bumped by every arm and disarm */
+    int64_t armed_ns;          /* when the current hold was armed (its grant) */
     char key[256];             /* the key being renewed */
 };
 
-static void deadline_after(struct timespec *ts, int64_t ns)
+static void deadline_at(struct timespec *ts, int64_t t)
 {
-    int64_t t = lab_now_ns() + ns;
     ts->tv_sec = t / 1000000000;
     ts->tv_nsec = t % 1000000000;
 }
@@ -40,15 +65,22 @@ static void deadline_after(struct timespec *ts, int64_t ns)
 static void *watchdog_main(void *p)
 {
     struct watchdog *w = p;
+    uint64_t gen = 0;     /* the hold being renewed */
+    int64_t expires = 0;  /* when its lease runs out, as far as this thread knows */
+    int retries = 0;      /* failed renewals of it in a row */
     pthread_mutex_lock(&w->mu);
     while (!w->quit) {
         if (!w->armed) {
             pthread_cond_wait(&w->cv, &w->mu);
             continue;
         }
-        uint64_t gen = w->generation;
+        if (w->generation != gen) { /* a new hold: its lease runs from the grant */
+            gen = w->generation;
+            expires = w->armed_ns + w->lease_ns;
+            retries = 0;
+        }
         struct timespec ts;
-        deadline_after(&ts, w->period_ns);
+        deadline_at(&ts, lab_now_ns() + (retries ? w->retry_ns : w->period_ns));
         int rc = 0;
         while (w->armed && w->generation == gen && !w->quit && rc != ETIMEDOUT)
             rc = pthread_cond_timedwait(&w->cv, &w->mu, &ts);
@@ -58,15 +90,24 @@ static void *watchdog_main(void *p)
         memcpy(key, w->key, sizeof key);
         w->in_renew = true;
         pthread_mutex_unlock(&w->mu);
+        int64_t sent = lab_now_ns();
         int r = w->renew(w->arg, key);
+        int64_t done = lab_now_ns();
         pthread_mutex_lock(&w->mu);
         w->in_renew = false;
         if (r > 0) {
             w->stats->renewals++;
+            expires = sent + w->lease_ns;
+            retries = 0;
         } else {
             w->stats->renewal_failures++;
-            if (r == 0 && w->generation == gen)
-                w->armed = false; /* not ours any more: nothing left to keep alive */
+            /* not ours any more, or failed again and again, or no lease
+             * left to save: stop renewing this hold */
+            if (w->generation == gen &&
+                (r == 0 || retries == WATCHDOG_RETRIES || done + w->retry_ns >= expires))
+                w->armed = false;
+            else
+                retries++;
         }
         pthread_cond_broadcast(&w->cv);
     }
@@ -74,7 +115,7 @@ static void *watchdog_main(void *p)
     return NULL;
 }
 
-struct watchdog *watchdog_start(int64_t period_ns, watchdog_renew_fn renew, void *arg,
+struct watchdog *watchdog_start(int64_t lease_ns, watchdog_renew_fn renew, void *arg,
                                 struct lock_stats *stats, struct lab_err *err)
 {
     struct watchdog *w = calloc(1, sizeof *w);
@@ -82,7 +123,10 @@ struct watchdog *watchdog_start(int64_t period_ns, watchdog_renew_fn renew, void
         lab_err_set(err, ENOMEM, "out of memory");
         return NULL;
     }
-    w->period_ns = period_ns > 1000000 ? period_ns : 1000000;
+    w->lease_ns = lease_ns;
+    w->period_ns = lease_ns / 3 > WATCHDOG_MIN_NS ? lease_ns / 3 : WATCHDOG_MIN_NS;
+    w->retry_ns = lease_ns / WATCHDOG_RETRY_DIV > WATCHDOG_MIN_NS ? lease_ns / WATCHDOG_RETRY_DIV
+                                                                  : WATCHDOG_MIN_NS;
     w->renew = renew;
     w->arg = arg;
     w->stats = stats;
@@ -109,6 +153,7 @@ void watchdog_arm(struct watchdog *w, const char *key)
     snprintf(w->key, sizeof w->key, "%s", key);
     w->armed = true;
     w->generation++;
+    w->armed_ns = lab_now_ns();
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
 }

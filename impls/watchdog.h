@@ -2,14 +2,19 @@
  * watchdog.h - a renewal thread that keeps a held lock alive.
  *
  * Redisson's "watchdog" and the seeds' RedisLockUtil4: while the client
- * holds the lock, a background thread extends its TTL every period (ttl/3),
- * so a critical section longer than the TTL does not lose the lock. The
+ * holds the lock, a background thread extends its lease every lease/3, so
+ * a critical section longer than the lease does not lose the lock. The
  * thread only renews between watchdog_arm() (after a grant) and
  * watchdog_disarm() (before the release is sent), and the renewal itself
  * must be a compare-and-extend on the owner's identity, so a late renewal
- * can never extend someone else's lock. Renewals and failed renewals are
- * counted in the client's lock_stats; a failed renewal (the lock was no
- * longer ours) disarms the watchdog.
+ * can never extend someone else's lock.
+ *
+ * As Redisson's: a renewal that fails is retried (over a new connection:
+ * the design's renew function reconnects) a few times while the lease
+ * still runs; when the retries fail too, or when the renewal says the lock
+ * is no longer ours, the watchdog stops renewing that hold and the lock is
+ * left to expire under its holder. Renewals and failed renewal attempts
+ * are counted in the client's lock_stats.
  */
 #ifndef LOCKLAB_WATCHDOG_H
 #define LOCKLAB_WATCHDOG_H
@@ -19,16 +24,19 @@
 #include "lock.h"
 
 /* Renew key on the watchdog thread: 1 extended, 0 no longer ours, -1 error.
- * It must use its own connection: the client's is busy on its own thread. */
+ * It must use its own connection: the client's is busy on its own thread;
+ * a connection that failed is replaced before the next call. */
 typedef int (*watchdog_renew_fn)(void *arg, const char *key);
 
 struct watchdog;
 
-/* Start the thread. Returns NULL with err filled on failure. */
-struct watchdog *watchdog_start(int64_t period_ns, watchdog_renew_fn renew, void *arg,
+/* Start the thread for a lock whose lease (the TTL each renewal sets) is
+ * lease_ns: it renews every lease/3. Returns NULL with err filled on
+ * failure. */
+struct watchdog *watchdog_start(int64_t lease_ns, watchdog_renew_fn renew, void *arg,
                                 struct lock_stats *stats, struct lab_err *err);
 
-/* Start renewing key every period, from now. */
+/* Start renewing key every lease/3, from now (the grant). */
 void watchdog_arm(struct watchdog *w, const char *key);
 
 /* Stop renewing; returns once no renewal is in flight. */

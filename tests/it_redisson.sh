@@ -1,9 +1,10 @@
 # it_redisson.sh - the Redisson RLock design on a real Redis: in watchdog
-# mode a lease shorter than the business time is renewed and the lock stays
-# exclusive; with an explicit lease (no watchdog) shorter than the business
-# time the lease runs out under the holder and the oracle sees two holders;
-# and waiters sleep on pub/sub instead of polling, so every release wakes
-# the whole herd (more than one notification per release, no polls).
+# mode (lock.watchdog_lease given) a lease shorter than the business time
+# is renewed and the lock stays exclusive; with a lease (lock.ttl given:
+# lock(leaseTime), no watchdog; redisson used to ignore it) shorter than the
+# business time the lease runs out under the holder and the oracle sees two
+# holders; and waiters sleep on pub/sub instead of polling, so every release
+# wakes the whole herd (more than one notification per release, no polls).
 . "$(dirname "$0")/lib.sh"
 
 D=$WORK/scn
@@ -22,7 +23,7 @@ name: redisson-lease
 impls: [redisson]
 clients: 4
 run: {ops_per_client: 3, max_duration: 60s}
-lock: {ttl: 100ms, lease: 50ms, wait: 20s}
+lock: {ttl: 50ms, wait: 20s}
 workload: {kind: counter, business: 300ms}
 expect: {redisson: violation}
 YAML
@@ -48,11 +49,11 @@ expect_eq "watchdog: counter exact" "$(jget "$S" $r.workload.final_value)" "$acq
 expect_eq "watchdog: every release owned" "$(jget "$S" $r.ops.released)" "$acquired"
 expect_gt "watchdog: the lease was renewed" "$(jget "$S" $r.lock_stats.renewals)" 0
 
-run_ok "explicit lease" "$D/lease.yaml"
-expect_eq "explicit lease: verdict" "$(jget "$S" $r.verdict)" violation
-expect_gt "explicit lease: overlapping pairs" "$(jget "$S" $r.safety.violations)" 0
-expect_gt "explicit lease: releases found the lease gone" "$(jget "$S" $r.ops.release_not_owner)" 0
-expect_eq "explicit lease: no watchdog" "$(jget "$S" $r.lock_stats.renewals)" 0
+run_ok "ttl as the lease" "$D/lease.yaml"
+expect_eq "ttl as the lease: verdict" "$(jget "$S" $r.verdict)" violation
+expect_gt "ttl as the lease: overlapping pairs" "$(jget "$S" $r.safety.violations)" 0
+expect_gt "ttl as the lease: releases found the lease gone" "$(jget "$S" $r.ops.release_not_owner)" 0
+expect_eq "ttl as the lease: no watchdog" "$(jget "$S" $r.lock_stats.renewals)" 0
 
 run_ok "herd" "$D/herd.yaml"
 expect_eq "herd: verdict" "$(jget "$S" $r.verdict)" safe

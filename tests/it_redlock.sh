@@ -4,8 +4,10 @@
 # token on a quorum), with the server operations of all masters counted;
 # on 3 masters with the stock workload nothing may be oversold; with a TTL
 # shorter than the business time (30 ms vs 80 ms) the keys expire on every
-# master under the holder and the oracle must see two holders. No master
-# may outlive the runs.
+# master under the holder and the oracle must see two holders; and a failed
+# attempt unlocks every master, not only those that said OK (counted in the
+# server operations: the old code unlocked none after an all-nil attempt).
+# No master may outlive the runs.
 . "$(dirname "$0")/lib.sh"
 
 D=$WORK/scn
@@ -40,6 +42,16 @@ lock: {ttl: 30ms, wait: 10s, retry_interval: 4ms}
 workload: {kind: counter, business: 80ms}
 expect: {redlock: violation}
 YAML
+cat > "$D/contended.yaml" <<'YAML'
+name: redlock-contended
+impls: [redlock]
+backends: {redis: {topology: independent, masters: 3}}
+clients: 2
+run: {ops_per_client: 5, max_duration: 60s}
+lock: {ttl: 2s, wait: 10s, retry_interval: 10ms}
+workload: {kind: counter, business: 100ms}
+expect: {redlock: safe}
+YAML
 
 OUT=$WORK/results
 r=results.impl=redlock
@@ -70,6 +82,18 @@ expect_gt "short TTL: overlapping pairs" "$(jget "$S" $r.safety.violations)" 0
 expect_gt "short TTL: more than one holder" "$(jget "$S" $r.safety.max_concurrent_holders)" 1
 expect_gt "short TTL: releases found the lock expired" \
     "$(jget "$S" $r.ops.release_not_owner)" 0
+
+run_ok "contended" "$D/contended.yaml"
+acquired=$(jget "$S" $r.ops.acquired)
+polls=$(jget "$S" $r.lock_stats.polls)
+expect_gt "contended: attempts failed while the other client held the lock" "$polls" 20
+# every attempt, granted or failed, sends a SET to each of the 3 masters and
+# later an unlock: EVALSHA, whose GET is counted too. So at least
+# 3 * 3 * (acquired + polls) server operations; 10% slack for a master that
+# missed its 50 ms timeout. Old code: unlocks after the grants only, ~55%.
+total=$(awk -v p="$(jget "$S" $r.server_ops_per_acquire)" -v a="$acquired" 'BEGIN { printf "%d", p * a + 0.5 }')
+expect_gt "contended: every failed attempt unlocked every master ($total server ops)" \
+    "$total" "$(awk -v a="$acquired" -v p="$polls" 'BEGIN { printf "%d", 0.9 * 9 * (a + p) }')"
 
 expect_no_orphans "after the redlock runs"
 expect_no_temp_dirs "after the redlock runs"

@@ -73,17 +73,36 @@ run_ok() {
 # locklab; the embedded servers exec redis-server or java).
 client_pids() { for c in $(pgrep -P "$1"); do [ "$(cat /proc/"$c"/comm 2>/dev/null)" = locklab ] && echo "$c"; done; }
 
-# wait_lock_store PID [CLIENTS]: wait (30 s at most) until locklab PID has
-# started its embedded lock store (its directory is named after its port)
-# and at least CLIENTS client processes; sets port.
-wait_lock_store() {
-    local want=${2:-0} end=$((SECONDS + 30))
+# child_pids PID: every child of locklab PID (servers and clients).
+child_pids() { pgrep -P "$1"; }
+
+# wait_store PID N LISTER: wait (30 s at most) until locklab PID has started
+# its embedded lock store (its directory is named after its port; sets
+# port) and LISTER PID prints at least N processes.
+wait_store() {
+    local end=$((SECONDS + 30))
     port=""
-    until [ -n "$port" ] && [ "$(client_pids "$1" | wc -l)" -ge "$want" ] || [ $SECONDS -ge $end ]; do
+    until [ -n "$port" ] && [ "$($3 "$1" | wc -l)" -ge "$2" ] || [ $SECONDS -ge $end ]; do
         port=$(ls "$TMPDIR"/locklab-*/ 2>/dev/null | sed -n 's/^lock-store-//p' | head -1)
         sleep 0.02
     done
-    check "found the lock store's port and $want client(s)" test -n "$port"
+}
+
+# wait_lock_store PID [CLIENTS]: wait_store for at least CLIENTS clients.
+wait_lock_store() {
+    wait_store "$1" "${2:-0}" client_pids
+    check "found the lock store's port and ${2:-0} client(s)" test -n "$port"
+}
+
+# run_bg SCENARIO CHILDREN: start locklab on SCENARIO in the background
+# ($pid) into a fresh $WORK/results, and wait until the lock store's port is
+# known ($port) and CHILDREN processes of locklab run (the servers and the
+# clients). Wait for $pid afterwards.
+run_bg() {
+    rm -rf "$WORK/results"
+    "$LOCKLAB" run "$1" --out "$WORK/results" --quiet --no-plot &
+    pid=$!
+    wait_store "$pid" "$2" child_pids
 }
 
 cleanup() {

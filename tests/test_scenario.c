@@ -262,7 +262,7 @@ static const struct bad_case {
       "unknown key 'client' in the top-level mapping (expected one of: name, description, "
       "impls, backends, clients, run, lock, workload, faults, expect)" },
     { "unknown-key-nested.yaml", "5:3",
-      "unknown key 'ttls' in lock (expected one of: key, ttl, wait, retry_interval, retry, lease, watchdog_lease, script, keys)" },
+      "unknown key 'ttls' in lock (expected one of: key, ttl, wait, retry_interval, retry, watchdog_lease, script, keys)" },
     { "unknown-key-deep.yaml", "3:20",
       "unknown key 'topolgy' in backends.redis (expected one of: topology, masters)" },
     { "duplicate-key.yaml", "5:1", "duplicate key 'clients' in the top-level mapping (first at 3:1)" },
@@ -480,6 +480,34 @@ static void test_sweeps(void)
           err);
 }
 
+/* redisson's leaseTime: the ttl the file gives, unless it also gives the
+ * watchdog's lease; without a ttl, the watchdog (lease_ns 0). Regression:
+ * redisson used to ignore lock.ttl and take its lease from lock.lease only. */
+static void test_redisson_lease(void)
+{
+    struct scenario s;
+    char err[512], path[64];
+
+    int rc = load_text("name: t\nimpls: [redisson]\n", &s, err, sizeof err, path);
+    CHECK(rc == 0 && s.lease_ns == 0 && s.watchdog_lease_ns == 30 * SEC,
+          "no ttl: watchdog with 30 s (%s)", err);
+    rc = load_text("name: t\nimpls: [redisson]\nlock: {ttl: 2s}\n", &s, err, sizeof err, path);
+    CHECK(rc == 0 && s.lease_ns == 2 * SEC, "ttl given: lease %" PRId64 " (%s)", s.lease_ns, err);
+    rc = load_text("name: t\nimpls: [redisson]\nlock: {ttl: 10s}\n", &s, err, sizeof err,
+                   path);
+    CHECK(rc == 0 && s.lease_ns == 10 * SEC, "ttl given at its default value is still given");
+    rc = load_text("name: t\nimpls: [redisson]\nlock: {ttl: 200ms, watchdog_lease: 200ms}\n", &s,
+                   err, sizeof err, path);
+    CHECK(rc == 0 && s.lease_ns == 0 && s.watchdog_lease_ns == 200 * MS,
+          "ttl and watchdog_lease: watchdog (%s)", err);
+    rc = load_text("name: t\nimpls: [redisson]\nlock: {watchdog_lease: 1s}\n", &s, err,
+                   sizeof err, path);
+    CHECK(rc == 0 && s.lease_ns == 0 && s.watchdog_lease_ns == SEC, "watchdog_lease: watchdog");
+    rc = load_text("name: t\nimpls: [redisson]\nlock: {lease: 50ms}\n", &s, err, sizeof err,
+                   path);
+    CHECK(rc == -1 && strstr(err, ":3:8: unknown key 'lease' in lock"), "lease is gone: %s", err);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -499,5 +527,6 @@ int main(int argc, char **argv)
     test_bad();
     test_err_buffer();
     test_sweeps();
+    test_redisson_lease();
     return check_done();
 }
