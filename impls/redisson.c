@@ -106,6 +106,7 @@ struct redisson {
     redisContext *ps;      /* pub/sub connection; NULL or failed: a new one at the next use */
     char owner[80];        /* hash field: "<client token>:<thread id>" */
     char lease[24];        /* lease in ms, as sent to the scripts */
+    int64_t lease_ns;      /* the same lease in ns (the grant's lease floor) */
     bool watchdog;         /* no lease (lock_env.lease_ns 0): the watchdog renews */
     int pending_sub;       /* SUBSCRIBEs sent whose confirmation is not read yet */
     char channel[300];     /* channel of the key being waited for */
@@ -303,12 +304,14 @@ static int rsn_try(struct lock_client *c, const char *key, long long *ttl_ms,
     const char *argv[] = {key, st->lease, st->owner};
     if (redis_conn_ready(c, err) != 0)
         return -1;
+    int64_t sent = lab_now_ns();
     redisReply *r = redis_script_argv(c->rc, c->env->stats, &c->acquire, 1, 3, argv, err);
     if (!r)
         return -1;
     int res = -1;
     if (r->type == REDIS_REPLY_NIL) {
         res = 1;
+        c->env->stats->lease_floor_ns = sent + st->lease_ns; /* PEXPIRE ran after sent */
     } else if (r->type == REDIS_REPLY_INTEGER) {
         *ttl_ms = r->integer;
         res = 0;
@@ -489,6 +492,7 @@ static int rsn_open(struct lock_client **out, const struct lock_env *env, struct
     if (lease_ms < 1)
         lease_ms = 1;
     snprintf(st->lease, sizeof st->lease, "%lld", lease_ms);
+    st->lease_ns = lease_ms * 1000000;
 
     c->acquire.src = rsn_acquire_lua;
     c->release.src = rsn_release_lua;

@@ -290,6 +290,8 @@ static int redlock_try(struct lock_client *c, const char *key, struct lab_err *e
     int64_t validity = c->ttl_ms * 1000000LL - (lab_now_ns() - t0) - c->drift_ns;
     if (votes >= c->quorum && validity > 0) {
         memcpy(c->token, token, sizeof token);
+        /* no master's key can expire before the SETs were sent + ttl */
+        c->env->stats->lease_floor_ns = t0 + c->ttl_ms * 1000000LL;
         return 1;
     }
     unlock_masters(c, all_masters(c), key, token);
