@@ -4,7 +4,7 @@
  *
  * Every acquire, the holder's own included, creates a new
  * ephemeral-sequential node under /locklab/<key> and waits until it is the
- * lowest, watching only its predecessor (the recipe is in zk_common.c), so
+ * lowest, watching only its predecessor (the recipe is in zk_queue.c), so
  * a release wakes one waiter and the session, not a TTL, holds the lock.
  * People reach for it when the lock must be released by another thread
  * than the one that took it, which a per-thread hold count forbids.
