@@ -220,6 +220,24 @@ int zk_children(struct lock_client *c, const char *path, struct String_vector *n
     return zoo_get_children(c->zh, path, 0, names);
 }
 
+int zk_children_watch(struct lock_client *c, const char *path, struct String_vector *names)
+{
+    if (!c->zh)
+        return ZINVALIDSTATE;
+    c->env->stats->round_trips++;
+    return zoo_wget_children(c->zh, path, zk_watcher, c, names);
+}
+
+int zk_unwatch_children(struct lock_client *c, const char *path)
+{
+    if (!c->zh)
+        return ZINVALIDSTATE;
+    int rc = zoo_remove_watches(c->zh, path, ZWATCHTYPE_CHILD, zk_watcher, c, 0);
+    if (rc != ZNOWATCHER) /* no watch left to forget: answered locally */
+        c->env->stats->round_trips++;
+    return rc;
+}
+
 int zk_delete(struct lock_client *c, const char *path)
 {
     if (!c->zh)
@@ -242,6 +260,23 @@ static int key_check(const char *key, struct lab_err *err)
     return 0;
 }
 
+/* The persistent node path, created unless it exists: 1, 0 deadline or
+ * stop, -1 with err filled. */
+static int ensure_node(struct lock_client *c, const char *path, int64_t deadline,
+                       struct lab_err *err)
+{
+    for (;;) {
+        int rc = zk_create(c, path, ZOO_PERSISTENT, NULL, 0);
+        if (rc == ZOK || rc == ZNODEEXISTS)
+            return 1;
+        if (!zk_transient(rc) && !zk_session_gone(rc))
+            return zk_fail(err, rc, "create", path);
+        int r = zk_session_ready(c, deadline, err); /* any session will do */
+        if (r <= 0)
+            return r;
+    }
+}
+
 int zk_prepare(struct lock_client *c, const char *key, int64_t deadline, struct lab_err *err)
 {
     int r = zk_session_ready(c, deadline, err);
@@ -251,20 +286,15 @@ int zk_prepare(struct lock_client *c, const char *key, int64_t deadline, struct 
         return 1;
     if (key_check(key, err) != 0)
         return -1;
-    char parent[sizeof c->parent];
+    char parent[sizeof c->parent], sub[sizeof c->parent + ZK_KEY_MAX];
     snprintf(parent, sizeof parent, "%s/%s", ZK_ROOT, key);
-    const char *paths[] = {ZK_ROOT, parent};
-    for (int i = 0; i < 2; i++) {
-        for (;;) {
-            int rc = zk_create(c, paths[i], ZOO_PERSISTENT, NULL, 0);
-            if (rc == ZOK || rc == ZNODEEXISTS)
-                break;
-            if (!zk_transient(rc) && !zk_session_gone(rc))
-                return zk_fail(err, rc, "create", paths[i]);
-            r = zk_session_ready(c, deadline, err); /* any session will do */
-            if (r <= 0)
-                return r;
-        }
+    if ((r = ensure_node(c, ZK_ROOT, deadline, err)) <= 0 ||
+        (r = ensure_node(c, parent, deadline, err)) <= 0)
+        return r;
+    for (const char *const *d = c->subdirs; d && *d; d++) {
+        snprintf(sub, sizeof sub, "%s/%s", parent, *d);
+        if ((r = ensure_node(c, sub, deadline, err)) <= 0)
+            return r;
     }
     snprintf(c->parent, sizeof c->parent, "%s", parent);
     snprintf(c->parent_key, sizeof c->parent_key, "%s", key);
@@ -355,7 +385,13 @@ enum release_status zk_hold_release(struct lock_client *c, const char *key, stru
     struct zk_hold h = c->held[i];
     memmove(&c->held[i], &c->held[i + 1], (size_t)(c->n_held - i - 1) * sizeof c->held[0]);
     c->n_held--;
-    if (h.gen != c->session_gen)
+    return zk_delete_ours(c, h.path, h.gen, err);
+}
+
+enum release_status zk_delete_ours(struct lock_client *c, const char *path, uint64_t gen,
+                                   struct lab_err *err)
+{
+    if (gen != c->session_gen)
         return RELEASE_NOT_OWNER; /* its session is gone, and the node with it */
 
     /* Two session timeouts: a server that stalls for most of one must not
@@ -371,12 +407,12 @@ enum release_status zk_hold_release(struct lock_client *c, const char *key, stru
              * still our session's, never a path blindly. */
             struct Stat st;
             c->env->stats->round_trips++;
-            int e = c->zh ? zoo_exists(c->zh, h.path, 0, &st) : ZINVALIDSTATE;
+            int e = c->zh ? zoo_exists(c->zh, path, 0, &st) : ZINVALIDSTATE;
             const clientid_t *id = c->zh ? zoo_client_id(c->zh) : NULL;
             if (e == ZNONODE || (e == ZOK && (!id || st.ephemeralOwner != id->client_id)))
                 return RELEASE_OK; /* our delete went through */
         }
-        int rc = zk_delete(c, h.path);
+        int rc = zk_delete(c, path);
         if (rc == ZOK)
             return RELEASE_OK;
         if (rc == ZNONODE) /* after a lost reply: our own delete went through */
@@ -386,14 +422,14 @@ enum release_status zk_hold_release(struct lock_client *c, const char *key, stru
             return RELEASE_NOT_OWNER; /* the session expired: the lock went with it */
         }
         if (!zk_transient(rc)) {
-            zk_fail(err, rc, "delete", h.path);
+            zk_fail(err, rc, "delete", path);
             return RELEASE_ERROR;
         }
-        int r = zk_recover(c, h.gen, deadline, err);
-        if (r < 0 && c->session_gen != h.gen)
+        int r = zk_recover(c, gen, deadline, err);
+        if (r < 0 && c->session_gen != gen)
             return RELEASE_NOT_OWNER;
         if (r <= 0) {
-            zk_fail(err, rc, "delete", h.path);
+            zk_fail(err, rc, "delete", path);
             zk_session_drop(c); /* the node must not outlive us */
             return RELEASE_ERROR;
         }

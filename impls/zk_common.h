@@ -13,10 +13,11 @@
  * Besides the session, the calls and the table of holds every design
  * keeps (zk_common.c), this header declares the sequential queue recipe
  * (zk_queue.c: an ephemeral-sequential node per waiter, the lowest holds,
- * each waiter watches only its predecessor) zk-sequential and zk-semaphore
- * share, and the protected create it makes its nodes with. Each design's
- * file is left with what sets it apart: zk-ephemeral's single node, and
- * reentrancy or the lack of it.
+ * each waiter watches only its predecessor), which is zk-sequential's lock
+ * and zk-semaphore's internal mutex, and the protected create both use for
+ * their nodes. Each design's file is left with what sets it apart:
+ * zk-ephemeral's single node, zk-sequential's hold count, zk-semaphore's
+ * leases.
  */
 #ifndef LOCKLAB_ZK_COMMON_H
 #define LOCKLAB_ZK_COMMON_H
@@ -51,8 +52,10 @@ struct lock_client {
     uint64_t wakes;              /*   watch and session events received */
     char id[33];                 /* random client id, carried in sequential node names */
     uint64_t creates;            /* sequential creates so far (node names are unique) */
-    char parent_key[ZK_KEY_MAX]; /* key whose parent node is known to exist ("" none) */
+    char parent_key[ZK_KEY_MAX]; /* key whose parent node (and subdirs) is known to exist */
     char parent[sizeof ZK_ROOT + ZK_KEY_MAX]; /* that parent: ZK_ROOT "/<key>" */
+    const char *const *subdirs;  /* persistent children of the parent the design keeps its
+                                    nodes in (NULL-terminated), NULL when none */
     struct zk_hold held[ZK_MAX_HOLDS]; /* granted locks, innermost last */
     int n_held;
 };
@@ -77,8 +80,9 @@ int zk_session_ready(struct lock_client *c, int64_t deadline, struct lab_err *er
  * be deleted goes with it; the next zk_session_ready opens a new one. */
 void zk_session_drop(struct lock_client *c);
 
-/* A connected session and the persistent parent of key (c->parent):
- * 1 ready, 0 deadline or stop, -1 with err filled. */
+/* A connected session, the persistent parent of key (c->parent) and the
+ * design's c->subdirs under it: 1 ready, 0 deadline or stop, -1 with err
+ * filled. */
 int zk_prepare(struct lock_client *c, const char *key, int64_t deadline, struct lab_err *err);
 
 /* ---------------------------------------------------------------- calls */
@@ -92,7 +96,14 @@ int zk_create(struct lock_client *c, const char *path, int mode, char *out, int 
 int zk_exists_watch(struct lock_client *c, const char *path, struct Stat *stat);
 int zk_get_watch(struct lock_client *c, const char *path);
 int zk_children(struct lock_client *c, const char *path, struct String_vector *names);
+int zk_children_watch(struct lock_client *c, const char *path, struct String_vector *names);
 int zk_delete(struct lock_client *c, const char *path);
+
+/* Take back our children watch on path, as Curator's removeWatchers: the
+ * client forgets it (so it wakes nobody), after one check-watches round trip
+ * to the server, which keeps its side of the watch until it fires. A watch
+ * that already fired is forgotten already: ZNOWATCHER, no round trip. */
+int zk_unwatch_children(struct lock_client *c, const char *path);
 
 /* The wake counter now: take it before setting a watch, pass it to zk_wait. */
 uint64_t zk_wakes(struct lock_client *c);
@@ -133,6 +144,12 @@ int zk_hold_push(struct lock_client *c, const char *key, const char *path, struc
  * reached (the session is then dropped so that the node surely goes). */
 enum release_status zk_hold_release(struct lock_client *c, const char *key, struct lab_err *err);
 
+/* Delete our node path, created in session gen, as zk_hold_release does:
+ * through connection losses (for up to two session timeouts), deleting
+ * again only a node still our session's; the same outcomes. */
+enum release_status zk_delete_ours(struct lock_client *c, const char *path, uint64_t gen,
+                                   struct lab_err *err);
+
 /* ---------------------------------------------------------------- queue (zk_queue.c) */
 
 /* Create our ephemeral-sequential node "<name><sequence>" under key's
@@ -151,12 +168,11 @@ int zk_enter(struct lock_client *c, const char *key, const char *sub, const char
 void zk_leave(struct lock_client *c, const char *path, uint64_t gen);
 
 /* The sequential recipe, Curator's InterProcessMutex without the hold
- * count (zk-semaphore's acquire, for now): create "lock-<client id>-<n>-"
- * under key's parent (or its subdirectory sub), list, hold when ours has
- * the lowest sequence, else watch the next lower one only (getData: a
- * predecessor already gone leaves no watch) and list again when it fires
- * or turns out gone. On timeout (deadline or stop) our node is deleted
- * before returning.
+ * count: create "lock-<client id>-<n>-" under key's parent (or its
+ * subdirectory sub), list, hold when ours has the lowest sequence, else
+ * watch the next lower one only (getData: a predecessor already gone
+ * leaves no watch) and list again when it fires or turns out gone. On
+ * timeout (deadline or stop) our node is deleted before returning.
  * 1 ours is the lowest (mine = its path, in session c->session_gen),
  * 0 timeout, -1 with err filled. */
 int zk_queue_lock(struct lock_client *c, const char *key, const char *sub, char *mine,

@@ -1,7 +1,7 @@
 /*
  * zk_queue.c - the sequential queue recipe of the ZooKeeper designs (see
- * zk_common.h): zk-sequential's lock, and zk-semaphore's without the hold
- * count.
+ * zk_common.h): zk-sequential's lock, and the internal mutex zk-semaphore
+ * takes under locks/ before it takes a lease.
  *
  * Each waiter creates an ephemeral-sequential node named after its client
  * id and attempt ("lock-<id>-<n>-<sequence>") and lists its siblings: the

@@ -2,6 +2,17 @@
  * test_zk_recipes.c - the ZooKeeper recipes on a real embedded ZooKeeper,
  * node by node and watch by watch.
  *
+ * zk-semaphore is Curator's InterProcessSemaphoreMutex, that is
+ * InterProcessSemaphoreV2 with one lease: an internal mutex queue under
+ * /locklab/<key>/locks, lease nodes under /locklab/<key>/leases. The test
+ * looks at those nodes while clients hold, wait and give up: the holder
+ * keeps one lease and no lock node; the next waiter holds the internal lock
+ * and watches leases/; the one after queues under locks/; a nested acquire
+ * by the holder waits on its own lease and times out, cleaning up behind
+ * it; each waiter gets exactly the watch events the recipe implies: a
+ * granted waiter takes its leases/ watch back (Curator's removeWatchers),
+ * so the next client's lease does not wake it.
+ *
  * zk-sequential's waiter watches its predecessor with getData, as Curator
  * does, so that a predecessor gone between the listing and the watch leaves
  * no watch behind (an exists on a missing node sets one that never fires).
@@ -9,10 +20,12 @@
  * uses -Wl,--wrap): once armed, the wrapper deletes the predecessor right
  * after the waiter's listing. The server's zk_watch_count (mntr) tells.
  *
- * Regression test for issue 8: before it, zk-sequential watched with exists.
+ * Regression tests for issue 8: before it, zk-semaphore was zk-sequential's
+ * queue without the hold count, and zk-sequential watched with exists.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +115,21 @@ static long watch_count(void)
     return line ? strtol(line + strlen("zk_watch_count"), NULL, 10) : -1;
 }
 
+/* Poll until locks/ and leases/ of key have these many children (10 s at
+ * most): the state a client's acquire is expected to reach. */
+static int reaches(const char *key, int locks, int leases)
+{
+    char a[300], b[300];
+    snprintf(a, sizeof a, "%s/%s/locks", LOCK_ZK_ROOT, key);
+    snprintf(b, sizeof b, "%s/%s/leases", LOCK_ZK_ROOT, key);
+    for (int64_t end = lab_now_ns() + 10 * SEC; lab_now_ns() < end;) {
+        if (kids(a, NULL, 0) == locks && kids(b, NULL, 0) == leases)
+            return 1;
+        lab_sleep_ns(5 * 1000000, NULL);
+    }
+    return 0;
+}
+
 /* Poll until the server holds n watches (10 s at most): the waiters have
  * set theirs, so a release now must wake them through their watch. */
 static int watches_reach(long n)
@@ -121,6 +149,9 @@ struct tclient {
     struct lock_stats stats;
     struct lock_client *c;
     const struct lock_ops *ops;
+    const char *key;            /* for the acquire thread */
+    enum lock_status got;       /* what the acquire thread's acquire returned */
+    pthread_t th;
     struct lab_err err;
 };
 
@@ -143,6 +174,84 @@ static enum lock_status tc_acquire(struct tclient *t, const char *key, int64_t w
     return t->ops->acquire(t->c, key, wait_ns, &t->err);
 }
 
+static void *acquire_thread(void *arg)
+{
+    struct tclient *t = arg;
+    t->got = tc_acquire(t, t->key, 10 * SEC);
+    return NULL;
+}
+
+static void tc_start(struct tclient *t, const char *key)
+{
+    t->key = key;
+    t->got = LOCK_ERROR;
+    pthread_create(&t->th, NULL, acquire_thread, t);
+}
+
+/* ---------------------------------------------------------------- semaphore */
+
+static void test_semaphore(const char *hosts)
+{
+    struct tclient a, b, c;
+    char names[600];
+    if (tc_open(&a, "zk-semaphore", "A", hosts) || tc_open(&b, "zk-semaphore", "B", hosts) ||
+        tc_open(&c, "zk-semaphore", "C", hosts))
+        return;
+
+    CHECK(tc_acquire(&a, "sem", 5 * SEC) == LOCK_GRANTED, "A acquire: %s", a.err.msg);
+    CHECK(kids(LOCK_ZK_ROOT "/sem", names, sizeof names) == 2 && strcmp(names, "leases,locks") == 0,
+          "/locklab/sem holds '%s', expected the recipe's leases and locks", names);
+    CHECK(kids(LOCK_ZK_ROOT "/sem/leases", names, sizeof names) == 1 &&
+              strncmp(names, "lease-", 6) == 0,
+          "the holder's lease: leases/ holds '%s'", names);
+    CHECK(kids(LOCK_ZK_ROOT "/sem/locks", NULL, 0) == 0,
+          "the internal lock is released once the lease is taken");
+
+    /* not reentrant: the holder's nested acquire waits on its own lease */
+    int64_t t0 = lab_now_ns();
+    CHECK(tc_acquire(&a, "sem", 300 * 1000000LL) == LOCK_TIMEOUT, "A nested acquire: %s",
+          a.err.msg);
+    CHECK(lab_now_ns() - t0 >= 300 * 1000000LL, "the nested acquire waited its whole budget");
+    CHECK(reaches("sem", 0, 1), "the nested acquire left its nodes behind");
+
+    /* B takes the internal lock and waits on leases/; C queues under locks/ */
+    tc_start(&b, "sem");
+    CHECK(reaches("sem", 1, 2), "B should hold the internal lock and a lease node");
+    tc_start(&c, "sem");
+    CHECK(reaches("sem", 2, 2), "C should queue on the internal lock");
+    CHECK(watches_reach(2), "B should watch leases/ and C B's lock node: %ld watches",
+          watch_count());
+    CHECK(b.stats.notifications == 0 && c.stats.notifications == 0,
+          "no watch event before any release (B %lld, C %lld)",
+          (long long)b.stats.notifications, (long long)c.stats.notifications);
+
+    CHECK(a.ops->release(a.c, "sem", &a.err) == RELEASE_OK, "A release: %s", a.err.msg);
+    pthread_join(b.th, NULL);
+    CHECK(b.got == LOCK_GRANTED, "B acquire after A's release: %s", b.err.msg);
+    /* C now holds the internal lock, has its lease, and waits on leases/ */
+    CHECK(reaches("sem", 1, 2), "C should take the internal lock after B");
+    CHECK(watches_reach(1), "C should watch leases/: %ld watches", watch_count());
+
+    CHECK(b.ops->release(b.c, "sem", &b.err) == RELEASE_OK, "B release: %s", b.err.msg);
+    pthread_join(c.th, NULL);
+    CHECK(c.got == LOCK_GRANTED, "C acquire after B's release: %s", c.err.msg);
+    CHECK(b.stats.notifications == 1,
+          "B was woken once (A's lease went), not again by C's lease: %lld",
+          (long long)b.stats.notifications);
+    CHECK(c.stats.notifications == 2,
+          "C was woken twice (B's lock node, then B's lease): %lld",
+          (long long)c.stats.notifications);
+    CHECK(reaches("sem", 0, 1), "C holds its lease only");
+    CHECK(c.ops->release(c.c, "sem", &c.err) == RELEASE_OK, "C release: %s", c.err.msg);
+    CHECK(reaches("sem", 0, 0), "every node gone after the last release");
+    CHECK(a.ops->release(a.c, "sem", &a.err) == RELEASE_NOT_OWNER,
+          "a second release is not the owner's");
+
+    a.ops->close(a.c);
+    b.ops->close(b.c);
+    c.ops->close(c.c);
+}
+
 /* ---------------------------------------------------------------- sequential */
 
 static void test_sequential_watch(const char *hosts)
@@ -155,6 +264,7 @@ static void test_sequential_watch(const char *hosts)
     CHECK(kids(LOCK_ZK_ROOT "/seq", names, sizeof names) == 1, "D's node: '%s'", names);
     snprintf(armed_victim, sizeof armed_victim, "%s/seq/%s", LOCK_ZK_ROOT, names);
     snprintf(armed_dir, sizeof armed_dir, "%s/seq", LOCK_ZK_ROOT);
+    /* the closed sessions of the test before took their watches with them */
     watches_reach(0);
     long before = watch_count();
 
@@ -192,6 +302,7 @@ int main(void)
         lab_sleep_ns(5 * 1000000, NULL);
     CHECK(admin && zoo_state(admin) == ZOO_CONNECTED_STATE, "admin session with %s", hosts);
     if (admin && zoo_state(admin) == ZOO_CONNECTED_STATE) {
+        test_semaphore(hosts);
         test_sequential_watch(hosts);
     }
     if (admin)
