@@ -54,10 +54,11 @@ int servers_zk_start(struct server *srv, int n, int force_sync, char *hosts, siz
  * Only numeric IPv4 addresses. 0 or -1 with err filled. */
 int servers_zk_packets(const char *hosts, int64_t *packets, struct lab_err *err);
 
-/* Delete every child of each of the n parents (the nodes a lock left
- * behind, e.g. those of a client killed in an earlier run, which would
- * otherwise live on until its session times out), in one session. A missing
- * parent is fine. 0 or -1 with err filled. */
+/* Delete every node below each of the n parents, however deep (the nodes
+ * a lock left behind, e.g. those of a client killed in an earlier run,
+ * which would otherwise live on until its session times out, and
+ * zk-semaphore's locks/ and leases/ with theirs), in one session; the
+ * parents stay. A missing parent is fine. 0 or -1 with err filled. */
 int servers_zk_clear(const char *hosts, const char *const *parents, int n, struct lab_err *err);
 
 /* Check that a ZooKeeper connection string accepts a session within

@@ -29,6 +29,7 @@
 
 #define ZK_START_TIMEOUT_MS 60000
 #define ZK_MAX_ENSEMBLE 3
+#define ZK_CLEAR_DEPTH 8 /* deepest level below a lock node that a clear walks */
 
 static const char *java_binary(void)
 {
@@ -242,6 +243,32 @@ int servers_zk_packets(const char *hosts, int64_t *packets, struct lab_err *err)
     return 0;
 }
 
+/* Delete every node below path, deepest first (zk-semaphore keeps its nodes
+ * two levels down, under locks/ and leases/). ZOK or the first failure. */
+static int clear_below(zhandle_t *zh, const char *path, int depth)
+{
+    struct String_vector kids = {0, NULL};
+    int rc = zoo_get_children(zh, path, 0, &kids);
+    if (rc == ZNONODE)
+        return ZOK; /* nothing there (yet, or any more) */
+    for (int i = 0; rc == ZOK && i < kids.count; i++) {
+        char child[512];
+        if (snprintf(child, sizeof child, "%s/%s", path, kids.data[i]) >= (int)sizeof child ||
+            depth >= ZK_CLEAR_DEPTH) {
+            rc = ZBADARGUMENTS;
+            break;
+        }
+        rc = clear_below(zh, child, depth + 1);
+        if (rc == ZOK) {
+            int d = zoo_delete(zh, child, -1);
+            if (d != ZOK && d != ZNONODE)
+                rc = d;
+        }
+    }
+    deallocate_String_vector(&kids);
+    return rc;
+}
+
 int servers_zk_clear(const char *hosts, const char *const *parents, int n, struct lab_err *err)
 {
     zoo_set_debug_level((ZooLogLevel)0);
@@ -256,20 +283,7 @@ int servers_zk_clear(const char *hosts, const char *const *parents, int n, struc
         lab_sleep_ns(5 * 1000000, NULL);
     int rc = zoo_state(zh) == ZOO_CONNECTED_STATE ? ZOK : ZCONNECTIONLOSS;
     for (int p = 0; rc == ZOK && p < n; p++) {
-        struct String_vector kids = {0};
-        rc = zoo_get_children(zh, parents[p], 0, &kids);
-        if (rc == ZNONODE) {
-            rc = ZOK; /* nothing there yet */
-            continue;
-        }
-        for (int i = 0; rc == ZOK && i < kids.count; i++) {
-            char path[512];
-            snprintf(path, sizeof path, "%s/%s", parents[p], kids.data[i]);
-            int d = zoo_delete(zh, path, -1);
-            if (d != ZOK && d != ZNONODE)
-                rc = d;
-        }
-        deallocate_String_vector(&kids);
+        rc = clear_below(zh, parents[p], 0);
         if (rc != ZOK)
             lab_err_set(err, EIO, "cannot clear %s on ZooKeeper %s: %s", parents[p], hosts,
                         zerror(rc));

@@ -1,6 +1,6 @@
 /*
- * zk_common.c - session, watches, holds and the sequential recipe for the
- * ZooKeeper designs (see zk_common.h).
+ * zk_common.c - session, calls, watches and holds for the ZooKeeper
+ * designs (see zk_common.h; the queue recipe is in zk_queue.c).
  *
  * Threads: the C client runs an I/O thread and a completion thread per
  * session. Watch callbacks run on the completion thread and touch nothing
@@ -30,8 +30,6 @@
 #define ZK_CONNECT_TIMEOUT_NS (10LL * 1000000000)  /* first connect, at open */
 #define ZK_STOP_CHECK_NS (50LL * 1000000)          /* longest wait between looks at env->stop */
 #define ZK_DEFAULT_SESSION_MS 10000
-#define ZK_SEQ_DIGITS 10                           /* ZooKeeper's sequence suffix: %010d */
-#define ZK_QUEUE_PREFIX "lock-"                    /* names of the sequential recipe's nodes */
 
 /* ---------------------------------------------------------------- events */
 
@@ -203,12 +201,41 @@ int zk_exists_watch(struct lock_client *c, const char *path, struct Stat *stat)
     return zoo_wexists(c->zh, path, zk_watcher, c, stat ? stat : &ignored);
 }
 
+int zk_get_watch(struct lock_client *c, const char *path)
+{
+    if (!c->zh)
+        return ZINVALIDSTATE;
+    char data[16]; /* the designs' nodes are empty: the data itself is not wanted */
+    int len = sizeof data;
+    struct Stat st;
+    c->env->stats->round_trips++;
+    return zoo_wget(c->zh, path, zk_watcher, c, data, &len, &st);
+}
+
 int zk_children(struct lock_client *c, const char *path, struct String_vector *names)
 {
     if (!c->zh)
         return ZINVALIDSTATE;
     c->env->stats->round_trips++;
     return zoo_get_children(c->zh, path, 0, names);
+}
+
+int zk_children_watch(struct lock_client *c, const char *path, struct String_vector *names)
+{
+    if (!c->zh)
+        return ZINVALIDSTATE;
+    c->env->stats->round_trips++;
+    return zoo_wget_children(c->zh, path, zk_watcher, c, names);
+}
+
+int zk_unwatch_children(struct lock_client *c, const char *path)
+{
+    if (!c->zh)
+        return ZINVALIDSTATE;
+    int rc = zoo_remove_watches(c->zh, path, ZWATCHTYPE_CHILD, zk_watcher, c, 0);
+    if (rc != ZNOWATCHER) /* no watch left to forget: answered locally */
+        c->env->stats->round_trips++;
+    return rc;
 }
 
 int zk_delete(struct lock_client *c, const char *path)
@@ -233,6 +260,23 @@ static int key_check(const char *key, struct lab_err *err)
     return 0;
 }
 
+/* The persistent node path, created unless it exists: 1, 0 deadline or
+ * stop, -1 with err filled. */
+static int ensure_node(struct lock_client *c, const char *path, int64_t deadline,
+                       struct lab_err *err)
+{
+    for (;;) {
+        int rc = zk_create(c, path, ZOO_PERSISTENT, NULL, 0);
+        if (rc == ZOK || rc == ZNODEEXISTS)
+            return 1;
+        if (!zk_transient(rc) && !zk_session_gone(rc))
+            return zk_fail(err, rc, "create", path);
+        int r = zk_session_ready(c, deadline, err); /* any session will do */
+        if (r <= 0)
+            return r;
+    }
+}
+
 int zk_prepare(struct lock_client *c, const char *key, int64_t deadline, struct lab_err *err)
 {
     int r = zk_session_ready(c, deadline, err);
@@ -242,20 +286,15 @@ int zk_prepare(struct lock_client *c, const char *key, int64_t deadline, struct 
         return 1;
     if (key_check(key, err) != 0)
         return -1;
-    char parent[sizeof c->parent];
+    char parent[sizeof c->parent], sub[sizeof c->parent + ZK_KEY_MAX];
     snprintf(parent, sizeof parent, "%s/%s", ZK_ROOT, key);
-    const char *paths[] = {ZK_ROOT, parent};
-    for (int i = 0; i < 2; i++) {
-        for (;;) {
-            int rc = zk_create(c, paths[i], ZOO_PERSISTENT, NULL, 0);
-            if (rc == ZOK || rc == ZNODEEXISTS)
-                break;
-            if (!zk_transient(rc) && !zk_session_gone(rc))
-                return zk_fail(err, rc, "create", paths[i]);
-            r = zk_session_ready(c, deadline, err); /* any session will do */
-            if (r <= 0)
-                return r;
-        }
+    if ((r = ensure_node(c, ZK_ROOT, deadline, err)) <= 0 ||
+        (r = ensure_node(c, parent, deadline, err)) <= 0)
+        return r;
+    for (const char *const *d = c->subdirs; d && *d; d++) {
+        snprintf(sub, sizeof sub, "%s/%s", parent, *d);
+        if ((r = ensure_node(c, sub, deadline, err)) <= 0)
+            return r;
     }
     snprintf(c->parent, sizeof c->parent, "%s", parent);
     snprintf(c->parent_key, sizeof c->parent_key, "%s", key);
@@ -346,7 +385,13 @@ enum release_status zk_hold_release(struct lock_client *c, const char *key, stru
     struct zk_hold h = c->held[i];
     memmove(&c->held[i], &c->held[i + 1], (size_t)(c->n_held - i - 1) * sizeof c->held[0]);
     c->n_held--;
-    if (h.gen != c->session_gen)
+    return zk_delete_ours(c, h.path, h.gen, err);
+}
+
+enum release_status zk_delete_ours(struct lock_client *c, const char *path, uint64_t gen,
+                                   struct lab_err *err)
+{
+    if (gen != c->session_gen)
         return RELEASE_NOT_OWNER; /* its session is gone, and the node with it */
 
     /* Two session timeouts: a server that stalls for most of one must not
@@ -362,12 +407,12 @@ enum release_status zk_hold_release(struct lock_client *c, const char *key, stru
              * still our session's, never a path blindly. */
             struct Stat st;
             c->env->stats->round_trips++;
-            int e = c->zh ? zoo_exists(c->zh, h.path, 0, &st) : ZINVALIDSTATE;
+            int e = c->zh ? zoo_exists(c->zh, path, 0, &st) : ZINVALIDSTATE;
             const clientid_t *id = c->zh ? zoo_client_id(c->zh) : NULL;
             if (e == ZNONODE || (e == ZOK && (!id || st.ephemeralOwner != id->client_id)))
                 return RELEASE_OK; /* our delete went through */
         }
-        int rc = zk_delete(c, h.path);
+        int rc = zk_delete(c, path);
         if (rc == ZOK)
             return RELEASE_OK;
         if (rc == ZNONODE) /* after a lost reply: our own delete went through */
@@ -377,216 +422,17 @@ enum release_status zk_hold_release(struct lock_client *c, const char *key, stru
             return RELEASE_NOT_OWNER; /* the session expired: the lock went with it */
         }
         if (!zk_transient(rc)) {
-            zk_fail(err, rc, "delete", h.path);
+            zk_fail(err, rc, "delete", path);
             return RELEASE_ERROR;
         }
-        int r = zk_recover(c, h.gen, deadline, err);
-        if (r < 0 && c->session_gen != h.gen)
+        int r = zk_recover(c, gen, deadline, err);
+        if (r < 0 && c->session_gen != gen)
             return RELEASE_NOT_OWNER;
         if (r <= 0) {
-            zk_fail(err, rc, "delete", h.path);
+            zk_fail(err, rc, "delete", path);
             zk_session_drop(c); /* the node must not outlive us */
             return RELEASE_ERROR;
         }
         retried = true;
     }
-}
-
-/* ---------------------------------------------------------------- queue */
-
-/* Sequence number of a node of the recipe ("lock-...-0000000042"), or -1
- * for a name that is not one. */
-static long queue_seq(const char *name)
-{
-    size_t n = strlen(name), p = sizeof ZK_QUEUE_PREFIX - 1;
-    if (n < p + ZK_SEQ_DIGITS + 1 || strncmp(name, ZK_QUEUE_PREFIX, p) != 0 ||
-        name[n - ZK_SEQ_DIGITS - 1] != '-')
-        return -1;
-    long v = 0;
-    for (const char *s = name + n - ZK_SEQ_DIGITS; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return -1;
-        v = v * 10 + (*s - '0');
-    }
-    return v;
-}
-
-/* Where node `mine` stands among the children: 1 lowest (it holds), 0 not
- * (pred = the next lower node's name), -1 it is not there. */
-static int queue_position(const struct String_vector *sv, const char *mine, char *pred,
-                          size_t predlen)
-{
-    long my = queue_seq(mine), best = -1;
-    const char *best_name = NULL;
-    bool found = false;
-    for (int i = 0; i < sv->count; i++) {
-        const char *name = sv->data[i];
-        if (strcmp(name, mine) == 0) {
-            found = true;
-            continue;
-        }
-        long s = queue_seq(name);
-        if (s >= 0 && s < my && s > best) {
-            best = s;
-            best_name = name;
-        }
-    }
-    if (!found || my < 0)
-        return -1;
-    if (!best_name)
-        return 1;
-    snprintf(pred, predlen, "%s", best_name);
-    return 0;
-}
-
-/* Look for a child of the parent whose name starts with `name` (our create
- * whose reply was lost). 1 found (mine set), 0 not there, or a ZooKeeper
- * code < 0 when the listing failed. */
-static int queue_find(struct lock_client *c, const char *name, char *mine, size_t len)
-{
-    struct String_vector sv = {0, NULL};
-    int rc = zk_children(c, c->parent, &sv);
-    if (rc != ZOK)
-        return rc < 0 ? rc : ZSYSTEMERROR;
-    int found = 0;
-    for (int i = 0; i < sv.count && !found; i++)
-        if (strncmp(sv.data[i], name, strlen(name)) == 0) {
-            int n = snprintf(mine, len, "%s/%s", c->parent, sv.data[i]);
-            found = n > 0 && (size_t)n < len;
-        }
-    deallocate_String_vector(&sv);
-    return found;
-}
-
-/* Create our node "<parent>/<name><seq>" into mine. A create that failed
- * with a connection loss may still have been applied: once reconnected to
- * the same session, list the children and take the node carrying our
- * unique name if it is there (Curator's protected mode). 1 created, 0
- * deadline or stop, -1 error. */
-static int queue_enter(struct lock_client *c, const char *key, const char *name, char *mine,
-                       size_t len, int64_t deadline, struct lab_err *err)
-{
-    char want[ZK_PATH_MAX];
-    bool unknown = false; /* a create whose outcome we do not know, in this session */
-    for (bool first = true;; first = false) {
-        if (!first && (lab_now_ns() >= deadline || *c->env->stop)) {
-            if (unknown)
-                zk_session_drop(c); /* it may exist: it must not outlive the attempt */
-            return 0;
-        }
-        int r = zk_prepare(c, key, deadline, err);
-        if (r <= 0) {
-            if (unknown)
-                zk_session_drop(c);
-            return r;
-        }
-        snprintf(want, sizeof want, "%s/%s", c->parent, name);
-        uint64_t gen = c->session_gen;
-        int rc = ZSYSTEMERROR;
-        if (unknown) {
-            rc = queue_find(c, name, mine, len);
-            if (rc == 1)
-                return 1;
-            if (rc == 0)
-                unknown = false; /* it never happened: create again */
-        }
-        if (!unknown) {
-            rc = zk_create(c, want, ZOO_EPHEMERAL_SEQUENTIAL, mine, (int)len);
-            if (rc == ZOK)
-                return 1;
-            if (rc == ZNONODE) { /* someone removed the parent: make it again */
-                c->parent_key[0] = '\0';
-                continue;
-            }
-            if (zk_transient(rc))
-                unknown = true;
-        }
-        if (!zk_transient(rc) && !zk_session_gone(rc))
-            return zk_fail(err, rc, "create", want);
-        r = zk_session_ready(c, deadline, err);
-        if (r < 0) {
-            zk_session_drop(c);
-            return -1;
-        }
-        if (c->session_gen != gen)
-            unknown = false; /* whatever it created went with the old session */
-    }
-}
-
-/* Delete our node after a timeout. When ZooKeeper cannot be reached now,
- * close the session instead: a node left behind would block everyone. */
-static void queue_leave(struct lock_client *c, const char *mine, uint64_t gen)
-{
-    if (c->session_gen != gen)
-        return;
-    int rc = zk_delete(c, mine);
-    if (rc != ZOK && rc != ZNONODE)
-        zk_session_drop(c);
-}
-
-enum lock_status zk_queue_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
-                                  struct lab_err *err)
-{
-    int64_t deadline = lab_now_ns() + wait_ns;
-    if (c->n_held >= ZK_MAX_HOLDS) {
-        lab_err_set(err, ENOSPC, "zookeeper: more than %d locks held at once", ZK_MAX_HOLDS);
-        return LOCK_ERROR;
-    }
-    char name[96], mine[ZK_PATH_MAX], pred[ZK_PATH_MAX], predpath[ZK_PATH_MAX + ZK_PATH_MAX];
-    snprintf(name, sizeof name, ZK_QUEUE_PREFIX "%s-%llu-", c->id,
-             (unsigned long long)++c->creates);
-    int r = queue_enter(c, key, name, mine, sizeof mine, deadline, err);
-    if (r <= 0)
-        return r < 0 ? LOCK_ERROR : LOCK_TIMEOUT;
-    uint64_t gen = c->session_gen;
-    const char *base = mine + strlen(c->parent) + 1;
-
-    for (;;) {
-        struct String_vector sv = {0, NULL};
-        int rc = zk_children(c, c->parent, &sv);
-        if (rc == ZOK) {
-            int pos = queue_position(&sv, base, pred, sizeof pred);
-            deallocate_String_vector(&sv);
-            if (pos > 0) {
-                if (zk_hold_push(c, key, mine, err) != 0) {
-                    queue_leave(c, mine, gen);
-                    return LOCK_ERROR;
-                }
-                return LOCK_GRANTED;
-            }
-            if (pos < 0) {
-                lab_err_set(err, ZNONODE, "zookeeper: our node %s vanished while queued", base);
-                return LOCK_ERROR;
-            }
-            if (lab_now_ns() >= deadline || *c->env->stop)
-                break;
-            snprintf(predpath, sizeof predpath, "%s/%s", c->parent, pred);
-            uint64_t seen = zk_wakes(c);
-            rc = zk_exists_watch(c, predpath, NULL);
-            if (rc == ZOK) {
-                if (!zk_wait(c, seen, deadline))
-                    break;
-                continue;
-            }
-            if (rc == ZNONODE)
-                continue; /* it went between the listing and the watch: look again */
-        }
-        if (zk_session_gone(rc)) {
-            zk_session_drop(c);
-            zk_fail(err, rc, "queue", base);
-            return LOCK_ERROR;
-        }
-        if (!zk_transient(rc)) {
-            zk_fail(err, rc, "queue", base);
-            queue_leave(c, mine, gen);
-            return LOCK_ERROR;
-        }
-        r = zk_recover(c, gen, deadline, err);
-        if (r < 0)
-            return LOCK_ERROR;
-        if (r == 0)
-            break;
-    }
-    queue_leave(c, mine, gen);
-    return LOCK_TIMEOUT;
 }

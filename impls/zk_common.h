@@ -10,11 +10,14 @@
  * designs put there is ephemeral, so a lock is held by a session, not by a
  * TTL: it ends when the holder closes its session or the session expires.
  *
- * Besides the session, this file holds the recipe zk-sequential and
- * zk-semaphore share (an ephemeral-sequential node per waiter, the lowest
- * holds, each waiter watches only its predecessor) and the table of holds
- * every design keeps, so that each design's file is left with what sets it
- * apart: zk-ephemeral's single node, and reentrancy or the lack of it.
+ * Besides the session, the calls and the table of holds every design
+ * keeps (zk_common.c), this header declares the sequential queue recipe
+ * (zk_queue.c: an ephemeral-sequential node per waiter, the lowest holds,
+ * each waiter watches only its predecessor), which is zk-sequential's lock
+ * and zk-semaphore's internal mutex, and the protected create both use for
+ * their nodes. Each design's file is left with what sets it apart:
+ * zk-ephemeral's single node, zk-sequential's hold count, zk-semaphore's
+ * leases.
  */
 #ifndef LOCKLAB_ZK_COMMON_H
 #define LOCKLAB_ZK_COMMON_H
@@ -49,8 +52,10 @@ struct lock_client {
     uint64_t wakes;              /*   watch and session events received */
     char id[33];                 /* random client id, carried in sequential node names */
     uint64_t creates;            /* sequential creates so far (node names are unique) */
-    char parent_key[ZK_KEY_MAX]; /* key whose parent node is known to exist ("" none) */
+    char parent_key[ZK_KEY_MAX]; /* key whose parent node (and subdirs) is known to exist */
     char parent[sizeof ZK_ROOT + ZK_KEY_MAX]; /* that parent: ZK_ROOT "/<key>" */
+    const char *const *subdirs;  /* persistent children of the parent the design keeps its
+                                    nodes in (NULL-terminated), NULL when none */
     struct zk_hold held[ZK_MAX_HOLDS]; /* granted locks, innermost last */
     int n_held;
 };
@@ -75,19 +80,30 @@ int zk_session_ready(struct lock_client *c, int64_t deadline, struct lab_err *er
  * be deleted goes with it; the next zk_session_ready opens a new one. */
 void zk_session_drop(struct lock_client *c);
 
-/* A connected session and the persistent parent of key (c->parent):
- * 1 ready, 0 deadline or stop, -1 with err filled. */
+/* A connected session, the persistent parent of key (c->parent) and the
+ * design's c->subdirs under it: 1 ready, 0 deadline or stop, -1 with err
+ * filled. */
 int zk_prepare(struct lock_client *c, const char *key, int64_t deadline, struct lab_err *err);
 
 /* ---------------------------------------------------------------- calls */
 
 /* The synchronous calls the designs use, each counted as one round trip
- * in env->stats. Watches set by zk_exists_watch signal c's condition
- * variable (see zk_wait). They return the ZooKeeper code. */
+ * in env->stats. Watches set by the *_watch calls signal c's condition
+ * variable (see zk_wait). They return the ZooKeeper code. zk_get_watch
+ * reads the node (getData) and watches it: unlike an exists-watch, it sets
+ * no watch when the node is missing (ZNONODE). */
 int zk_create(struct lock_client *c, const char *path, int mode, char *out, int outlen);
 int zk_exists_watch(struct lock_client *c, const char *path, struct Stat *stat);
+int zk_get_watch(struct lock_client *c, const char *path);
 int zk_children(struct lock_client *c, const char *path, struct String_vector *names);
+int zk_children_watch(struct lock_client *c, const char *path, struct String_vector *names);
 int zk_delete(struct lock_client *c, const char *path);
+
+/* Take back our children watch on path, as Curator's removeWatchers: the
+ * client forgets it (so it wakes nobody), after one check-watches round trip
+ * to the server, which keeps its side of the watch until it fires. A watch
+ * that already fired is forgotten already: ZNOWATCHER, no round trip. */
+int zk_unwatch_children(struct lock_client *c, const char *path);
 
 /* The wake counter now: take it before setting a watch, pass it to zk_wait. */
 uint64_t zk_wakes(struct lock_client *c);
@@ -128,15 +144,42 @@ int zk_hold_push(struct lock_client *c, const char *key, const char *path, struc
  * reached (the session is then dropped so that the node surely goes). */
 enum release_status zk_hold_release(struct lock_client *c, const char *key, struct lab_err *err);
 
-/* ---------------------------------------------------------------- queue */
+/* Delete our node path, created in session gen, as zk_hold_release does:
+ * through connection losses (for up to two session timeouts), deleting
+ * again only a node still our session's; the same outcomes. */
+enum release_status zk_delete_ours(struct lock_client *c, const char *path, uint64_t gen,
+                                   struct lab_err *err);
 
-/* The sequential recipe (zk-sequential, zk-semaphore): create an
- * ephemeral-sequential child "lock-<client id>-<n>-" of key's parent,
- * list the children, hold when ours has the lowest sequence, else watch
- * only the next lower one and list again when it fires. A create whose
- * reply was lost to a connection loss is found again by its unique name.
- * On timeout (wait budget or stop) the node is deleted before returning.
- * On grant the node is recorded as a hold (zk_hold_push). */
+/* ---------------------------------------------------------------- queue (zk_queue.c) */
+
+/* Create our ephemeral-sequential node "<name><sequence>" under key's
+ * parent, or under its subdirectory sub (NULL: the parent itself); mine
+ * receives its path. name must be unique to this client and attempt: a
+ * create whose reply a connection loss ate is found again by listing
+ * (Curator's protected mode). Opens or reopens the session as needed, so
+ * compare c->session_gen before and after when the session matters.
+ * 1 created, 0 deadline or stop, -1 with err filled. */
+int zk_enter(struct lock_client *c, const char *key, const char *sub, const char *name,
+             char *mine, size_t len, int64_t deadline, struct lab_err *err);
+
+/* Delete our node after a timeout or failure, if its session gen is still
+ * ours; when ZooKeeper cannot be reached now, close the session instead: a
+ * node left behind would block everyone. */
+void zk_leave(struct lock_client *c, const char *path, uint64_t gen);
+
+/* The sequential recipe, Curator's InterProcessMutex without the hold
+ * count: create "lock-<client id>-<n>-" under key's parent (or its
+ * subdirectory sub), list, hold when ours has the lowest sequence, else
+ * watch the next lower one only (getData: a predecessor already gone
+ * leaves no watch) and list again when it fires or turns out gone. On
+ * timeout (deadline or stop) our node is deleted before returning.
+ * 1 ours is the lowest (mine = its path, in session c->session_gen),
+ * 0 timeout, -1 with err filled. */
+int zk_queue_lock(struct lock_client *c, const char *key, const char *sub, char *mine,
+                  size_t len, int64_t deadline, struct lab_err *err);
+
+/* zk-sequential's acquire: zk_queue_lock under key's parent, the node
+ * recorded as a hold on grant (zk_hold_push). */
 enum lock_status zk_queue_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                                   struct lab_err *err);
 

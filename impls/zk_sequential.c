@@ -7,13 +7,16 @@
  * client id in the name lets a client find its own node by listing after a
  * connection loss ate the create's reply, as Curator's protected mode),
  * lists the children and sorts them by sequence: the lowest holds. Any
- * other waiter sets an exists-watch on the next lower node only and lists
- * again when it fires. A release therefore wakes exactly one waiter (about
- * one watch event per release, against N-1 for zk-ephemeral), and the
- * queue is served in order. A waiter whose budget runs out deletes its
- * node, which wakes its successor to re-check and re-watch. The holder may
- * acquire again: as Curator, a local count goes up with no round trip, and
- * only the last release deletes the node. The recipe is in zk_common.c.
+ * other waiter reads the next lower node only, with a watch, and lists
+ * again when it fires. It reads with getData, as Curator does, not exists:
+ * a predecessor gone by then leaves no watch behind, where an exists-watch
+ * on the missing node would stay on the server until the session ends. A
+ * release therefore wakes exactly one waiter (about one watch event per
+ * release, against N-1 for zk-ephemeral), and the queue is served in order.
+ * A waiter whose budget runs out deletes its node, which wakes its
+ * successor to re-check and re-watch. The holder may acquire again: as
+ * Curator, a local count goes up with no round trip, and only the last
+ * release deletes the node. The recipe is in zk_queue.c.
  *
  * Ephemeral nodes tie the lock to the session, not to a TTL, so a long
  * business time is safe. How it breaks: a holder paused (GC, SIGSTOP)

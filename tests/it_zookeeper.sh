@@ -1,9 +1,12 @@
 # it_zookeeper.sh - the three ZooKeeper designs on a real ZooKeeper that
 # locklab starts itself: all three keep the counter exact; one ephemeral
 # node wakes every waiter on each release (the herd) while the sequential
-# queue wakes one; zk-sequential grants nested acquires through its hold
-# count, zk-semaphore and zk-ephemeral wait on themselves and end blocked -
-# reported, not hung, and no server is left behind.
+# queue wakes one; zk-semaphore, Curator's one-lease semaphore, wakes two
+# (the client waiting on leases/, then the next in its internal mutex's
+# queue) and pays about twice zk-sequential's round trips; zk-sequential
+# grants nested acquires through its hold count, zk-semaphore and
+# zk-ephemeral wait on themselves and end blocked - reported, not hung, and
+# no server is left behind.
 . "$(dirname "$0")/lib.sh"
 
 ZK_IMPLS="zk-ephemeral zk-sequential zk-semaphore"
@@ -36,6 +39,15 @@ clients: 12
 run: {ops_per_client: 20, max_duration: 60s}
 lock: {key: zk-herd-lock, wait: 30s}
 workload: {kind: counter, business: 5ms}
+expect: {"*": safe}
+YAML
+cat > "$D/semaphore.yaml" <<'YAML'
+name: zk-semaphore-herd
+impls: [zk-semaphore]
+clients: 8
+run: {ops_per_client: 10, max_duration: 60s}
+lock: {key: zk-semaphore-lock, wait: 30s}
+workload: {kind: counter, business: 20ms}
 expect: {"*": safe}
 YAML
 cat > "$D/reentrant.yaml" <<'YAML'
@@ -71,6 +83,25 @@ expect_gt "herd: zk-ephemeral wakes the whole herd on each release" \
     "$(jget "$S" results.impl=zk-ephemeral.wakeups_per_release)" 5
 expect_between "herd: zk-sequential wakes one waiter per release" \
     "$(jget "$S" results.impl=zk-sequential.wakeups_per_release)" 0.9 1.1
+
+# Curator's semaphore of one lease (issue 8): the holder's lease going wakes
+# the one client watching leases/ (it holds the internal mutex, its lease
+# made while the holder worked for 20 ms), whose release of the mutex wakes
+# the next in the locks/ queue. The old design, zk-sequential's queue
+# without the hold count, woke one (1.00) in three round trips per cycle
+# (five when waiting); the recipe needs at least seven: create and list in
+# locks/, create and list in leases/, take the watch back, delete the lock
+# node, delete the lease.
+run_ok "semaphore" "$D/semaphore.yaml"
+r=results.impl=zk-semaphore
+expect_eq "semaphore: counter exact" "$(jget "$S" $r.workload.final_value)" 80
+expect_eq "semaphore: no overlap" "$(jget "$S" $r.safety.violations)" 0
+expect_between "semaphore: a release wakes the lease waiter and the next in the mutex queue" \
+    "$(jget "$S" $r.wakeups_per_release)" 1.5 2.1
+rt_per_acquire=$(awk -v t="$(jget "$S" $r.lock_stats.round_trips)" \
+    -v a="$(jget "$S" $r.ops.acquired)" 'BEGIN { if (a > 0) printf "%.2f", t / a }')
+expect_gt "semaphore: round trips per acquire and release, the recipe's seven at least" \
+    "$rt_per_acquire" 6.99
 
 "$LOCKLAB" run "$D/reentrant.yaml" --out "$OUT" --quiet
 expect_eq "reentrant: every expectation met (exit 0)" "$?" 0

@@ -2,8 +2,11 @@
  * test_servers.c - the harness's own server management, on real servers:
  * an embedded redis-server answers PING and is gone after servers_stop();
  * an embedded ZooKeeper of 1 answers the four-letter words it allows and
- * runs standalone with forceSync as asked; an ensemble of 3 elects exactly
- * one leader; every process is gone and every directory removed after stop.
+ * runs standalone with forceSync as asked, and servers_zk_clear empties a
+ * lock's node however deep its children go (zk-semaphore keeps its nodes
+ * under locks/ and leases/: a flat clear failed with "not empty", issue 8);
+ * an ensemble of 3 elects exactly one leader; every process is gone and
+ * every directory removed after stop.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zookeeper/zookeeper.h>
 
 #include "check.h"
 #include "servers.h"
@@ -75,6 +79,52 @@ static void test_redis(void)
     CHECK(stat(dir, &st) != 0, "redis directory %s left behind", dir);
 }
 
+static void silent(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+{
+    (void)zh, (void)type, (void)state, (void)path, (void)ctx;
+}
+
+/* A lock node with children two levels deep, some of them ephemeral nodes
+ * of a live session (a client that died moments ago): the clear empties it
+ * and keeps the lock node itself. */
+static void test_zk_clear(const char *hosts)
+{
+    zhandle_t *zh = zookeeper_init(hosts, silent, 10000, NULL, NULL, 0);
+    for (int i = 0; zh && zoo_state(zh) != ZOO_CONNECTED_STATE && i < 1000; i++)
+        usleep(5000);
+    CHECK(zh && zoo_state(zh) == ZOO_CONNECTED_STATE, "session with %s", hosts);
+    if (!zh || zoo_state(zh) != ZOO_CONNECTED_STATE)
+        return;
+    static const struct {
+        const char *path;
+        int ephemeral;
+    } nodes[] = {
+        {"/locklab", 0},
+        {"/locklab/clr", 0},
+        {"/locklab/clr/lock", 1},
+        {"/locklab/clr/locks", 0},
+        {"/locklab/clr/locks/lock-a-0000000000", 1},
+        {"/locklab/clr/leases", 0},
+        {"/locklab/clr/leases/lease-a-0000000000", 1},
+        {"/locklab/clr/leases/deeper", 0},
+        {"/locklab/clr/leases/deeper/still", 0},
+    };
+    for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+        int rc = zoo_create(zh, nodes[i].path, "", 0, &ZOO_OPEN_ACL_UNSAFE,
+                            nodes[i].ephemeral ? ZOO_EPHEMERAL : 0, NULL, 0);
+        CHECK(rc == ZOK, "create %s: %s", nodes[i].path, zerror(rc));
+    }
+    const char *parents[] = {"/locklab/clr", "/locklab/missing"};
+    struct lab_err err = {0};
+    CHECK(servers_zk_clear(hosts, parents, 2, &err) == 0, "clear: %s", err.msg);
+    struct String_vector sv = {0, NULL};
+    int rc = zoo_get_children(zh, "/locklab/clr", 0, &sv);
+    CHECK(rc == ZOK && sv.count == 0, "after the clear /locklab/clr: %s, %d children", zerror(rc),
+          sv.count);
+    deallocate_String_vector(&sv);
+    zookeeper_close(zh);
+}
+
 static void test_zk_single(void)
 {
     struct server srv[3];
@@ -93,6 +143,7 @@ static void test_zk_single(void)
           "mntr answered '%.60s'", buf);
     snprintf(cfg, sizeof cfg, "%s/zoo.cfg", srv[0].dir);
     CHECK(file_has(cfg, "forceSync=no"), "forceSync=no missing from %s", cfg);
+    test_zk_clear(hosts);
     servers_stop(&srv[0]);
     CHECK(gone(pid), "ZooKeeper %d still running after stop", (int)pid);
 }
