@@ -177,6 +177,36 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
     return 0;
 }
 
+/* Is name taken by one of the first n scenarios? */
+static bool name_taken(struct scenario **scns, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(scns[i]->name, name) == 0)
+            return true;
+    return false;
+}
+
+/* Every result gets files of its own, named after its scenario: a scenario
+ * whose name an earlier one of this invocation already has (the same file
+ * twice, or two files with one name) runs as "<name>-2", "-3", ... */
+static void unique_names(struct scenario **scns, int n)
+{
+    for (int i = 1; i < n; i++) {
+        if (!name_taken(scns, i, scns[i]->name))
+            continue;
+        char base[SCN_NAME_MAX], name[SCN_NAME_MAX + 16];
+        snprintf(base, sizeof base, "%s", scns[i]->name);
+        for (int k = 2;; k++) {
+            snprintf(name, sizeof name, "%.*s-%d", SCN_NAME_MAX - 12, base, k);
+            if (!name_taken(scns, n, name))
+                break;
+        }
+        memcpy(scns[i]->name, name, strlen(name) + 1); /* at most 52 + 1 + 10 chars */
+        fprintf(stderr, "locklab: %s: scenario name '%s' is already in this run: runs as '%s'\n",
+                scns[i]->path, base, name);
+    }
+}
+
 /* Load every scenario named on the command line; all or nothing. */
 static int load_all(int argc, char **argv, const struct run_opts *o, struct scenario **scns,
                     int *n)
@@ -207,6 +237,7 @@ static int load_all(int argc, char **argv, const struct run_opts *o, struct scen
         run_usage(stderr);
         return -1;
     }
+    unique_names(scns, *n);
     struct lab_err fp_err = {0};
     if (failpoint_check(&fp_err) != 0) {
         fprintf(stderr, "locklab: %s\n", fp_err.msg);
@@ -262,7 +293,8 @@ static int run_one(struct scenario *s, const struct lock_ops *ops, const struct 
 }
 
 /* Run everything; returns the exit code. */
-static int run_all(struct scenario **scns, int n, const struct run_opts *o, struct backends *b)
+static int run_all(struct scenario **scns, int n, const struct run_opts *o, struct backends *b,
+                   const struct scenario *zk)
 {
     struct report rep;
     struct lab_err err = {0};
@@ -278,6 +310,10 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
         .masters = b->masters,
         .stock = {.host = b->stock_srv.host, .port = b->stock_srv.port},
         .progress = !o->quiet && isatty(2),
+        .redis_external = o->redis != NULL,
+        .zk_external = o->zk != NULL,
+        .zk_ensemble = b->n_zk,
+        .zk_force_sync = zk && zk->zk_force_sync,
     };
     struct run_result *res = malloc(sizeof *res);
     int code = LAB_EXIT_OK;
@@ -349,7 +385,7 @@ int cmd_run(int argc, char **argv)
             fprintf(stderr, "locklab: %s\n", err.msg);
             code = lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
         } else {
-            code = run_all(scns, n, &o, &b);
+            code = run_all(scns, n, &o, &b, zk);
             backends_stop(&b);
         }
     }

@@ -76,6 +76,29 @@ static void safety_oracle_json(json_t *safety, const struct run_result *r)
                         r->cross_note[0] ? json_string(r->cross_note) : json_null());
 }
 
+/* The servers the result really ran on: only the kinds its design used. */
+static json_t *servers_json(const struct run_servers *v)
+{
+    json_t *o = json_object();
+    if (v->redis) {
+        json_t *r = json_pack("{s:s, s:b}", "topology", v->redis_masters ? "independent" : "single",
+                              "external", v->redis_external);
+        if (v->redis_masters)
+            json_object_set_new(r, "masters", json_integer(v->redis_masters));
+        json_object_set_new(o, "redis", r);
+    }
+    if (v->zookeeper) {
+        json_t *z = json_pack("{s:b, s:I}", "external", v->zk_external, "session_timeout_ms",
+                              (json_int_t)v->zk_session_timeout_ms);
+        if (!v->zk_external) {
+            json_object_set_new(z, "ensemble", json_integer(v->zk_ensemble));
+            json_object_set_new(z, "force_sync", json_boolean(v->zk_force_sync));
+        }
+        json_object_set_new(o, "zookeeper", z);
+    }
+    return o;
+}
+
 static json_t *result_json(const struct run_result *r)
 {
     json_t *o = json_object();
@@ -120,6 +143,7 @@ static json_t *result_json(const struct run_result *r)
                   "intervals_dropped",
                   (json_int_t)r->intervals_dropped));
     safety_oracle_json(json_object_get(o, "safety"), r);
+    json_object_set_new(o, "servers", servers_json(&r->servers));
     json_object_set_new(o, "workload",
                         json_pack("{s:I, s:I}", "units_done", (json_int_t)r->work.units_done,
                                   "final_value", (json_int_t)r->work.final_value));

@@ -779,6 +779,17 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
     res->clients = s->clients;
     res->per_client_keys = s->per_client_keys;
     res->expect = scenario_expected(s, ops->name);
+    res->servers = (struct run_servers){
+        .redis = uses_redis(ops),
+        .redis_external = uses_redis(ops) && env->redis_external &&
+                          !(ops->caps & LOCK_CAP_MULTI_MASTER), /* masters are embedded */
+        .redis_masters = ops->caps & LOCK_CAP_MULTI_MASTER ? env->n_masters : 0,
+        .zookeeper = strcmp(ops->backend, "zookeeper") == 0,
+        .zk_external = env->zk_external,
+        .zk_ensemble = env->zk_ensemble,
+        .zk_force_sync = env->zk_force_sync,
+        .zk_session_timeout_ms = s->zk_session_timeout_ns / 1000000,
+    };
 
     struct region rg;
     if (region_map(&rg, s, err) != 0)

@@ -29,6 +29,23 @@ struct run_env {
     const struct lock_endpoint *masters;
     struct workload_target stock;  /* the stock store (embedded, never faulted) */
     bool progress;                 /* print progress on stderr */
+    bool redis_external;           /* the lock store is --redis / LOCKLAB_REDIS */
+    bool zk_external;              /* ZooKeeper is --zk / LOCKLAB_ZK */
+    int zk_ensemble;               /* servers of the embedded ensemble (0 when external) */
+    bool zk_force_sync;            /* its forceSync */
+};
+
+/* The servers a result really ran on (one invocation starts one of each,
+ * sized for the largest request, so this may differ from its scenario). */
+struct run_servers {
+    bool redis;               /* the design used a Redis lock store */
+    bool redis_external;      /* ... an external one */
+    int redis_masters;        /* independent masters it ran on (multi-master designs), else 0 */
+    bool zookeeper;           /* the design used ZooKeeper */
+    bool zk_external;         /* ... an external ensemble */
+    int zk_ensemble;          /* embedded servers (0 when external) */
+    bool zk_force_sync;       /* embedded forceSync */
+    int64_t zk_session_timeout_ms; /* the session timeout the clients asked for */
 };
 
 #define RUN_TIMELINE_MAX 4096 /* latency-over-time points kept per result (evenly sampled) */
@@ -67,6 +84,7 @@ struct run_result {
     } cross_check;
     char cross_note[160];
 
+    struct run_servers servers;   /* what it ran on */
     struct workload_outcome work; /* oversold, lost updates, final value */
     int64_t stale_writes_rejected; /* fencing (not used by this build's workloads) */
 

@@ -61,14 +61,23 @@ YAML
 pid=$!
 wait_lock_store "$pid" 2
 # the holder is the client whose connection went idle (the waiter polls
-# every 10 ms); find its socket's process
+# every 10 ms). Redis counts idle in whole seconds of its clock, so a poller
+# can read idle=1 just after a second boundary: the same connection must
+# read idle twice, 150 ms apart. Then find its socket's process.
+idle_sets() {
+    redis-cli -p "$port" CLIENT LIST 2>/dev/null |
+        awk '/cmd=set/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+                         if (f["idle"] + 0 >= 1) print f["addr"] }'
+}
 holder=""
 end=$((SECONDS + 20))
 while [ -z "$holder" ] && [ $SECONDS -lt $end ]; do
-    addr=$(redis-cli -p "$port" CLIENT LIST 2>/dev/null |
-        awk '/cmd=set/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-                         if (f["idle"] + 0 >= 1) print f["addr"] }' | head -1)
-    [ -n "$addr" ] && holder=$(ss -Htnp state established src "$addr" | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
+    addr=$(idle_sets | head -1)
+    if [ -n "$addr" ]; then
+        sleep 0.15
+        idle_sets | grep -qx "$addr" &&
+            holder=$(ss -Htnp state established src "$addr" | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
+    fi
     [ -z "$holder" ] && sleep 0.05
 done
 check "found the holder's process" test -n "$holder"
