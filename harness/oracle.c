@@ -30,6 +30,10 @@
  * Live marking
  * --------------------------------------------------------------------- */
 
+/* Clients mark across processes: the word must be a plain atomic, never a
+ * library lock that only works within one process. */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "the oracle needs lock-free 64-bit atomics");
+
 #define HOLDER_MASK ((1ULL << ORACLE_HOLDER_BITS) - 1)
 #define ENTER_STEP ((1ULL << ORACLE_HOLDER_BITS) + 1) /* next event, one more holder */
 #define EXIT_STEP ((1ULL << ORACLE_HOLDER_BITS) - 1)  /* next event, one holder less */
@@ -68,13 +72,16 @@ int64_t oracle_misdeletes(const struct oracle_interval *iv, size_t n)
             victim[a] = 1;
         if (!(iv[a].flags & ORACLE_RELEASED_KEY))
             continue;
-        /* later entrants on the same key, up to A's exit mark */
+        /* the lock A's release removed was the latest grantee's before the
+         * release returned; it counts here when that grantee entered before
+         * A's exit mark and stayed past the release (one who entered during
+         * the release shows by its own evidence, if at all) */
         size_t last = n;
-        for (size_t b = a + 1; b < n && iv[b].key == iv[a].key && iv[b].enter_ns < iv[a].exit_ns;
-             b++)
-            if (iv[b].enter_ns > iv[a].enter_ns && iv[b].exit_ns > iv[a].release_ns)
+        for (size_t b = a + 1;
+             b < n && iv[b].key == iv[a].key && iv[b].enter_ns < iv[a].release_ns; b++)
+            if (iv[b].enter_ns > iv[a].enter_ns)
                 last = b;
-        if (last < n)
+        if (last < n && iv[last].enter_ns < iv[a].exit_ns && iv[last].exit_ns > iv[a].release_ns)
             victim[last] = 1;
     }
     for (size_t i = 0; i < n; i++)

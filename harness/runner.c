@@ -262,8 +262,8 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
             atomic_store_explicit(&sl->n_iv, n_iv + 1, memory_order_release);
             atomic_store(&sl->iv_phase, IV_NONE);
         } else {
+            sl->iv_dropped++; /* first: a death in between may count it twice, never zero times */
             atomic_store(&sl->iv_phase, IV_NONE);
-            sl->iv_dropped++;
         }
         if (rs == RELEASE_OK) {
             sl->released++;
@@ -427,17 +427,16 @@ static void close_interval(struct region *rg, int i, struct run_result *res)
         log[n - 1].enter_seq == iv.enter_seq && log[n - 1].enter_ns == iv.enter_ns)
         return; /* died after logging it */
     int64_t now = lab_now_ns();
-    iv.flags = ORACLE_DIED;
-    iv.release_ns = now;
+    iv.flags |= ORACLE_DIED;
     switch (phase) {
     case IV_ENTERING: /* granted, but did the live count see it? */
         iv.flags |= ORACLE_SEQ_UNKNOWN;
         iv.exit_ns = now;
         res->oracle_marks_unknown++;
         break;
-    case IV_INSIDE:
+    case IV_INSIDE: /* the exit time after the exit mark, as a client takes it before */
         iv.exit_seq = oracle_exit(&rg->keys[iv.key].oracle);
-        iv.exit_ns = now;
+        iv.exit_ns = now = lab_now_ns();
         break;
     case IV_EXITING: /* exit_ns is known, the exit's sequence is not */
         iv.flags |= ORACLE_SEQ_UNKNOWN;
@@ -446,6 +445,7 @@ static void close_interval(struct region *rg, int i, struct run_result *res)
     default: /* IV_RELEASING: complete but for the release */
         break;
     }
+    iv.release_ns = now;
     res->intervals_closed++;
     if (n < rg->iv_cap) {
         log[n] = iv;

@@ -43,7 +43,8 @@ enum lock_status lock_poll(const struct lock_env *env, lock_try_fn attempt, stru
         int64_t sent = lab_now_ns();
         int r = attempt(c, key, err);
         if (r > 0) {
-            env->stats->lease_floor_ns = sent + env->ttl_ns; /* the TTL starts at or after sent */
+            /* the TTL starts at or after sent, and is sent in whole ms */
+            env->stats->lease_floor_ns = sent + env->ttl_ns / 1000000 * 1000000;
             return LOCK_GRANTED;
         }
         if (r < 0)

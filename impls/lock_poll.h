@@ -20,7 +20,8 @@ typedef int (*lock_try_fn)(struct lock_client *c, const char *key, struct lab_er
  * Sleeps env->retry_interval_ns between attempts, or with env->retry_backoff
  * an exponential backoff from that interval up to 32 times it, with jitter.
  * On a grant, env->stats->lease_floor_ns is the time the granting attempt
- * was sent plus env->ttl_ns: the lock cannot expire before then. */
+ * was sent plus env->ttl_ns in whole milliseconds (as the designs send it):
+ * the lock cannot expire before then. */
 enum lock_status lock_poll(const struct lock_env *env, lock_try_fn attempt, struct lock_client *c,
                            const char *key, int64_t wait_ns, struct lab_err *err);
 

@@ -42,6 +42,10 @@ static enum lock_status rscr_acquire(struct lock_client *c, const char *key, int
                                      struct lab_err *err)
 {
     enum lock_status st = redis_poll_acquire(c, key, wait_ns, err);
+    /* what lifetime the user's script gives the lock, and what its release
+     * returns 0 for, is the script's business: claim no lease floor, so a
+     * "not ours" from it is never read as someone else taking the lock */
+    c->env->stats->lease_floor_ns = 0;
     if (st == LOCK_GRANTED && c->wd)
         watchdog_arm(c->wd, key);
     return st;

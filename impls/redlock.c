@@ -348,21 +348,24 @@ static enum lock_status redlock_acquire(struct lock_client *c, const char *key, 
     }
 }
 
-/* OK when a quorum still held our token and deleted it; NOT_OWNER when a
- * quorum answered but fewer held it (it expired, or was never ours there);
- * ERROR only when a majority could not be asked. */
+/* OK when a quorum still held our token and deleted it; NOT_OWNER only when
+ * so many masters answered that they no longer held it (it expired, or was
+ * never ours there) that no quorum can still hold it; ERROR when the
+ * masters that did not answer leave it open (the harness reads a
+ * NOT_OWNER before the lease ran out as "someone took it", so an unknown
+ * must never pass for one). */
 static enum release_status redlock_release(struct lock_client *c, const char *key,
                                            struct lab_err *err)
 {
     int deleted = unlock_masters(c, all_masters(c), key, c->token);
     if (deleted >= c->quorum)
         return RELEASE_OK;
-    if (c->answered < c->quorum) {
-        lab_err_set(err, EHOSTUNREACH, "release: only %d of %d masters answered; %s",
-                    c->answered, c->n, c->last.msg);
-        return RELEASE_ERROR;
-    }
-    return RELEASE_NOT_OWNER;
+    int not_held = c->answered - deleted; /* answered: the token was not there */
+    if (c->n - not_held < c->quorum)
+        return RELEASE_NOT_OWNER;
+    lab_err_set(err, EHOSTUNREACH, "release: only %d of %d masters answered (%d deleted); %s",
+                c->answered, c->n, deleted, c->last.msg);
+    return RELEASE_ERROR;
 }
 
 static void redlock_close(struct lock_client *c)

@@ -689,6 +689,22 @@ static void test_misdeletes(void)
     iv[1].flags = iv[2].flags = 0;
     CHECK(oracle_misdeletes(iv, 3) == 1, "one release deletes one lock: %lld",
           (long long)oracle_misdeletes(iv, 3));
+    /* ... and it is the latest one's: the first, whose own release showed
+     * its lock gone, is a victim by its own evidence, so two in all */
+    iv[1].flags = ORACLE_LOST_EARLY;
+    CHECK(oracle_misdeletes(iv, 3) == 2, "the latest grantee is the one deleted: %lld",
+          (long long)oracle_misdeletes(iv, 3));
+
+    /* B inside A's whole release, but C was granted during it (after A's
+     * exit mark): A's DEL removed C's lock, not B's; only C's own evidence
+     * can show it */
+    iv[0] = a, iv[1] = b, iv[2] = b;
+    iv[1].flags = 0;
+    iv[2].enter_ns = 620;
+    iv[2].client = 2;
+    iv[2].flags = ORACLE_LOST_EARLY;
+    CHECK(oracle_misdeletes(iv, 3) == 1, "the lock deleted was C's, not B's: %lld",
+          (long long)oracle_misdeletes(iv, 3));
 }
 
 int main(void)
