@@ -1,0 +1,248 @@
+/*
+ * client.c - what runs inside one forked client process (see region.h).
+ *
+ * The client opens its own connections through the design's open hook,
+ * reports ready, sleeps at the start barrier, and then loops: acquire, mark
+ * entry for the oracle, do the workload (and the nested acquires of the
+ * reentrant workload), mark exit, release, log the interval. Everything it
+ * measures is written in place into its slot of the shared region as it
+ * goes, so a crash loses nothing already measured. The interval in
+ * progress carries a phase, so that the parent can close it exactly if the
+ * client dies in the middle (runner.c, close_interval).
+ *
+ * SIGINT, SIGTERM and SIGUSR1 only set the stop flag: the client finishes
+ * the operation it is in and exits; the parent kills it after a grace
+ * period if it does not.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "failpoint.h"
+#include "region.h"
+
+static volatile int *client_stop; /* the region's stop flag */
+
+static void client_on_signal(int sig)
+{
+    (void)sig;
+    if (client_stop)
+        *client_stop = 1;
+}
+
+static void slot_error(struct client_slot *sl, const struct lab_err *err)
+{
+    if (!sl->err[0])
+        snprintf(sl->err, sizeof sl->err, "%s", err->msg);
+}
+
+/* Reentrant workload: take the lock again, s->depth times, inside the
+ * critical section. Returns how many nested holds were granted; a nested
+ * acquire that times out is the "blocked" of a non-reentrant design. */
+static int nested_acquire(const struct scenario *s, const struct lock_ops *ops,
+                          struct lock_client *lc, const char *key, struct client_slot *sl,
+                          struct lab_err *err)
+{
+    int held = 0;
+    for (int d = 0; d < s->depth; d++) {
+        enum lock_status st = ops->acquire(lc, key, s->wait_ns, err);
+        if (st == LOCK_GRANTED) {
+            sl->nested_acquired++;
+            held++;
+            continue;
+        }
+        if (st == LOCK_TIMEOUT)
+            sl->nested_timeouts++;
+        else {
+            sl->errors++;
+            slot_error(sl, err);
+        }
+        break;
+    }
+    return held;
+}
+
+/* Give back the nested holds, innermost first. */
+static void nested_release(const struct lock_ops *ops, struct lock_client *lc, const char *key,
+                           struct client_slot *sl, int held, struct lab_err *err)
+{
+    for (; held > 0; held--) {
+        enum release_status rs = ops->release(lc, key, err);
+        if (rs == RELEASE_OK)
+            sl->released++;
+        else if (rs == RELEASE_NOT_OWNER)
+            sl->release_not_owner++;
+        else if (rs == RELEASE_ERROR) {
+            sl->release_errors++;
+            slot_error(sl, err);
+        }
+    }
+}
+
+static void client_loop(const struct scenario *s, const struct lock_ops *ops,
+                        struct lock_client *lc, struct workload_client *wl, struct region *rg,
+                        int idx)
+{
+    struct shared_head *h = rg->head;
+    struct client_slot *sl = &rg->slots[idx];
+    struct oracle_interval *log = rg->iv + (int64_t)idx * rg->iv_cap;
+    struct lab_err err = {0};
+    char key[160];
+    int k = region_key_of(s, idx, key, sizeof key);
+    struct oracle_key *ok = &rg->keys[k].oracle;
+    int64_t deadline = lab_now_ns() + s->max_duration_ns;
+    /* only a release that removes a lock from a shared store can remove
+     * someone else's; a process-local mutex has nothing to delete */
+    bool shared_store = strcmp(ops->backend, "none") != 0;
+    bool has_ttl = (ops->caps & LOCK_CAP_TTL) != 0;
+    const struct failpoint *fp_grant = failpoint_find(ops->name, "after-grant");
+    const struct failpoint *fp_release = failpoint_find(ops->name, "before-release");
+
+    for (int64_t op = 0; s->ops_per_client == 0 || op < s->ops_per_client; op++) {
+        if (h->stop || lab_now_ns() >= deadline)
+            break;
+        int64_t t_wait = lab_now_ns();
+        enum lock_status st = ops->acquire(lc, key, s->wait_ns, &err);
+        int64_t t_enter = lab_now_ns();
+        if (st == LOCK_TIMEOUT) {
+            if (!h->stop)
+                sl->timeouts++;
+            continue;
+        }
+        if (st == LOCK_ERROR) {
+            sl->errors++;
+            slot_error(sl, &err);
+            lab_sleep_ns(s->retry_interval_ns, &h->stop); /* do not spin on a dead backend */
+            continue;
+        }
+        int64_t lease_floor = sl->stats.lease_floor_ns;
+        sl->cur = (struct oracle_interval){
+            .wait_ns = t_wait, .enter_ns = t_enter, .key = (uint32_t)k, .client = (uint32_t)idx};
+        atomic_store(&sl->iv_phase, IV_ENTERING);
+        oracle_enter(ok, &sl->cur.enter_seq);
+        atomic_store(&sl->iv_phase, IV_INSIDE);
+        sl->acquired++;
+        hist_record(&sl->acquire, (t_enter - t_wait + 500) / 1000);
+        failpoint_hit(fp_grant, &h->stop);
+        int nested =
+            s->workload == WORKLOAD_REENTRANT ? nested_acquire(s, ops, lc, key, sl, &err) : 0;
+        enum workload_step ws = workload_step(wl, &err);
+        nested_release(ops, lc, key, sl, nested, &err);
+        int64_t t_exit = lab_now_ns();
+        sl->cur.exit_ns = t_exit;
+        atomic_store(&sl->iv_phase, IV_EXITING);
+        sl->cur.exit_seq = oracle_exit(ok);
+        atomic_store(&sl->iv_phase, IV_RELEASING);
+        hist_record(&sl->hold, (t_exit - t_enter + 500) / 1000);
+        if (ws == WORKLOAD_DONE)
+            sl->units++;
+        else if (ws == WORKLOAD_FAILED) {
+            sl->errors++;
+            slot_error(sl, &err);
+        }
+
+        failpoint_hit(fp_release, &h->stop);
+        enum release_status rs = ops->release(lc, key, &err);
+        int64_t t_released = lab_now_ns();
+        hist_record(&sl->release, (t_released - t_exit + 500) / 1000);
+        sl->cur.release_ns = t_released;
+        if (rs == RELEASE_OK && shared_store)
+            sl->cur.flags |= ORACLE_RELEASED_KEY;
+        /* the lock was gone although it could not have expired yet: the
+         * release is over when it returns, so returning before the floor
+         * means the check came before it */
+        if (rs == RELEASE_NOT_OWNER && has_ttl && lease_floor > 0 && t_released < lease_floor)
+            sl->cur.flags |= ORACLE_LOST_EARLY;
+        /* log the interval only now, complete, and publish it with a release
+         * store: a client killed at any moment leaves no half-written entry,
+         * and until the phase is back to NONE the parent can tell (by the
+         * last entry) whether this one made it in */
+        int64_t n_iv = atomic_load_explicit(&sl->n_iv, memory_order_relaxed);
+        if (n_iv < rg->iv_cap) {
+            log[n_iv] = sl->cur;
+            atomic_store_explicit(&sl->n_iv, n_iv + 1, memory_order_release);
+            atomic_store(&sl->iv_phase, IV_NONE);
+        } else {
+            sl->iv_dropped++; /* first: a death in between may count it twice, never zero times */
+            atomic_store(&sl->iv_phase, IV_NONE);
+        }
+        if (rs == RELEASE_OK) {
+            sl->released++;
+        } else if (rs == RELEASE_NOT_OWNER)
+            sl->release_not_owner++;
+        else {
+            sl->release_errors++;
+            slot_error(sl, &err);
+        }
+        if (ws == WORKLOAD_SOLD_OUT)
+            break;
+        lab_sleep_ns(s->think_ns, &h->stop); /* outside the lock: others get their turn */
+    }
+}
+
+_Noreturn void client_main(const struct scenario *s, const struct lock_ops *ops, const struct run_env *env,
+                 struct region *rg, int idx, pid_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(3);
+    struct shared_head *h = rg->head;
+    struct client_slot *sl = &rg->slots[idx];
+    client_stop = &h->stop;
+    struct sigaction sa = {.sa_handler = client_on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+
+    hist_init(&sl->acquire);
+    hist_init(&sl->hold);
+    hist_init(&sl->release);
+
+    struct lock_env le = {
+        .redis_host = env->redis_host,
+        .redis_port = env->redis_port,
+        .n_masters = env->n_masters,
+        .masters = env->masters,
+        .ttl_ns = s->ttl_ns,
+        .lease_ns = s->lease_ns,
+        .watchdog_lease_ns = s->watchdog_lease_ns,
+        .script_acquire = s->script_acquire,
+        .script_release = s->script_release,
+        .script_renew = s->script_renew,
+        .zk_hosts = env->zk_hosts,
+        .zk_session_timeout_ns = s->zk_session_timeout_ns,
+        .retry_interval_ns = s->retry_interval_ns,
+        .retry_backoff = s->retry == RETRY_BACKOFF,
+        .client_id = idx,
+        .stop = &h->stop,
+        .stats = &sl->stats,
+    };
+    struct lab_err err = {0};
+    struct lock_client *lc = NULL;
+    struct workload_client *wl = NULL;
+    if (ops->open(&lc, &le, &err) != 0 ||
+        workload_open(&wl, s, &env->stock, &rg->keys[s->per_client_keys ? idx : 0].counter,
+                      &h->stop, &err) != 0) {
+        slot_error(sl, &err);
+        if (lc)
+            ops->close(lc);
+        atomic_store(&sl->state, SLOT_FAILED);
+        atomic_fetch_add(&h->ready, 1);
+        _exit(2);
+    }
+    atomic_store(&sl->state, SLOT_READY);
+    atomic_fetch_add(&h->ready, 1);
+    while (atomic_load(&h->go) == 0 && !h->stop)
+        region_futex_wait(&h->go, 0, 100 * 1000000);
+    atomic_store(&sl->state, SLOT_RUNNING);
+    if (atomic_load(&h->go) > 0)
+        client_loop(s, ops, lc, wl, rg, idx);
+    sl->end_ns = lab_now_ns();
+    workload_close(wl);
+    ops->close(lc);
+    atomic_store(&sl->state, SLOT_DONE);
+    _exit(0);
+}

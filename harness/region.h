@@ -1,0 +1,110 @@
+/*
+ * region.h - the shared memory of one run, as the parent and its forked
+ * clients both see it (see runner.c for the parent, client.c for a client).
+ *
+ * One MAP_SHARED region holds a small head (the stop flag, the ready count
+ * and the start barrier's futex word), one slot per lock key (the oracle's
+ * live state and the counter workload's value) and one slot per client
+ * (its counters, histograms, error text and the interval it is in the
+ * middle of), followed by every client's interval log. Nothing in it is a
+ * pointer, so a client that dies leaves it readable, and the parent reads
+ * a slot only after the client has exited or through its atomics.
+ */
+#ifndef LOCKLAB_REGION_H
+#define LOCKLAB_REGION_H
+
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "runner.h"
+
+enum slot_state { SLOT_INIT = 0, SLOT_READY, SLOT_FAILED, SLOT_RUNNING, SLOT_DONE };
+
+/* Where a client's interval in progress stands, so that the parent can
+ * close it exactly if the client dies. ENTERING and EXITING bracket the
+ * atomic oracle marks: a client that dies there leaves it unknown whether
+ * the live count saw the mark. */
+enum iv_phase { IV_NONE = 0, IV_ENTERING, IV_INSIDE, IV_EXITING, IV_RELEASING };
+
+struct shared_head {
+    volatile int stop;        /* set by the parent: clients stop at the next check */
+    atomic_int ready;         /* clients that finished opening (ok or failed) */
+    atomic_int go;            /* the start barrier's futex word */
+};
+
+/* Per lock key (one, or one per client): the oracle's live state and the
+ * counter workload's value. */
+struct key_slot {
+    struct oracle_key oracle;
+    volatile int64_t counter;
+};
+
+struct client_slot {
+    atomic_int state;          /* enum slot_state */
+    int64_t acquired;          /* acquires granted */
+    int64_t timeouts;          /* acquires that ran out of wait budget */
+    int64_t errors;            /* acquire and workload errors */
+    int64_t released;          /* releases of a lock still ours */
+    int64_t release_not_owner; /* releases that found the lock no longer ours */
+    int64_t release_errors;    /* releases that failed */
+    int64_t nested_acquired;   /* reentrant workload: nested acquires granted */
+    int64_t nested_timeouts;   /* reentrant workload: nested acquires that ran out of time */
+    int64_t units;             /* workload units done */
+    int64_t end_ns;            /* when the client finished its loop */
+    atomic_llong n_iv;         /* intervals logged (complete entries only) */
+    atomic_int iv_phase;       /* enum iv_phase of `cur` */
+    struct oracle_interval cur; /* the interval in progress, closed by the parent on a death */
+    int64_t iv_dropped;        /* intervals not logged: the log was full */
+    struct lock_stats stats;   /* the implementation's counters */
+    char err[160];             /* first error this client hit */
+    struct hist acquire, hold, release;
+};
+
+struct region {
+    void *base;
+    size_t size;
+    struct shared_head *head;
+    struct key_slot *keys;      /* n_keys of them */
+    int n_keys;
+    struct client_slot *slots;
+    struct oracle_interval *iv; /* n_clients * iv_cap */
+    int64_t iv_cap;
+};
+
+/* The key client idx works on: the scenario's key, or its own per client. */
+static inline int region_key_of(const struct scenario *s, int idx, char *name, size_t n)
+{
+    if (!s->per_client_keys) {
+        snprintf(name, n, "%s", s->lock_key);
+        return 0;
+    }
+    snprintf(name, n, "%s-%d", s->lock_key, idx);
+    return idx;
+}
+
+/* Sleep on the start barrier's futex word while it holds val (ns at most). */
+static inline void region_futex_wait(atomic_int *word, int val, int64_t ns)
+{
+    struct timespec ts = {ns / 1000000000, ns % 1000000000};
+    syscall(SYS_futex, word, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+/* Wake every client sleeping on the word. */
+static inline void region_futex_wake_all(atomic_int *word)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* The life of client idx in a forked process: open its connections, report
+ * ready, wait at the start barrier, run its loop, close, and _exit (it
+ * never returns). parent is the runner's pid (a client whose parent is
+ * already gone exits at once). */
+_Noreturn void client_main(const struct scenario *s, const struct lock_ops *ops,
+                           const struct run_env *env, struct region *rg, int idx, pid_t parent);
+
+#endif
