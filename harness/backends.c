@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
 
 int backends_start(struct backends *b, bool need_redis, bool need_stock, int n_masters,
                    const char *external_redis, struct lab_err *err)
@@ -16,7 +15,7 @@ int backends_start(struct backends *b, bool need_redis, bool need_stock, int n_m
     memset(b, 0, sizeof *b);
     if (need_redis) {
         if (external_redis) {
-            if (cli_parse_hostport(external_redis, b->redis_host, sizeof b->redis_host,
+            if (lab_parse_hostport(external_redis, b->redis_host, sizeof b->redis_host,
                                    &b->redis_port) != 0) {
                 lab_err_set(err, EINVAL, "bad Redis address '%s' (expected HOST:PORT)",
                             external_redis);

@@ -11,13 +11,6 @@ int cmd_list(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 
-/* Directory holding the shipped scenarios: ./scenarios when it exists,
- * else the source tree's (compiled in). */
-const char *cli_scenario_dir(void);
-
-/* Split "host:port" into host (hostlen bytes) and port. 0 or -1. */
-int cli_parse_hostport(const char *s, char *host, size_t hostlen, int *port);
-
 /* Draw run_dir's plots (PNG + SVG per scenario, see cmd_plot.c) with gnuplot.
  * quiet: print nothing but errors. Returns 0 or an exit code (2: run_dir or
  * its summary.json missing; 3: gnuplot missing or failed). */

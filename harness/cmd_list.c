@@ -6,11 +6,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../impls/lock.h"
 #include "cli.h"
 #include "failpoint.h"
 #include "scenario.h"
+
+/* Directory holding the shipped scenarios: ./scenarios when it exists,
+ * else the source tree's (compiled in). */
+static const char *cli_scenario_dir(void)
+{
+    struct stat st;
+    if (stat("scenarios", &st) == 0 && S_ISDIR(st.st_mode))
+        return "scenarios";
+    return LOCKLAB_SOURCE_DIR "/scenarios";
+}
 
 static void caps_string(unsigned caps, char *buf, size_t n)
 {

@@ -63,21 +63,6 @@ static void run_usage(FILE *f)
             SCN_MAX_CLIENTS);
 }
 
-int cli_parse_hostport(const char *s, char *host, size_t hostlen, int *port)
-{
-    const char *colon = strrchr(s, ':');
-    if (!colon || colon == s || (size_t)(colon - s) >= hostlen)
-        return -1;
-    char *end;
-    long p = strtol(colon + 1, &end, 10);
-    if (*end || colon[1] == '\0' || p < 1 || p > 65535)
-        return -1;
-    memcpy(host, s, (size_t)(colon - s));
-    host[colon - s] = '\0';
-    *port = (int)p;
-    return 0;
-}
-
 /* Replace s->impls with the --impl list. 0 or -1 (message printed). */
 static int apply_impl_filter(struct scenario *s, const char *list)
 {
@@ -112,7 +97,7 @@ static bool bad_zk_hosts(const char *s)
         return true;
     snprintf(buf, sizeof buf, "%s", s);
     for (char *save, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save))
-        if (cli_parse_hostport(p, host, sizeof host, &port) != 0)
+        if (lab_parse_hostport(p, host, sizeof host, &port) != 0)
             return true;
     return buf[0] == '\0' || s[strlen(s) - 1] == ',';
 }
@@ -164,7 +149,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
     if (o->redis) {
         char host[64];
         int port;
-        if (cli_parse_hostport(o->redis, host, sizeof host, &port) != 0) {
+        if (lab_parse_hostport(o->redis, host, sizeof host, &port) != 0) {
             fprintf(stderr, "locklab: bad Redis address '%s' (expected HOST:PORT)\n", o->redis);
             return -1;
         }

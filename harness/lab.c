@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -87,5 +88,20 @@ int lab_random_hex(char *out, size_t nbytes)
         out[2 * i + 1] = hex[raw[i] & 15];
     }
     out[2 * nbytes] = '\0';
+    return 0;
+}
+
+int lab_parse_hostport(const char *s, char *host, size_t hostlen, int *port)
+{
+    const char *colon = strrchr(s, ':');
+    if (!colon || colon == s || (size_t)(colon - s) >= hostlen)
+        return -1;
+    char *end;
+    long p = strtol(colon + 1, &end, 10);
+    if (*end || colon[1] == '\0' || p < 1 || p > 65535)
+        return -1;
+    memcpy(host, s, (size_t)(colon - s));
+    host[colon - s] = '\0';
+    *port = (int)p;
     return 0;
 }

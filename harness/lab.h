@@ -64,4 +64,7 @@ int lab_random_bytes(void *buf, size_t len);
 /* Write a hex token of 2*nbytes characters (+NUL) from the OS random source. */
 int lab_random_hex(char *out, size_t nbytes);
 
+/* Split "host:port" into host (hostlen bytes) and port (1..65535). 0 or -1. */
+int lab_parse_hostport(const char *s, char *host, size_t hostlen, int *port);
+
 #endif

@@ -8,7 +8,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "lab.h"
@@ -38,14 +37,6 @@ static void usage(FILE *f)
             "`locklab <command> --help` describes each command's options.\n"
             "exit codes: 0 ok, 1 an expectation failed, 2 bad usage or scenario,\n"
             "            3 environment (server missing or unreachable), 130 interrupted\n");
-}
-
-const char *cli_scenario_dir(void)
-{
-    struct stat st;
-    if (stat("scenarios", &st) == 0 && S_ISDIR(st.st_mode))
-        return "scenarios";
-    return LOCKLAB_SOURCE_DIR "/scenarios";
 }
 
 int main(int argc, char **argv)
