@@ -13,7 +13,7 @@
 
 #include <stdbool.h>
 
-#include "../impls/lock.h"
+#include "lock.h"
 #include "scenario.h"
 #include "servers.h"
 

@@ -23,7 +23,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "../impls/lock.h"
+#include "lock.h"
 #include "redis_admin.h"
 #include "backends.h"
 #include "cli.h"
@@ -274,7 +274,7 @@ static int bench_overhead(int argc, char **argv)
 /* Median loopback round trip to Redis (PING), in microseconds, or -1. */
 static double ping_rtt_us(const char *host, int port, int n, struct lab_err *err)
 {
-    redisContext *c = redis_admin_connect("Redis", host, port, 5000, err);
+    redisContext *c = redis_conn_open("Redis", host, port, 5000, err);
     if (!c)
         return -1;
     double *v = malloc((size_t)n * sizeof *v);

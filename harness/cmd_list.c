@@ -8,9 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../impls/lock.h"
+#include "lock.h"
 #include "cli.h"
-#include "failpoint.h"
+#include "failpoint_env.h"
 #include "scenario.h"
 
 /* Directory holding the shipped scenarios: ./scenarios when it exists,

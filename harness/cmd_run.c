@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../impls/lock.h"
+#include "lock.h"
 #include "backends.h"
 #include "cli.h"
-#include "failpoint.h"
+#include "failpoint_env.h"
 #include "report.h"
 #include "runner.h"
 #include "scenario.h"

@@ -10,22 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-redisContext *redis_admin_connect(const char *what, const char *host, int port, int timeout_ms,
-                                  struct lab_err *err)
-{
-    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-    redisContext *c = redisConnectWithTimeout(host, port, tv);
-    if (!c || c->err) {
-        lab_err_set(err, ECONNREFUSED, "cannot connect to %s at %s:%d: %s", what, host, port,
-                    c ? c->errstr : "out of memory");
-        if (c)
-            redisFree(c);
-        return NULL;
-    }
-    redisSetTimeout(c, tv);
-    return c;
-}
-
 static redisReply *admin_cmd(redisContext *c, struct lab_err *err, const char *fmt, const char *arg)
 {
     redisReply *r = arg ? redisCommand(c, fmt, arg) : redisCommand(c, fmt);
@@ -40,7 +24,7 @@ static redisReply *admin_cmd(redisContext *c, struct lab_err *err, const char *f
 
 int redis_admin_del(const char *host, int port, const char *key, struct lab_err *err)
 {
-    redisContext *c = redis_admin_connect("Redis", host, port, 5000, err);
+    redisContext *c = redis_conn_open("Redis", host, port, 5000, err);
     if (!c)
         return -1;
     redisReply *r = admin_cmd(c, err, "DEL %s", key);
@@ -64,7 +48,7 @@ static int is_admin_command(const char *name, size_t len)
 
 int redis_admin_calls(const char *host, int port, int64_t *calls, struct lab_err *err)
 {
-    redisContext *c = redis_admin_connect("Redis", host, port, 5000, err);
+    redisContext *c = redis_conn_open("Redis", host, port, 5000, err);
     if (!c)
         return -1;
     redisReply *r = admin_cmd(c, err, "INFO commandstats", NULL);

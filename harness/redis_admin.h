@@ -9,14 +9,7 @@
 #include <stdint.h>
 
 #include "lab.h"
-
-struct redisContext;
-
-/* Connect to Redis at host:port with connect and command timeouts of
- * timeout_ms. Returns the context, or NULL with err filled ("cannot connect
- * to <what> at host:port: ..."). what names the server in the message. */
-struct redisContext *redis_admin_connect(const char *what, const char *host, int port,
-                                         int timeout_ms, struct lab_err *err);
+#include "redis_conn.h"
 
 /* Delete key on host:port. 0 or -1 with err filled. */
 int redis_admin_del(const char *host, int port, const char *key, struct lab_err *err);

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../impls/lock.h"
+#include "lock.h"
 #include "hist.h"
 #include "oracle.h"
 #include "scenario.h"

@@ -191,7 +191,7 @@ static pid_t spawn_redis(struct server *s, struct lab_err *err)
 
 int servers_redis_ping(const char *host, int port, int timeout_ms, struct lab_err *err)
 {
-    redisContext *c = redis_admin_connect("Redis", host, port, timeout_ms, err);
+    redisContext *c = redis_conn_open("Redis", host, port, timeout_ms, err);
     if (!c)
         return -1;
     redisReply *r = redisCommand(c, "PING");

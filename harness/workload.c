@@ -23,7 +23,7 @@ struct workload_client {
 
 static redisContext *stock_connect(const struct workload_target *t, struct lab_err *err)
 {
-    return redis_admin_connect("the stock store", t->host, t->port, 5000, err);
+    return redis_conn_open("the stock store", t->host, t->port, 5000, err);
 }
 
 /* Run one command; returns its integer (or parsed string) value in *v. */

@@ -30,7 +30,7 @@
 
 #include <stdint.h>
 
-#include "../harness/lab.h"
+#include "lab.h"
 
 enum lock_status {
     LOCK_GRANTED = 0, /* the caller holds the lock */

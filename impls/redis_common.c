@@ -10,7 +10,7 @@
  * client's loop (they show up as renewals, and in INFO commandstats).
  */
 #include "redis_common.h"
-#include "redis_admin.h"
+#include "redis_conn.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -80,7 +80,7 @@ int redis_lock_open(struct lock_client **out, const struct lock_env *env, lock_t
         free(c);
         return -1;
     }
-    c->rc = redis_admin_connect("Redis", env->redis_host, env->redis_port, REDIS_TIMEOUT_MS, err);
+    c->rc = redis_conn_open("Redis", env->redis_host, env->redis_port, REDIS_TIMEOUT_MS, err);
     if (!c->rc) {
         redis_lock_close(c);
         return -1;
@@ -111,7 +111,7 @@ static int reconnect_if_broken(const struct lock_client *c, redisContext **rc,
         return 0;
     if (*rc)
         redisFree(*rc);
-    *rc = redis_admin_connect("Redis", c->env->redis_host, c->env->redis_port, REDIS_TIMEOUT_MS,
+    *rc = redis_conn_open("Redis", c->env->redis_host, c->env->redis_port, REDIS_TIMEOUT_MS,
                               err);
     return *rc ? 0 : -1;
 }
@@ -207,7 +207,7 @@ static int watchdog_renew(void *arg, const char *key)
 
 int redis_watchdog_start(struct lock_client *c, int64_t lease_ns, struct lab_err *err)
 {
-    c->wd_rc = redis_admin_connect("Redis", c->env->redis_host, c->env->redis_port,
+    c->wd_rc = redis_conn_open("Redis", c->env->redis_host, c->env->redis_port,
                                    REDIS_TIMEOUT_MS, err);
     if (!c->wd_rc || redis_script_load(c->wd_rc, &c->renew, err) != 0)
         return -1;

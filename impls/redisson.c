@@ -45,7 +45,7 @@
  * lock, which it grants to the next client.
  */
 #include "redis_common.h"
-#include "redis_admin.h"
+#include "redis_conn.h"
 
 #include <errno.h>
 #include <sys/poll.h> /* not <poll.h>: impls/poll.h shadows it on the include path */
@@ -150,7 +150,7 @@ static int ps_ready(struct lock_client *c, struct lab_err *err)
     if (st->ps && !st->ps->err)
         return 0;
     ps_drop(c);
-    st->ps = redis_admin_connect("Redis (pub/sub)", c->env->redis_host, c->env->redis_port,
+    st->ps = redis_conn_open("Redis (pub/sub)", c->env->redis_host, c->env->redis_port,
                                  RSN_TIMEOUT_MS, err);
     return st->ps ? 1 : -1;
 }
@@ -503,7 +503,7 @@ static int rsn_open(struct lock_client **out, const struct lock_env *env, struct
         goto fail;
     if (st->watchdog) {
         c->renew.src = rsn_renew_lua;
-        c->wd_rc = redis_admin_connect("Redis (watchdog)", env->redis_host, env->redis_port,
+        c->wd_rc = redis_conn_open("Redis (watchdog)", env->redis_host, env->redis_port,
                                        RSN_TIMEOUT_MS, err);
         if (!c->wd_rc || redis_script_load(c->wd_rc, &c->renew, err) != 0)
             goto fail;

@@ -40,7 +40,7 @@
 #include <hiredis/hiredis.h>
 
 #include "lock.h"
-#include "redis_admin.h"
+#include "redis_conn.h"
 
 /* Per-master connect and command timeout while the run goes on: far below
  * any sensible TTL, far above a loopback round trip. */
@@ -131,7 +131,7 @@ static int master_connect(struct lock_client *c, int i, int timeout_ms)
     struct master *m = &c->m[i];
     char what[32];
     snprintf(what, sizeof what, "redlock master %d", i);
-    m->rc = redis_admin_connect(what, m->ep->host, m->ep->port, timeout_ms, &c->last);
+    m->rc = redis_conn_open(what, m->ep->host, m->ep->port, timeout_ms, &c->last);
     if (!m->rc)
         return -1;
     set_timeout_ns(m->rc, REDLOCK_TIMEOUT_MS * 1000000LL);

@@ -1,16 +1,17 @@
 /*
- * failpoint.c - arming failpoints from LOCKLAB_FAILPOINTS (see failpoint.h).
+ * failpoint_env.c - arming failpoints from LOCKLAB_FAILPOINTS (see
+ * failpoint_env.h and common/failpoint.h).
  *
- * The variable is parsed once per process into a small table; a client
- * asks for its points when it opens and keeps the pointers, so nothing is
- * parsed or compared while it runs. Names are checked against the points
- * that exist (the two every design has, and the ones designs name in their
- * protocol steps), so an armed point that would never fire is an error,
- * not a silent no-op.
+ * The variable is parsed once, before any client is forked, into the
+ * table of armed points. Names are checked against the points that exist
+ * (the two every design has, and the ones designs name in their protocol
+ * steps), so an armed point that would never fire is an error, not a
+ * silent no-op.
  */
-#include "failpoint.h"
+#include "failpoint_env.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,6 @@
 #include "lock.h"
 #include "scenario.h"
 
-#define FP_MAX 16
 
 /* Points every design has, in the client loop. */
 static const char *const fp_generic[] = {"after-grant", "before-release"};
@@ -30,8 +30,6 @@ static const struct {
     {"redis-get-del", "before-del", "between the GET that found the lock ours and the DEL"},
 };
 
-static struct failpoint fp_table[FP_MAX];
-static int fp_count;
 static int fp_state; /* 0 not parsed, 1 parsed, -1 bad */
 static char fp_error[128];
 
@@ -87,13 +85,10 @@ static int fp_parse_one(char *entry)
         snprintf(fp_error, sizeof fp_error, "failpoint %.60s: bad duration '%s'", entry, dur);
         return -1;
     }
-    if (fp_count == FP_MAX) {
-        snprintf(fp_error, sizeof fp_error, "more than %d failpoints armed", FP_MAX);
+    if (failpoint_arm(entry, ns) != 0) {
+        snprintf(fp_error, sizeof fp_error, "too many failpoints armed");
         return -1;
     }
-    struct failpoint *fp = &fp_table[fp_count++];
-    snprintf(fp->name, sizeof fp->name, "%s", entry);
-    fp->sleep_ns = ns;
     return 0;
 }
 
@@ -112,7 +107,7 @@ static void fp_parse(void)
     for (char *e = strtok_r(copy, ";", &save); e; e = strtok_r(NULL, ";", &save))
         if (*e && fp_parse_one(e) != 0) {
             fp_state = -1;
-            fp_count = 0;
+            failpoint_disarm_all();
             break;
         }
     free(copy);
@@ -127,24 +122,6 @@ int failpoint_check(struct lab_err *err)
         return -1;
     }
     return 0;
-}
-
-const struct failpoint *failpoint_find(const char *impl, const char *point)
-{
-    if (fp_state == 0)
-        fp_parse();
-    for (int i = 0; i < fp_count; i++) {
-        const char *n = fp_table[i].name;
-        size_t il = strlen(impl);
-        if (strncmp(n, impl, il) == 0 && n[il] == '/' && strcmp(n + il + 1, point) == 0)
-            return &fp_table[i];
-    }
-    return NULL;
-}
-
-void failpoint_fire(const struct failpoint *fp, const volatile int *stop)
-{
-    lab_sleep_ns(fp->sleep_ns, stop);
 }
 
 void failpoint_list(void)
