@@ -21,7 +21,7 @@
 #include <sys/prctl.h>
 
 #include "failpoint.h"
-#include "region.h"
+#include "client.h"
 
 static volatile int *client_stop; /* the region's stop flag */
 

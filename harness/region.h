@@ -21,7 +21,10 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "runner.h"
+#include "hist.h"
+#include "lock.h"
+#include "oracle.h"
+#include "scenario.h"
 
 enum slot_state { SLOT_INIT = 0, SLOT_READY, SLOT_FAILED, SLOT_RUNNING, SLOT_DONE };
 
@@ -99,12 +102,5 @@ static inline void region_futex_wake_all(atomic_int *word)
 {
     syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
-
-/* The life of client idx in a forked process: open its connections, report
- * ready, wait at the start barrier, run its loop, close, and _exit (it
- * never returns). parent is the runner's pid (a client whose parent is
- * already gone exits at once). */
-_Noreturn void client_main(const struct scenario *s, const struct lock_ops *ops,
-                           const struct run_env *env, struct region *rg, int idx, pid_t parent);
 
 #endif

@@ -15,7 +15,7 @@
  * still alive after a grace period is killed and counted as killed. What
  * runs inside a client is in client.c; the region both share, in region.h.
  */
-#include "region.h"
+#include "runner.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "redis_admin.h"
 #include "servers.h"
 

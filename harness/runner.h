@@ -17,23 +17,9 @@
 #include "lock.h"
 #include "hist.h"
 #include "oracle.h"
+#include "run_env.h"
 #include "scenario.h"
 #include "workload.h"
-
-/* Where the backends are, for this run. */
-struct run_env {
-    const char *redis_host;        /* lock store */
-    int redis_port;
-    const char *zk_hosts;          /* ZooKeeper ensemble ("host:port,...") or NULL */
-    int n_masters;                 /* independent masters (redlock) */
-    const struct lock_endpoint *masters;
-    struct workload_target stock;  /* the stock store (embedded, never faulted) */
-    bool progress;                 /* print progress on stderr */
-    bool redis_external;           /* the lock store is --redis / LOCKLAB_REDIS */
-    bool zk_external;              /* ZooKeeper is --zk / LOCKLAB_ZK */
-    int zk_ensemble;               /* servers of the embedded ensemble (0 when external) */
-    bool zk_force_sync;            /* its forceSync */
-};
 
 /* The servers a result really ran on (one invocation starts one of each,
  * sized for the largest request, so this may differ from its scenario). */

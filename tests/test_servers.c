@@ -130,7 +130,7 @@ static void test_zk_single(void)
     struct server srv[3];
     char hosts[256], buf[4096], cfg[700];
     struct lab_err err = {0};
-    CHECK(servers_zk_start(srv, 1, 0, hosts, sizeof hosts, &err) == 0, "zk start: %s", err.msg);
+    CHECK(servers_zk_start(srv, 1, 0, NULL, hosts, sizeof hosts, &err) == 0, "zk start: %s", err.msg);
     pid_t pid = srv[0].pid;
     CHECK(servers_zk_ping(hosts, 5000, &err) == 0, "zk session: %s", err.msg);
     CHECK(four_letter(srv[0].port, "ruok", buf, sizeof buf) == 0 && strcmp(buf, "imok") == 0,
@@ -153,7 +153,7 @@ static void test_zk_ensemble(void)
     struct server srv[3];
     char hosts[256], buf[4096], cfg[700];
     struct lab_err err = {0};
-    CHECK(servers_zk_start(srv, 3, 1, hosts, sizeof hosts, &err) == 0, "zk x3 start: %s",
+    CHECK(servers_zk_start(srv, 3, 1, NULL, hosts, sizeof hosts, &err) == 0, "zk x3 start: %s",
           err.msg);
     int leaders = 0, followers = 0;
     for (int i = 0; i < 3; i++) {

@@ -290,7 +290,7 @@ int main(void)
     struct server srv[1];
     char hosts[256];
     struct lab_err err = {0};
-    if (servers_zk_start(srv, 1, 0, hosts, sizeof hosts, &err) != 0) {
+    if (servers_zk_start(srv, 1, 0, NULL, hosts, sizeof hosts, &err) != 0) {
         CHECK(0, "zk start: %s", err.msg);
         return check_done();
     }

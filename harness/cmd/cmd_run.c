@@ -16,6 +16,7 @@
 #include "backends.h"
 #include "cli.h"
 #include "failpoint_env.h"
+#include "plot.h"
 #include "report.h"
 #include "runner.h"
 #include "scenario.h"
@@ -365,7 +366,7 @@ int cmd_run(int argc, char **argv)
         struct backends b;
         struct lab_err err = {0};
         if (backends_start(&b, need_redis, need_stock, masters, o.redis, &err) != 0 ||
-            (zk && backends_start_zk(&b, zk->zk_ensemble, zk->zk_force_sync, o.zk, &err) != 0)) {
+            (zk && backends_start_zk(&b, zk->zk_ensemble, zk->zk_force_sync, o.zk, &lab_stop, &err) != 0)) {
             backends_stop(&b);
             fprintf(stderr, "locklab: %s\n", err.msg);
             code = lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;

@@ -44,10 +44,11 @@ void servers_kill_all_now(void);
 /* Start a ZooKeeper ensemble of n (1 or 3) servers (QuorumPeerMain from
  * Debian's zookeeper package, a generated zoo.cfg each) and wait until a
  * client session connects. hosts receives the connection string
- * "127.0.0.1:p1,...". force_sync sets forceSync. 0 or -1 with err filled
+ * "127.0.0.1:p1,...". force_sync sets forceSync. Gives up when *stop (may
+ * be NULL) is set during the wait. 0 or -1 with err filled
  * (ENOENT when java or the ZooKeeper jars are missing). */
-int servers_zk_start(struct server *srv, int n, int force_sync, char *hosts, size_t hostslen,
-                     struct lab_err *err);
+int servers_zk_start(struct server *srv, int n, int force_sync, const volatile int *stop,
+                     char *hosts, size_t hostslen, struct lab_err *err);
 
 /* Packets received by every server of a ZooKeeper connection string (mntr's
  * zk_packets_received, summed): client requests, session pings included.

@@ -53,13 +53,13 @@ int backends_start(struct backends *b, bool need_redis, bool need_stock, int n_m
 }
 
 int backends_start_zk(struct backends *b, int ensemble, int force_sync, const char *external_zk,
-                      struct lab_err *err)
+                      const volatile int *stop, struct lab_err *err)
 {
     if (external_zk) {
         snprintf(b->zk_hosts, sizeof b->zk_hosts, "%s", external_zk);
         return servers_zk_ping(b->zk_hosts, 5000, err);
     }
-    if (servers_zk_start(b->zk_srv, ensemble, force_sync, b->zk_hosts, sizeof b->zk_hosts, err) != 0)
+    if (servers_zk_start(b->zk_srv, ensemble, force_sync, stop, b->zk_hosts, sizeof b->zk_hosts, err) != 0)
         return -1;
     b->n_zk = ensemble;
     return 0;

@@ -25,7 +25,6 @@
 #include <zookeeper/zookeeper.h>
 
 #include "servers.h"
-#include "stop.h"
 
 #define ZK_START_TIMEOUT_MS 60000
 #define ZK_MAX_ENSEMBLE 3
@@ -143,7 +142,8 @@ static int spawn_zk(struct server *s, struct lab_err *err)
     return servers_spawn(s, "zookeeper.log", argv, err);
 }
 
-int servers_zk_start(struct server *srv, int n, int force_sync, char *hosts, size_t hostslen,
+int servers_zk_start(struct server *srv, int n, int force_sync, const volatile int *stop,
+                     char *hosts, size_t hostslen,
                      struct lab_err *err)
 {
     if (n < 1 || n > ZK_MAX_ENSEMBLE) {
@@ -175,7 +175,7 @@ int servers_zk_start(struct server *srv, int n, int force_sync, char *hosts, siz
             spawn_zk(&srv[i], err) != 0)
             goto fail;
     int64_t deadline = lab_now_ns() + (int64_t)ZK_START_TIMEOUT_MS * 1000000;
-    while (lab_now_ns() < deadline && !lab_stop) {
+    while (lab_now_ns() < deadline && !(stop && *stop)) {
         for (int i = 0; i < n; i++)
             if (servers_exited(&srv[i])) {
                 lab_err_set(err, ECHILD, "ZooKeeper exited during start-up (see %s/zookeeper.log)",
@@ -186,7 +186,7 @@ int servers_zk_start(struct server *srv, int n, int force_sync, char *hosts, siz
             return 0;
         lab_sleep_ns(20 * 1000000, NULL);
     }
-    if (lab_stop)
+    if (stop && *stop)
         lab_err_set(err, EINTR, "interrupted while ZooKeeper was starting");
     else
         lab_err_set(err, ETIMEDOUT, "ZooKeeper ensemble %s did not accept a session within %d s",

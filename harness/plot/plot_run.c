@@ -1,5 +1,6 @@
 /*
- * cmd_plot.c - `locklab plot RUN_DIR`: draw a run's results with gnuplot.
+ * plot_run.c - draw a run's results with gnuplot (see plot.h; the command
+ * `locklab plot RUN_DIR` is cmd/cmd_plot.c).
  *
  * For each scenario in RUN_DIR/summary.json, four plots, each written next to
  * the results as RUN_DIR/<scenario>-<plot>.png and .svg: acquire latency by
@@ -18,11 +19,10 @@
  * side numbers implementations in summary.json's order and passes each
  * series its gnuplot linetype.
  *
- * plot_run_dir() is the whole command without option parsing, for `locklab
- * run` to call after a run when gnuplot is installed.
+ * plot_run_dir() is the whole command without option parsing, also called
+ * by `locklab run` after a run when gnuplot is installed.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -33,7 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "plot.h"
 #include "lab.h"
 #include "plot_data.h"
 #include "plot_gnuplot.h"
@@ -550,56 +550,4 @@ int plot_run_dir(const char *run_dir, int quiet)
         code = c.code;
     plot_summary_free(&sum);
     return code;
-}
-
-/* ----------------------------------------------------------------- command */
-
-static void plot_usage(FILE *f)
-{
-    fprintf(f,
-            "usage: locklab plot RUN_DIR [--quiet]\n"
-            "\n"
-            "Draw a run's results with gnuplot, as PNG and SVG beside them: for each\n"
-            "scenario in RUN_DIR/summary.json,\n"
-            "  <scenario>-latency     acquire latency by percentile, one line per implementation\n"
-            "  <scenario>-throughput  throughput against clients, per implementation and key mode\n"
-            "  <scenario>-wakeups     wakeups per release, one bar per implementation\n"
-            "  <scenario>-timeline    every acquire's latency over the run (when the run wrote\n"
-            "                         <impl>/<scenario>.timeline.tsv)\n"
-            "The numbers gnuplot reads are left in RUN_DIR/plot-data/; the scripts are\n"
-            "./plots/*.gp or %s/plots/*.gp.\n"
-            "\n"
-            "options:\n"
-            "  -q, --quiet   print only errors\n"
-            "  -h, --help    this text\n"
-            "\n"
-            "exit codes: 0 plots written, 2 bad usage or RUN_DIR/summary.json missing,\n"
-            "3 gnuplot not installed (install gnuplot-nox) or it failed\n",
-            LOCKLAB_SOURCE_DIR);
-}
-
-int cmd_plot(int argc, char **argv)
-{
-    static const struct option longopts[] = {{"quiet", no_argument, NULL, 'q'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    int quiet = 0, ch;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "hq", longopts, NULL)) != -1) {
-        switch (ch) {
-        case 'q': quiet = 1; break;
-        case 'h': plot_usage(stdout); return LAB_EXIT_OK;
-        default:
-            fprintf(stderr, "locklab: plot: unknown option '%s'\n\n", argv[optind - 1]);
-            plot_usage(stderr);
-            return LAB_EXIT_USAGE;
-        }
-    }
-    if (argc - optind != 1) {
-        fprintf(stderr, "locklab: plot: %s\n\n",
-                argc - optind ? "give exactly one RUN_DIR" : "no RUN_DIR given");
-        plot_usage(stderr);
-        return LAB_EXIT_USAGE;
-    }
-    return plot_run_dir(argv[optind], quiet);
 }

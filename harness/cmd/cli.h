@@ -11,9 +11,4 @@ int cmd_list(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 
-/* Draw run_dir's plots (PNG + SVG per scenario, see cmd_plot.c) with gnuplot.
- * quiet: print nothing but errors. Returns 0 or an exit code (2: run_dir or
- * its summary.json missing; 3: gnuplot missing or failed). */
-int plot_run_dir(const char *run_dir, int quiet);
-
 #endif

@@ -217,7 +217,7 @@ static int bench_overhead(int argc, char **argv)
     struct backends b;
     struct lab_err err = {0};
     if (backends_start(&b, !zk, false, 0, redis, &err) != 0 ||
-        (zk && backends_start_zk(&b, 1, force_sync, NULL, &err) != 0)) {
+        (zk && backends_start_zk(&b, 1, force_sync, NULL, &lab_stop, &err) != 0)) {
         fprintf(stderr, "locklab: %s\n", err.msg);
         backends_stop(&b);
         return LAB_EXIT_ENV;

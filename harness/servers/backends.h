@@ -42,7 +42,7 @@ int backends_start(struct backends *b, bool need_redis, bool need_stock, int n_m
 /* Start (ensemble 1 or 3, force_sync as given) or check (external, a
  * connection string) the ZooKeeper the ZooKeeper designs need. 0 or -1. */
 int backends_start_zk(struct backends *b, int ensemble, int force_sync, const char *external_zk,
-                      struct lab_err *err);
+                      const volatile int *stop, struct lab_err *err);
 
 void backends_stop(struct backends *b);
 
