@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 
+#include "backend.h"
 #include "failpoint.h"
 #include "client.h"
 
@@ -95,7 +96,7 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
     int64_t deadline = lab_now_ns() + s->max_duration_ns;
     /* only a release that removes a lock from a shared store can remove
      * someone else's; a process-local mutex has nothing to delete */
-    bool shared_store = strcmp(ops->backend, "none") != 0;
+    bool shared_store = backend_of(ops) != NULL;
     bool has_ttl = (ops->caps & LOCK_CAP_TTL) != 0;
     const struct failpoint *fp_grant = failpoint_find(ops->name, "after-grant");
     const struct failpoint *fp_release = failpoint_find(ops->name, "before-release");

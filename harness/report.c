@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend.h"
+
 /* ------------------------------------------------------------- file output */
 
 static int mkdir_p(const char *path)
@@ -483,17 +485,17 @@ void report_print_row(FILE *f, const struct run_result *x)
 
 /* ------------------------------------------------------------- comparison */
 
-static bool is_backend(const struct run_result *x, const char *backend)
+static bool is_backend(const struct run_result *x, const struct backend_ops *backend)
 {
-    return strcmp(x->ops->backend, backend) == 0;
+    return backend_of(x->ops) == backend;
 }
 
 void report_print_comparison(FILE *f, const struct run_result *const *res, int n)
 {
     bool redis = false, zk = false;
     for (int i = 0; i < n; i++) {
-        redis |= is_backend(res[i], "redis");
-        zk |= is_backend(res[i], "zookeeper");
+        redis |= is_backend(res[i], &backend_redis);
+        zk |= is_backend(res[i], &backend_zookeeper);
     }
     if (!redis || !zk)
         return;
@@ -534,9 +536,9 @@ void report_print_comparison(FILE *f, const struct run_result *const *res, int n
                 fprintf(f, " | %8.0f %7s %7s", x->throughput_per_s,
                         fmt_us(p50, sizeof p50, hist_percentile(&x->acquire, 50)),
                         fmt_us(p99, sizeof p99, hist_percentile(&x->acquire, 99)));
-                double *best = is_backend(x, "zookeeper") ? &best_zk
-                               : is_backend(x, "redis")   ? &best_redis
-                                                          : NULL;
+                double *best = is_backend(x, &backend_zookeeper) ? &best_zk
+                               : is_backend(x, &backend_redis)   ? &best_redis
+                                                                 : NULL;
                 if (best && x->throughput_per_s > *best)
                     *best = x->throughput_per_s;
             }

@@ -28,8 +28,7 @@
 #include <unistd.h>
 
 #include "client.h"
-#include "redis_admin.h"
-#include "servers.h"
+#include "backend.h"
 
 #define READY_TIMEOUT_NS (30LL * 1000000000)
 #define STOP_GRACE_NS (2LL * 1000000000)      /* after the duration bound */
@@ -390,77 +389,6 @@ enum verdict runner_verdict(const struct run_result *r)
     return VERDICT_SAFE;
 }
 
-static bool uses_redis(const struct lock_ops *ops)
-{
-    return strcmp(ops->backend, "redis") == 0;
-}
-
-/* Does ops talk to a server whose operations we can count? */
-static bool counts_server_ops(const struct lock_ops *ops)
-{
-    return uses_redis(ops) || strcmp(ops->backend, "zookeeper") == 0;
-}
-
-/* Commands served so far by the servers ops talks to (INFO commandstats):
- * the lock store, or every independent master for a multi-master design. */
-static int server_calls(const struct lock_ops *ops, const struct run_env *env, int64_t *calls,
-                        struct lab_err *err)
-{
-    *calls = 0;
-    if (strcmp(ops->backend, "zookeeper") == 0)
-        return env->zk_hosts ? servers_zk_packets(env->zk_hosts, calls, err) : 0;
-    if (!(ops->caps & LOCK_CAP_MULTI_MASTER))
-        return redis_admin_calls(env->redis_host, env->redis_port, calls, err);
-    for (int i = 0; i < env->n_masters; i++) {
-        int64_t c;
-        if (redis_admin_calls(env->masters[i].host, env->masters[i].port, &c, err) != 0)
-            return -1;
-        *calls += c;
-    }
-    return 0;
-}
-
-/* Remove the lock key left by an earlier run, wherever ops keeps it. */
-static int clear_lock_key(const struct lock_ops *ops, const struct run_env *env, const char *key,
-                          struct lab_err *err);
-
-/* ... every key of this run (one, or one per client). */
-static int clear_lock_keys(const struct lock_ops *ops, const struct run_env *env,
-                           const struct scenario *s, struct lab_err *err)
-{
-    char key[160];
-    int n = s->per_client_keys ? s->clients : 1;
-    if (strcmp(ops->backend, "zookeeper") == 0) {
-        if (!env->zk_hosts)
-            return 0;
-        static char parents[SCN_MAX_CLIENTS][192];
-        const char *ptrs[SCN_MAX_CLIENTS];
-        for (int i = 0; i < n; i++) {
-            region_key_of(s, i, key, sizeof key);
-            snprintf(parents[i], sizeof parents[i], "%s/%s", LOCK_ZK_ROOT, key);
-            ptrs[i] = parents[i];
-        }
-        return servers_zk_clear(env->zk_hosts, ptrs, n, err);
-    }
-    for (int i = 0; i < n; i++) {
-        region_key_of(s, i, key, sizeof key);
-        if (clear_lock_key(ops, env, key, err) != 0)
-            return -1;
-    }
-    return 0;
-}
-
-static int clear_lock_key(const struct lock_ops *ops, const struct run_env *env, const char *key,
-                          struct lab_err *err)
-{
-    if (!(ops->caps & LOCK_CAP_MULTI_MASTER))
-        return redis_admin_del(env->redis_host, env->redis_port, key, err);
-    for (int i = 0; i < env->n_masters; i++)
-        if (redis_admin_del(env->masters[i].host, env->masters[i].port, key, err) != 0)
-            return -1;
-    return 0;
-}
-
 int runner_run(const struct scenario *s, const struct lock_ops *ops, const struct run_env *env,
                volatile int *stop, struct run_result *res, struct lab_err *err)
 {
@@ -476,24 +404,16 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
     res->clients = s->clients;
     res->per_client_keys = s->per_client_keys;
     res->expect = scenario_expected(s, ops->name);
-    res->servers = (struct run_servers){
-        .redis = uses_redis(ops),
-        .redis_external = uses_redis(ops) && env->redis_external &&
-                          !(ops->caps & LOCK_CAP_MULTI_MASTER), /* masters are embedded */
-        .redis_masters = ops->caps & LOCK_CAP_MULTI_MASTER ? env->n_masters : 0,
-        .zookeeper = strcmp(ops->backend, "zookeeper") == 0,
-        .zk_external = env->zk_external,
-        .zk_ensemble = env->zk_ensemble,
-        .zk_force_sync = env->zk_force_sync,
-        .zk_session_timeout_ms = s->zk_session_timeout_ns / 1000000,
-    };
+    const struct backend_ops *be = backend_of(ops); /* NULL: no store (none, local-mutex) */
+    if (be)
+        be->describe(ops, env, s, &res->servers);
 
     struct region rg;
     if (region_map(&rg, s, err) != 0)
         return -1;
     int64_t calls_before = 0;
     if (workload_reset(s, &env->stock, &rg.keys[0].counter, err) != 0 ||
-        (counts_server_ops(ops) && clear_lock_keys(ops, env, s, err) != 0)) {
+        (be && be->clear(ops, env, s, err) != 0)) {
         munmap(rg.base, rg.size);
         return -1;
     }
@@ -501,7 +421,7 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
     /* server operations are a figure, not a precondition: an external
      * ZooKeeper may not allow mntr; then the figure is left out (0) */
     struct lab_err ops_err = {0};
-    bool ops_known = counts_server_ops(ops) && server_calls(ops, env, &calls_before, &ops_err) == 0;
+    bool ops_known = be && be->server_ops(ops, env, &calls_before, &ops_err) == 0;
     pid_t *pids = calloc((size_t)s->clients, sizeof *pids);
     if (!pids) {
         munmap(rg.base, rg.size);
@@ -557,7 +477,7 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
         rc = -1;
     if (rc == 0 && ops_known) {
         int64_t calls_after = 0;
-        if (server_calls(ops, env, &calls_after, &ops_err) == 0 &&
+        if (be->server_ops(ops, env, &calls_after, &ops_err) == 0 &&
             res->acquired > 0)
             res->server_ops_per_acquire = (double)(calls_after - calls_before) / (double)res->acquired;
     }

@@ -21,19 +21,6 @@
 #include "scenario.h"
 #include "workload.h"
 
-/* The servers a result really ran on (one invocation starts one of each,
- * sized for the largest request, so this may differ from its scenario). */
-struct run_servers {
-    bool redis;               /* the design used a Redis lock store */
-    bool redis_external;      /* ... an external one */
-    int redis_masters;        /* independent masters it ran on (multi-master designs), else 0 */
-    bool zookeeper;           /* the design used ZooKeeper */
-    bool zk_external;         /* ... an external ensemble */
-    int zk_ensemble;          /* embedded servers (0 when external) */
-    bool zk_force_sync;       /* embedded forceSync */
-    int64_t zk_session_timeout_ms; /* the session timeout the clients asked for */
-};
-
 #define RUN_TIMELINE_MAX 4096 /* latency-over-time points kept per result (evenly sampled) */
 
 struct run_result {

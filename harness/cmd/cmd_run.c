@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lock.h"
+#include "backend.h"
 #include "backends.h"
 #include "cli.h"
 #include "failpoint_env.h"
@@ -244,10 +245,11 @@ static void needs(struct scenario **scns, int n, bool *redis, bool *stock, int *
         *stock |= scns[i]->workload == WORKLOAD_STOCK;
         for (int j = 0; j < scns[i]->n_impls; j++) {
             const struct lock_ops *ops = lock_find(scns[i]->impls[j]);
-            *redis |= strcmp(ops->backend, "redis") == 0;
+            const struct backend_ops *be = backend_of(ops);
+            *redis |= be == &backend_redis;
             if (ops->caps & LOCK_CAP_MULTI_MASTER && scns[i]->redis_masters > *masters)
                 *masters = scns[i]->redis_masters;
-            if (strcmp(ops->backend, "zookeeper") == 0 &&
+            if (be == &backend_zookeeper &&
                 (!*zk || scns[i]->zk_ensemble > (*zk)->zk_ensemble))
                 *zk = scns[i];
         }
