@@ -8,7 +8,7 @@
  * in a real store, exactly as in the seeds' seckill example.
  */
 #include "workload.h"
-#include "redis_admin.h"
+#include "redis_conn.h"
 
 #include <errno.h>
 #include <hiredis/hiredis.h>
