@@ -1166,6 +1166,14 @@ int scenario_load(const char *path, struct scenario *out, char *err, size_t errl
     return rc;
 }
 
+int scenario_defaults(struct scenario *out)
+{
+    struct loader L = { .path = "(defaults)", .s = out };
+
+    memset(out, 0, sizeof *out);
+    return apply_defaults(&L, &top_section);
+}
+
 enum verdict scenario_expected(const struct scenario *s, const char *impl)
 {
     enum verdict star = VERDICT_NONE;
