@@ -55,6 +55,55 @@ static int bench_scan(const char *cmd, const char *text, bool integer, double *o
     return -1;
 }
 
+/* One option of a benchmark: what --name sets (one of num, str, flag). */
+struct bench_opt {
+    const char *name;  /* the long option without "--"; NULL ends a table */
+    double *num;       /* a number, read by bench_scan() */
+    bool integer;      /* ... a whole one */
+    const char **str;  /* a string */
+    int *flag;         /* set to 1 when given */
+};
+
+#define BENCH_MAX_OPTS 8
+
+/* Parse the options of `bench cmd` (argv[0] is cmd) into what opts point
+ * at; --help prints usage to stdout. Returns -1 when every option was read,
+ * else the exit code: LAB_EXIT_OK after --help, LAB_EXIT_USAGE after saying
+ * on stderr what is wrong. */
+static int bench_getopt(const char *cmd, int argc, char **argv, const struct bench_opt *opts,
+                        void (*usage)(FILE *))
+{
+    struct option longopts[BENCH_MAX_OPTS + 2];
+    int n = 0, ch, idx = 0;
+    for (; opts[n].name && n < BENCH_MAX_OPTS; n++)
+        longopts[n] = (struct option){opts[n].name,
+                                      opts[n].flag ? no_argument : required_argument, NULL, 'o'};
+    longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+    longopts[n] = (struct option){NULL, 0, NULL, 0};
+    opterr = 0;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
+        if (ch == 'h') {
+            usage(stdout);
+            return LAB_EXIT_OK;
+        }
+        if (ch != 'o') {
+            fprintf(stderr, "locklab: bench %s: unknown or incomplete option '%s'\n\n", cmd,
+                    argv[optind - 1]);
+            usage(stderr);
+            return LAB_EXIT_USAGE;
+        }
+        const struct bench_opt *o = &opts[idx];
+        if (o->flag)
+            *o->flag = 1;
+        else if (o->str)
+            *o->str = optarg;
+        else if (bench_scan(cmd, optarg, o->integer, o->num) != 0)
+            return LAB_EXIT_USAGE;
+    }
+    return -1;
+}
+
 static void bench_usage(FILE *f)
 {
     fprintf(f,
@@ -185,40 +234,19 @@ static double median(double *v, int n)
 
 static int bench_overhead(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"seconds", required_argument, NULL, 's'},
-                                              {"rounds", required_argument, NULL, 'n'},
-                                              {"min-ratio", required_argument, NULL, 'm'},
-                                              {"redis", required_argument, NULL, 'r'},
-                                              {"backend", required_argument, NULL, 'b'},
-                                              {"force-sync", no_argument, NULL, 'f'},
-                                              {"help", no_argument, NULL, 'h'},
-                                              {NULL, 0, NULL, 0}};
     double seconds = 3, min_ratio = 0.90, nrounds = 5;
-    const char *backend = "redis";
+    const char *backend = "redis", *redis = NULL;
     int force_sync = 0;
-    int ch;
-    const char *redis = NULL;
-    opterr = 0;
-    optind = 1;
-    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        double *num = NULL; /* the option's number goes here */
-        switch (ch) {
-        case 's': num = &seconds; break;
-        case 'n': num = &nrounds; break;
-        case 'm': num = &min_ratio; break;
-        case 'r': redis = optarg; break;
-        case 'b': backend = optarg; break;
-        case 'f': force_sync = 1; break;
-        case 'h': bench_usage(stdout); return LAB_EXIT_OK;
-        default:
-            fprintf(stderr, "locklab: bench overhead: unknown or incomplete option '%s'\n\n",
-                    argv[optind - 1]);
-            bench_usage(stderr);
-            return LAB_EXIT_USAGE;
-        }
-        if (num && bench_scan("overhead", optarg, num == &nrounds, num) != 0)
-            return LAB_EXIT_USAGE;
-    }
+    const struct bench_opt opts[] = {{"seconds", .num = &seconds},
+                                     {"rounds", .num = &nrounds, .integer = true},
+                                     {"min-ratio", .num = &min_ratio},
+                                     {"redis", .str = &redis},
+                                     {"backend", .str = &backend},
+                                     {"force-sync", .flag = &force_sync},
+                                     {NULL}};
+    int parsed = bench_getopt("overhead", argc, argv, opts, bench_usage);
+    if (parsed >= 0)
+        return parsed;
     bool zk = strcmp(backend, "zookeeper") == 0;
     if (!zk && strcmp(backend, "redis") != 0) {
         fprintf(stderr, "locklab: bench overhead: --backend is redis or zookeeper, not '%s'\n",
@@ -338,34 +366,16 @@ static void handoff_usage(FILE *f)
 
 static int bench_handoff(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"clients", required_argument, NULL, 'c'},
-                                              {"rounds", required_argument, NULL, 'n'},
-                                              {"max-rtts", required_argument, NULL, 'm'},
-                                              {"redis", required_argument, NULL, 'r'},
-                                              {"help", no_argument, NULL, 'h'},
-                                              {NULL, 0, NULL, 0}};
     double max_rtts = 5, nclients = 16, nrounds = 20;
-    int ch;
     const char *redis = NULL;
-    opterr = 0;
-    optind = 1;
-    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        double *num = NULL; /* the option's number goes here */
-        switch (ch) {
-        case 'c': num = &nclients; break;
-        case 'n': num = &nrounds; break;
-        case 'm': num = &max_rtts; break;
-        case 'r': redis = optarg; break;
-        case 'h': handoff_usage(stdout); return LAB_EXIT_OK;
-        default:
-            fprintf(stderr, "locklab: bench handoff: unknown or incomplete option '%s'\n\n",
-                    argv[optind - 1]);
-            handoff_usage(stderr);
-            return LAB_EXIT_USAGE;
-        }
-        if (num && bench_scan("handoff", optarg, num != &max_rtts, num) != 0)
-            return LAB_EXIT_USAGE;
-    }
+    const struct bench_opt opts[] = {{"clients", .num = &nclients, .integer = true},
+                                     {"rounds", .num = &nrounds, .integer = true},
+                                     {"max-rtts", .num = &max_rtts},
+                                     {"redis", .str = &redis},
+                                     {NULL}};
+    int parsed = bench_getopt("handoff", argc, argv, opts, handoff_usage);
+    if (parsed >= 0)
+        return parsed;
     if (optind < argc || nclients < 2 || nclients > SCN_MAX_CLIENTS || nrounds < 1 ||
         nrounds > 1000 || max_rtts <= 0) {
         fprintf(stderr, "locklab: bench handoff: bad arguments (clients 2..%d, rounds 1..1000)\n",
