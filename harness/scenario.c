@@ -830,46 +830,81 @@ static int load_impls(struct loader *L, const yaml_node_t *value, const char *ke
     return 0;
 }
 
+/* A key that takes one value or a list of distinct values to sweep over
+ * (clients, lock.keys). opt reads one value into the field of the run's
+ * value (an int); the list goes to an int array and its count. */
+struct sweep_key {
+    const struct opt *opt;   /* reads one value */
+    size_t steps_off;        /* offsetof(struct scenario, the int array of steps) */
+    size_t n_off;            /* offsetof(struct scenario, the int count of them) */
+    size_t max_steps;        /* the array's length */
+    const char *one_or_list; /* what the value may be, for messages */
+    const char *wrong_type;  /* ... when it is neither a scalar nor a list */
+    const char *one;         /* what one item of the list may be */
+    const char *steps;       /* what the list holds ("client counts") */
+    const char *count;       /* how many it may hold ("1 to 16") */
+};
+
+static int load_sweep(struct loader *L, const struct sweep_key *k, const yaml_node_t *value,
+                      const char *keypath)
+{
+    char *base = (char *)L->s;
+    int *cur = (int *)(base + k->opt->off);
+    int *steps = (int *)(base + k->steps_off);
+    int *n_steps = (int *)(base + k->n_off);
+    char itempath[96];
+
+    if (value->type == YAML_SCALAR_NODE) {
+        if (want_scalar(L, value, keypath, k->one_or_list) != 0 ||
+            set_value(L, k->opt, keypath, scalar_text(value), value->data.scalar.length,
+                      value) != 0)
+            return -1;
+        steps[0] = *cur;
+        *n_steps = 1;
+        return 0;
+    }
+    if (value->type != YAML_SEQUENCE_NODE)
+        return wrong_type(L, value, keypath, k->wrong_type);
+    const yaml_node_item_t *items = value->data.sequence.items.start;
+    size_t n = (size_t)(value->data.sequence.items.top - items);
+    if (n == 0 || n > k->max_steps)
+        return fail_at(L, value, "%s lists %zu %s (expected %s)", keypath, n, k->steps,
+                       k->count);
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *item = node_at(L, items[i]);
+        snprintf(itempath, sizeof itempath, "%s[%zu]", keypath, i);
+        if (want_scalar(L, item, itempath, k->one) != 0 ||
+            set_value(L, k->opt, itempath, scalar_text(item), item->data.scalar.length,
+                      item) != 0)
+            return -1;
+        for (int j = 0; j < *n_steps; j++)
+            if (steps[j] == *cur)
+                return k->opt->choices
+                           ? fail_at(L, item, "%s lists %s twice", keypath, k->opt->choices[*cur])
+                           : fail_at(L, item, "%s lists %d twice", keypath, *cur);
+        steps[(*n_steps)++] = *cur;
+    }
+    *cur = steps[0];
+    return 0;
+}
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 /* clients: one count, or a sequence of counts to sweep. */
 static const struct opt clients_opt = {
     .name = "clients", .type = OPT_INT, FIELD(clients), .min = 1, .max = SCN_MAX_CLIENTS,
     .help = "number of client processes" };
+static const struct sweep_key clients_sweep = {
+    .opt = &clients_opt, .steps_off = offsetof(struct scenario, client_steps),
+    .n_off = offsetof(struct scenario, n_client_steps), .max_steps = SCN_MAX_STEPS,
+    .one_or_list = "an integer or a list of integers",
+    .wrong_type = "an integer or a list of integers such as [1, 2, 4]", .one = "an integer",
+    .steps = "client counts", .count = "1 to " STR(SCN_MAX_STEPS) };
 
 static int load_clients(struct loader *L, const yaml_node_t *value, const char *keypath)
 {
-    struct scenario *s = L->s;
-    char itempath[96];
-
-    if (value->type == YAML_SCALAR_NODE) {
-        if (want_scalar(L, value, keypath, "an integer or a list of integers") != 0 ||
-            set_value(L, &clients_opt, keypath, scalar_text(value), value->data.scalar.length,
-                      value) != 0)
-            return -1;
-        s->client_steps[0] = s->clients;
-        s->n_client_steps = 1;
-        return 0;
-    }
-    if (value->type != YAML_SEQUENCE_NODE)
-        return wrong_type(L, value, keypath, "an integer or a list of integers such as [1, 2, 4]");
-    const yaml_node_item_t *items = value->data.sequence.items.start;
-    size_t n = (size_t)(value->data.sequence.items.top - items);
-    if (n == 0 || n > SCN_MAX_STEPS)
-        return fail_at(L, value, "%s lists %zu client counts (expected 1 to %d)", keypath, n,
-                       SCN_MAX_STEPS);
-    for (size_t i = 0; i < n; i++) {
-        const yaml_node_t *item = node_at(L, items[i]);
-        snprintf(itempath, sizeof itempath, "%s[%zu]", keypath, i);
-        if (want_scalar(L, item, itempath, "an integer") != 0 ||
-            set_value(L, &clients_opt, itempath, scalar_text(item), item->data.scalar.length,
-                      item) != 0)
-            return -1;
-        for (int j = 0; j < s->n_client_steps; j++)
-            if (s->client_steps[j] == s->clients)
-                return fail_at(L, item, "%s lists %d twice", keypath, s->clients);
-        s->client_steps[s->n_client_steps++] = s->clients;
-    }
-    s->clients = s->client_steps[0];
-    return 0;
+    return load_sweep(L, &clients_sweep, value, keypath);
 }
 
 /* lock.keys: hot | per-client, or a sequence of them. */
@@ -877,41 +912,23 @@ static const char *const key_words[] = { "hot", "per-client", NULL };
 static const struct opt keys_opt = {
     .name = "keys", .type = OPT_CHOICE, FIELD(per_client_keys), .choices = key_words,
     .help = "key layout" };
+static const struct sweep_key keys_sweep = {
+    .opt = &keys_opt, .steps_off = offsetof(struct scenario, key_modes),
+    .n_off = offsetof(struct scenario, n_key_modes), .max_steps = 2,
+    .one_or_list = "hot, per-client, or a list of them",
+    .wrong_type = "hot, per-client, or a list of them", .one = "hot or per-client",
+    .steps = "key layouts", .count = "1 or 2" };
+
+_Static_assert(sizeof(((struct scenario *)0)->clients) == sizeof(int) &&
+               sizeof(((struct scenario *)0)->per_client_keys) == sizeof(int) &&
+               sizeof(((struct scenario *)0)->key_modes) == 2 * sizeof(int) &&
+               sizeof(((struct scenario *)0)->client_steps) == SCN_MAX_STEPS * sizeof(int),
+               "a sweep key's value and steps are ints");
 
 static int load_keys(struct loader *L, const yaml_node_t *value, const char *keypath)
 {
-    struct scenario *s = L->s;
-    char itempath[96];
-
     L->keys_node = value;
-    if (value->type == YAML_SCALAR_NODE) {
-        if (want_scalar(L, value, keypath, "hot, per-client, or a list of them") != 0 ||
-            set_value(L, &keys_opt, keypath, scalar_text(value), value->data.scalar.length,
-                      value) != 0)
-            return -1;
-        s->key_modes[0] = s->per_client_keys;
-        s->n_key_modes = 1;
-        return 0;
-    }
-    if (value->type != YAML_SEQUENCE_NODE)
-        return wrong_type(L, value, keypath, "hot, per-client, or a list of them");
-    const yaml_node_item_t *items = value->data.sequence.items.start;
-    size_t n = (size_t)(value->data.sequence.items.top - items);
-    if (n == 0 || n > 2)
-        return fail_at(L, value, "%s lists %zu key layouts (expected 1 or 2)", keypath, n);
-    for (size_t i = 0; i < n; i++) {
-        const yaml_node_t *item = node_at(L, items[i]);
-        snprintf(itempath, sizeof itempath, "%s[%zu]", keypath, i);
-        if (want_scalar(L, item, itempath, "hot or per-client") != 0 ||
-            set_value(L, &keys_opt, itempath, scalar_text(item), item->data.scalar.length,
-                      item) != 0)
-            return -1;
-        if (s->n_key_modes == 1 && s->key_modes[0] == s->per_client_keys)
-            return fail_at(L, item, "%s lists %s twice", keypath, key_words[s->per_client_keys]);
-        s->key_modes[s->n_key_modes++] = s->per_client_keys;
-    }
-    s->per_client_keys = s->key_modes[0];
-    return 0;
+    return load_sweep(L, &keys_sweep, value, keypath);
 }
 
 static int load_faults(struct loader *L, const yaml_node_t *value, const char *keypath)
@@ -923,15 +940,6 @@ static int load_faults(struct loader *L, const yaml_node_t *value, const char *k
                        "faults are not supported yet (the fault engine comes later); "
                        "write %s: [] or leave the key out", keypath);
     return 0;
-}
-
-/* Verdicts an expectation may name: every real verdict, and any. */
-static enum verdict verdict_word(const char *text)
-{
-    for (int v = VERDICT_SAFE; v <= VERDICT_ANY; v++)
-        if (strcmp(verdict_name((enum verdict)v), text) == 0)
-            return (enum verdict)v;
-    return VERDICT_NONE;
 }
 
 static const char *verdict_list(char *buf, size_t n)
@@ -985,7 +993,7 @@ static int load_expect(struct loader *L, const yaml_node_t *value, const char *k
         snprintf(expected, sizeof expected, "a verdict (one of: %s)", list);
         if (want_scalar(L, val, entry, expected) != 0)
             return -1;
-        enum verdict v = verdict_word(scalar_text(val));
+        enum verdict v = verdict_parse(scalar_text(val)); /* a real verdict, or any */
         if (v == VERDICT_NONE)
             return fail_at(L, val, "unknown verdict '%s' for %s (expected one of: %s)",
                            show(shown, sizeof shown, scalar_text(val), val->data.scalar.length),
@@ -1164,6 +1172,14 @@ int scenario_load(const char *path, struct scenario *out, char *err, size_t errl
     if (rc == 0)
         *out = s;
     return rc;
+}
+
+int scenario_defaults(struct scenario *out)
+{
+    struct loader L = { .path = "(defaults)", .s = out };
+
+    memset(out, 0, sizeof *out);
+    return apply_defaults(&L, &top_section);
 }
 
 enum verdict scenario_expected(const struct scenario *s, const char *impl)

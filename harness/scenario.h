@@ -95,6 +95,12 @@ struct scenario {
  * Returns 0 on success. */
 int scenario_load(const char *path, struct scenario *out, char *err, size_t errlen);
 
+/* Fill *out as a scenario file giving no key would leave it: zeros, then
+ * every default of the option tables (for scenarios built in code, such as
+ * the benchmarks'). Returns 0, or -1 when a default in the tables does not
+ * read (a bug in the tables). */
+int scenario_defaults(struct scenario *out);
+
 /* The verdict expected for impl: its own entry, else "*", else VERDICT_NONE. */
 enum verdict scenario_expected(const struct scenario *s, const char *impl);
 

@@ -29,8 +29,7 @@ YAML
 OUT=$WORK/results
 run_ok "short TTL" "$D/short-ttl.yaml"
 r=results.impl=redis-set-del
-expect_eq "short TTL: redis-set-del verdict" "$(jget "$S" $r.verdict)" violation
-expect_gt "short TTL: overlapping pairs" "$(jget "$S" $r.safety.violations)" 0
+expect_violation "short TTL: redis-set-del" $r
 expect_gt "short TTL: overlap time" "$(jget "$S" $r.safety.overlap_us)" 0
 expect_gt "short TTL: more than one holder" "$(jget "$S" $r.safety.max_concurrent_holders)" 1
 expect_gt "short TTL: releases found the lock gone or taken" "$(jget "$S" $r.ops.release_not_owner)" 0
@@ -39,10 +38,7 @@ expect_gt "short TTL: lost updates in the counter" "$(jget "$S" $r.safety.lost_u
 run_ok "long TTL" "$D/long-ttl.yaml"
 for impl in redis-set-del redis-lua; do
     r=results.impl=$impl
-    expect_eq "long TTL: $impl verdict" "$(jget "$S" $r.verdict)" safe
-    expect_eq "long TTL: $impl no overlap" "$(jget "$S" $r.safety.violations)" 0
-    expect_eq "long TTL: $impl counter exact" "$(jget "$S" $r.workload.final_value)" 36
-    expect_eq "long TTL: $impl every release owned" "$(jget "$S" $r.ops.released)" 36
+    expect_exact "long TTL: $impl" $r 36
     expect_gt "long TTL: $impl handoffs measured" "$(jget "$S" $r.latency_us.handoff.count)" 0
 done
 expect_no_orphans "after the oracle runs"

@@ -15,8 +15,7 @@ expect_eq "run is complete" "$(jget "$S" complete)" true
 # known to break: no lock, and a lock local to each process
 for impl in none local-mutex; do
     r="results.impl=$impl"
-    expect_eq "$impl verdict" "$(jget "$S" "$r.verdict")" violation
-    expect_gt "$impl: oracle saw overlapping holders" "$(jget "$S" "$r.safety.violations")" 0
+    expect_violation "$impl" "$r"
     expect_gt "$impl: more than one holder at once" "$(jget "$S" "$r.safety.max_concurrent_holders")" 1
     expect_gt "$impl: oversold" "$(jget "$S" "$r.safety.oversold")" 0
     expect_gt "$impl: lost updates" "$(jget "$S" "$r.safety.lost_updates")" 0
@@ -24,8 +23,7 @@ done
 
 # known to hold
 r="results.impl=redis-lua"
-expect_eq "redis-lua verdict" "$(jget "$S" "$r.verdict")" safe
-expect_eq "redis-lua: no violation" "$(jget "$S" "$r.safety.violations")" 0
+expect_safe "redis-lua" "$r"
 expect_eq "redis-lua: one holder at most" "$(jget "$S" "$r.safety.max_concurrent_holders")" 1
 expect_eq "redis-lua: stock ends at exactly 0" "$(jget "$S" "$r.workload.final_value")" 0
 expect_eq "redis-lua: exactly 100 sold" "$(jget "$S" "$r.workload.units_done")" 100

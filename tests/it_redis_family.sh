@@ -11,8 +11,7 @@ expect_eq "ttl-vs-business: every expectation met (exit 0)" "$?" 0
 S=$OUT/latest/summary.json
 for impl in redis-set-del redis-get-del redis-lua; do
     r=results.impl=$impl
-    expect_eq "ttl-vs-business: $impl verdict" "$(jget "$S" $r.verdict)" violation
-    expect_gt "ttl-vs-business: $impl overlapping holders" "$(jget "$S" $r.safety.violations)" 0
+    expect_violation "ttl-vs-business: $impl" $r
     expect_gt "ttl-vs-business: $impl releases found the lock gone" "$(jget "$S" $r.ops.release_not_owner)" 0
     expect_gt "ttl-vs-business: $impl polled" "$(jget "$S" $r.wakeups_per_release)" 0
 done
@@ -22,10 +21,8 @@ expect_eq "ttl-vs-business: redis-lua never deletes another holder's lock" \
     "$(jget "$S" results.impl=redis-lua.ops.release_deleted_other)" 0
 for impl in redis-watchdog redis-reentrant redisson; do
     r=results.impl=$impl
-    expect_eq "ttl-vs-business: $impl verdict" "$(jget "$S" $r.verdict)" safe
-    expect_eq "ttl-vs-business: $impl no overlap" "$(jget "$S" $r.safety.violations)" 0
+    expect_safe "ttl-vs-business: $impl" $r 8
     expect_gt "ttl-vs-business: $impl renewed" "$(jget "$S" $r.lock_stats.renewals)" 0
-    expect_eq "ttl-vs-business: $impl counter exact" "$(jget "$S" $r.workload.final_value)" 8
 done
 expect_gt "ttl-vs-business: redisson woken by pub/sub" "$(jget "$S" results.impl=redisson.lock_stats.notifications)" 0
 expect_eq "ttl-vs-business: redisson does not poll" "$(jget "$S" results.impl=redisson.lock_stats.polls)" 0
@@ -34,19 +31,11 @@ expect_eq "ttl-vs-business: redisson does not poll" "$(jget "$S" results.impl=re
 expect_eq "reentrant: every expectation met (exit 0)" "$?" 0
 S=$OUT/latest/summary.json
 for impl in redis-reentrant redisson; do
-    r=results.impl=$impl
-    acquired=$(jget "$S" $r.ops.acquired)
-    expect_eq "reentrant: $impl verdict" "$(jget "$S" $r.verdict)" safe
-    expect_eq "reentrant: $impl outer acquires" "$acquired" 6
-    expect_eq "reentrant: $impl every nested acquire granted" "$(jget "$S" $r.ops.nested_acquired)" $((acquired * 3))
-    expect_eq "reentrant: $impl no nested timeout" "$(jget "$S" $r.ops.nested_timeouts)" 0
+    expect_nested_granted "reentrant: $impl" results.impl=$impl 6 3
 done
 for impl in redis-setnx-expire redis-lua redis-watchdog; do
     r=results.impl=$impl
-    expect_eq "reentrant: $impl verdict" "$(jget "$S" $r.verdict)" blocked
-    expect_gt "reentrant: $impl nested acquires timed out" "$(jget "$S" $r.ops.nested_timeouts)" 0
-    expect_eq "reentrant: $impl no nested acquire granted" "$(jget "$S" $r.ops.nested_acquired)" 0
-    expect_eq "reentrant: $impl no violation" "$(jget "$S" $r.safety.violations)" 0
+    expect_nested_blocked "reentrant: $impl" $r
     expect_eq "reentrant: $impl no crash" "$(jget "$S" $r.clients_status.crashed)" 0
 done
 expect_no_orphans "after the Redis family"

@@ -46,13 +46,10 @@ for case in good broken failing; do
     r=results.impl=redis-script
     case $case in
     good)
-        expect_eq "good script: safe" "$(jget "$S" $r.verdict)" safe
-        expect_eq "good script: counter exact" "$(jget "$S" $r.workload.final_value)" 90
-        expect_eq "good script: every release owned" "$(jget "$S" $r.ops.released)" 90
+        expect_exact "good script" $r 90
         ;;
     broken)
-        expect_eq "broken script: violation" "$(jget "$S" $r.verdict)" violation
-        expect_gt "broken script: overlapping holders" "$(jget "$S" $r.safety.violations)" 0
+        expect_violation "broken script" $r
         expect_gt "broken script: lost updates" "$(jget "$S" $r.safety.lost_updates)" 0
         ;;
     failing)

@@ -43,6 +43,54 @@ expect_gt() {
     fi
 }
 
+# ------------------------------------------------- checks on one run's result
+# R is a jget path to one result of the summary.json $S points at
+# (results.impl=redis-lua); LABEL starts the description of each check.
+
+# expect_safe LABEL R [N]: verdict safe and no overlapping holders; with N,
+# also the counter exact at N.
+expect_safe() {
+    expect_eq "$1: verdict" "$(jget "$S" "$2.verdict")" safe
+    expect_eq "$1: no overlap" "$(jget "$S" "$2.safety.violations")" 0
+    [ $# -lt 3 ] || expect_eq "$1: counter exact" "$(jget "$S" "$2.workload.final_value")" "$3"
+}
+
+# expect_exact LABEL R N: expect_safe with the counter at N, and each of the
+# N releases found the lock still its own.
+expect_exact() {
+    expect_safe "$1" "$2" "$3"
+    expect_eq "$1: every release owned" "$(jget "$S" "$2.ops.released")" "$3"
+}
+
+# expect_violation LABEL R: verdict violation, and the oracle saw
+# overlapping holders.
+expect_violation() {
+    expect_eq "$1: verdict" "$(jget "$S" "$2.verdict")" violation
+    expect_gt "$1: overlapping holders" "$(jget "$S" "$2.safety.violations")" 0
+}
+
+# expect_nested_granted LABEL R OUTER DEPTH: the reentrant workload ran
+# safe: OUTER outer acquires, each granting its DEPTH nested ones in time.
+expect_nested_granted() {
+    local acquired
+    acquired=$(jget "$S" "$2.ops.acquired")
+    expect_eq "$1: verdict" "$(jget "$S" "$2.verdict")" safe
+    expect_eq "$1: outer acquires" "$acquired" "$3"
+    expect_eq "$1: every nested acquire granted" "$(jget "$S" "$2.ops.nested_acquired")" \
+        $((acquired * $4))
+    expect_eq "$1: no nested timeout" "$(jget "$S" "$2.ops.nested_timeouts")" 0
+}
+
+# expect_nested_blocked LABEL R: a design that is not reentrant waited on
+# itself: verdict blocked, nested acquires timed out and none was granted,
+# with no violation.
+expect_nested_blocked() {
+    expect_eq "$1: verdict" "$(jget "$S" "$2.verdict")" blocked
+    expect_gt "$1: nested acquires timed out" "$(jget "$S" "$2.ops.nested_timeouts")" 0
+    expect_eq "$1: no nested acquire granted" "$(jget "$S" "$2.ops.nested_acquired")" 0
+    expect_eq "$1: no violation" "$(jget "$S" "$2.safety.violations")" 0
+}
+
 # orphans: processes still mentioning the work directory (servers, clients).
 orphans() { pgrep -af -- "$WORK" | grep -v "^$$ " || true; }
 

@@ -1,19 +1,28 @@
 /*
- * cmd_bench.c - `locklab bench overhead`: how much does the harness cost?
+ * cmd_bench.c - `locklab bench overhead` and `locklab bench handoff`.
  *
- * Runs the bare hiredis loop (bench/bare_redis_loop.c, built as
- * locklab-bare-redis next to locklab) and locklab's own runner with
- * `redis-lua`, one client, the counter workload and no business time,
- * against the same embedded Redis, alternating which goes first in each
+ * overhead: how much does the harness cost? Runs the bare hiredis loop
+ * (bench/bare_redis_loop.c, built as locklab-bare-redis next to locklab) and
+ * locklab's own runner with `redis-lua`, one client, the counter workload and
+ * no business time, against the same embedded Redis (or the ZooKeeper pair,
+ * bare_zk_loop.c and zk-sequential), alternating which goes first in each
  * round so drift on a noisy machine hits both alike. Prints each round's
  * cycle rates, then the medians and their ratio; exits 1 when the ratio is
  * below the bar (default 0.90), so it can gate CI.
+ *
+ * handoff: how long does the lock sit free while someone waits for it?
+ * Measures the handoff gap of polling, backoff and pub/sub designs next to
+ * the loopback round trip; exits 1 when redisson's is more than the bar.
+ *
+ * Both parse their numbers with bench_scan(), and build their scenarios on
+ * the scenario option table's defaults (scenario_defaults()).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,16 +42,80 @@
 
 #define BENCH_MAX_ROUNDS 50
 
+/* Read an option's number (wrk's scan_time): a decimal integer when integer,
+ * else a number as strtod() reads it, with nothing after it. 0, or -1 after
+ * saying on stderr that `bench cmd` got something that is not a number. */
+static int bench_scan(const char *cmd, const char *text, bool integer, double *out)
+{
+    char *end = NULL;
+    *out = integer ? (double)strtol(text, &end, 10) : strtod(text, &end);
+    if (*end == '\0')
+        return 0;
+    fprintf(stderr, "locklab: bench %s: '%s' is not a number\n", cmd, text);
+    return -1;
+}
+
+/* One option of a benchmark: what --name sets (one of num, str, flag). */
+struct bench_opt {
+    const char *name;  /* the long option without "--"; NULL ends a table */
+    double *num;       /* a number, read by bench_scan() */
+    bool integer;      /* ... a whole one */
+    const char **str;  /* a string */
+    int *flag;         /* set to 1 when given */
+};
+
+#define BENCH_MAX_OPTS 8
+
+/* Parse the options of `bench cmd` (argv[0] is cmd) into what opts point
+ * at; --help prints usage to stdout. Returns -1 when every option was read,
+ * else the exit code: LAB_EXIT_OK after --help, LAB_EXIT_USAGE after saying
+ * on stderr what is wrong. */
+static int bench_getopt(const char *cmd, int argc, char **argv, const struct bench_opt *opts,
+                        void (*usage)(FILE *))
+{
+    struct option longopts[BENCH_MAX_OPTS + 2];
+    int n = 0, ch, idx = 0;
+    for (; opts[n].name && n < BENCH_MAX_OPTS; n++)
+        longopts[n] = (struct option){opts[n].name,
+                                      opts[n].flag ? no_argument : required_argument, NULL, 'o'};
+    longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+    longopts[n] = (struct option){NULL, 0, NULL, 0};
+    opterr = 0;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
+        if (ch == 'h') {
+            usage(stdout);
+            return LAB_EXIT_OK;
+        }
+        if (ch != 'o') {
+            fprintf(stderr, "locklab: bench %s: unknown or incomplete option '%s'\n\n", cmd,
+                    argv[optind - 1]);
+            usage(stderr);
+            return LAB_EXIT_USAGE;
+        }
+        const struct bench_opt *o = &opts[idx];
+        if (o->flag)
+            *o->flag = 1;
+        else if (o->str)
+            *o->str = optarg;
+        else if (bench_scan(cmd, optarg, o->integer, o->num) != 0)
+            return LAB_EXIT_USAGE;
+    }
+    return -1;
+}
+
 static void bench_usage(FILE *f)
 {
     fprintf(f,
             "usage: locklab bench overhead [--backend redis|zookeeper] [--seconds S]\n"
             "                              [--rounds R] [--min-ratio X] [--redis HOST:PORT]\n"
             "                              [--force-sync]\n"
-            "       locklab bench handoff --help\n"
+            "       locklab bench handoff [--clients N] [--rounds R] [--max-rtts X]\n"
+            "                             [--redis HOST:PORT]\n"
             "\n"
-            "Compare a bare client loop with locklab doing the same cycle with one client,\n"
-            "the counter workload and no business time, on the same embedded server:\n"
+            "overhead: compare a bare client loop with locklab doing the same cycle with\n"
+            "one client, the counter workload and no business time, on the same embedded\n"
+            "server:\n"
             "redis: SET NX PX + EVALSHA (hiredis) against redis-lua;\n"
             "zookeeper: create ephemeral-sequential + getChildren + delete (the ZooKeeper\n"
             "C client) against zk-sequential, forceSync off unless --force-sync (an fsync\n"
@@ -53,7 +126,13 @@ static void bench_usage(FILE *f)
             "  --seconds S     length of each measurement (default 3)\n"
             "  --rounds R      rounds, each measuring both (default 5, at most %d)\n"
             "  --min-ratio X   the bar (default 0.90)\n"
-            "  --redis H:P     use this Redis instead of an embedded one\n",
+            "  --redis H:P     use this Redis instead of an embedded one\n"
+            "  --backend B     redis (default) or zookeeper\n"
+            "  --force-sync    zookeeper: fsync each write (forceSync on)\n"
+            "\n"
+            "handoff: the gap from a holder's exit to a waiting client's entry, for\n"
+            "polling, backoff and pub/sub (redisson), against the loopback round trip;\n"
+            "`locklab bench handoff --help` describes it.\n",
             BENCH_MAX_ROUNDS);
 }
 
@@ -95,18 +174,13 @@ static double run_bare(const char *bin, const char *const *addr, int naddr, doub
 /* A counter-workload scenario on one hot key, for the benchmarks. */
 static void bench_scenario(struct scenario *s, const char *name, int clients, double seconds)
 {
-    memset(s, 0, sizeof *s);
+    scenario_defaults(s); /* wait 30s, retry 100ms, counter workload, ... */
     snprintf(s->path, sizeof s->path, "(bench %s)", name);
     snprintf(s->name, sizeof s->name, "%s", name);
     s->clients = clients;
     s->max_duration_ns = (int64_t)(seconds * 1e9);
     snprintf(s->lock_key, sizeof s->lock_key, "locklab-%s", name);
     s->ttl_ns = 30LL * 1000000000;
-    s->wait_ns = 30LL * 1000000000;
-    s->retry_interval_ns = 100LL * 1000000;
-    s->watchdog_lease_ns = 30LL * 1000000000;
-    s->zk_session_timeout_ns = 10LL * 1000000000;
-    s->workload = WORKLOAD_COUNTER;
 }
 
 /* Run impl through s on Redis host:port; the result (caller frees) when the
@@ -160,54 +234,32 @@ static double median(double *v, int n)
 
 static int bench_overhead(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"seconds", required_argument, NULL, 's'},
-                                              {"rounds", required_argument, NULL, 'n'},
-                                              {"min-ratio", required_argument, NULL, 'm'},
-                                              {"redis", required_argument, NULL, 'r'},
-                                              {"backend", required_argument, NULL, 'b'},
-                                              {"force-sync", no_argument, NULL, 'f'},
-                                              {"help", no_argument, NULL, 'h'},
-                                              {NULL, 0, NULL, 0}};
-    double seconds = 3, min_ratio = 0.90;
-    const char *backend = "redis";
+    double seconds = 3, min_ratio = 0.90, nrounds = 5;
+    const char *backend = "redis", *redis = NULL;
     int force_sync = 0;
-    int rounds = 5, ch;
-    const char *redis = NULL;
-    opterr = 0;
-    optind = 1;
-    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        char *end = NULL;
-        switch (ch) {
-        case 's': seconds = strtod(optarg, &end); break;
-        case 'n': rounds = (int)strtol(optarg, &end, 10); break;
-        case 'm': min_ratio = strtod(optarg, &end); break;
-        case 'r': redis = optarg; break;
-        case 'b': backend = optarg; break;
-        case 'f': force_sync = 1; break;
-        case 'h': bench_usage(stdout); return LAB_EXIT_OK;
-        default:
-            fprintf(stderr, "locklab: bench overhead: unknown or incomplete option '%s'\n\n",
-                    argv[optind - 1]);
-            bench_usage(stderr);
-            return LAB_EXIT_USAGE;
-        }
-        if (end && *end) {
-            fprintf(stderr, "locklab: bench overhead: '%s' is not a number\n", optarg);
-            return LAB_EXIT_USAGE;
-        }
-    }
+    const struct bench_opt opts[] = {{"seconds", .num = &seconds},
+                                     {"rounds", .num = &nrounds, .integer = true},
+                                     {"min-ratio", .num = &min_ratio},
+                                     {"redis", .str = &redis},
+                                     {"backend", .str = &backend},
+                                     {"force-sync", .flag = &force_sync},
+                                     {NULL}};
+    int parsed = bench_getopt("overhead", argc, argv, opts, bench_usage);
+    if (parsed >= 0)
+        return parsed;
     bool zk = strcmp(backend, "zookeeper") == 0;
     if (!zk && strcmp(backend, "redis") != 0) {
         fprintf(stderr, "locklab: bench overhead: --backend is redis or zookeeper, not '%s'\n",
                 backend);
         return LAB_EXIT_USAGE;
     }
-    if (optind < argc || seconds <= 0 || seconds > 600 || rounds < 1 ||
-        rounds > BENCH_MAX_ROUNDS || min_ratio < 0) {
+    if (optind < argc || seconds <= 0 || seconds > 600 || nrounds < 1 ||
+        nrounds > BENCH_MAX_ROUNDS || min_ratio < 0) {
         fprintf(stderr, "locklab: bench overhead: bad arguments (seconds 0..600, rounds 1..%d)\n",
                 BENCH_MAX_ROUNDS);
         return LAB_EXIT_USAGE;
     }
+    int rounds = (int)nrounds;
     char bin[PATH_MAX + 32];
     if (bare_path(zk ? "locklab-bare-zk" : "locklab-bare-redis", bin, sizeof bin) != 0) {
         fprintf(stderr, "locklab: the bare loop %s is missing; build it (make)\n", bin);
@@ -314,42 +366,23 @@ static void handoff_usage(FILE *f)
 
 static int bench_handoff(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"clients", required_argument, NULL, 'c'},
-                                              {"rounds", required_argument, NULL, 'n'},
-                                              {"max-rtts", required_argument, NULL, 'm'},
-                                              {"redis", required_argument, NULL, 'r'},
-                                              {"help", no_argument, NULL, 'h'},
-                                              {NULL, 0, NULL, 0}};
-    double max_rtts = 5;
-    int clients = 16, rounds = 20, ch;
+    double max_rtts = 5, nclients = 16, nrounds = 20;
     const char *redis = NULL;
-    opterr = 0;
-    optind = 1;
-    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        char *end = NULL;
-        switch (ch) {
-        case 'c': clients = (int)strtol(optarg, &end, 10); break;
-        case 'n': rounds = (int)strtol(optarg, &end, 10); break;
-        case 'm': max_rtts = strtod(optarg, &end); break;
-        case 'r': redis = optarg; break;
-        case 'h': handoff_usage(stdout); return LAB_EXIT_OK;
-        default:
-            fprintf(stderr, "locklab: bench handoff: unknown or incomplete option '%s'\n\n",
-                    argv[optind - 1]);
-            handoff_usage(stderr);
-            return LAB_EXIT_USAGE;
-        }
-        if (end && *end) {
-            fprintf(stderr, "locklab: bench handoff: '%s' is not a number\n", optarg);
-            return LAB_EXIT_USAGE;
-        }
-    }
-    if (optind < argc || clients < 2 || clients > SCN_MAX_CLIENTS || rounds < 1 ||
-        rounds > 1000 || max_rtts <= 0) {
+    const struct bench_opt opts[] = {{"clients", .num = &nclients, .integer = true},
+                                     {"rounds", .num = &nrounds, .integer = true},
+                                     {"max-rtts", .num = &max_rtts},
+                                     {"redis", .str = &redis},
+                                     {NULL}};
+    int parsed = bench_getopt("handoff", argc, argv, opts, handoff_usage);
+    if (parsed >= 0)
+        return parsed;
+    if (optind < argc || nclients < 2 || nclients > SCN_MAX_CLIENTS || nrounds < 1 ||
+        nrounds > 1000 || max_rtts <= 0) {
         fprintf(stderr, "locklab: bench handoff: bad arguments (clients 2..%d, rounds 1..1000)\n",
                 SCN_MAX_CLIENTS);
         return LAB_EXIT_USAGE;
     }
+    int clients = (int)nclients, rounds = (int)nrounds;
     stop_install();
     struct backends b;
     struct lab_err err = {0};

@@ -4,6 +4,7 @@
  *   locklab run SCENARIO.yaml... [options]   run scenarios, print the table
  *   locklab list                             implementations and scenarios
  *   locklab bench overhead [options]         harness overhead vs a bare loop
+ *   locklab bench handoff [options]          handoff gaps: polling, backoff, pub/sub
  *   locklab plot RUN_DIR                     PNG and SVG plots of a run (gnuplot)
  */
 #include <stdio.h>
@@ -32,6 +33,7 @@ static void usage(FILE *f)
             "                         expectation holds, 1 when one fails)\n"
             "  list                   show the lock implementations and shipped scenarios\n"
             "  bench overhead         compare a bare hiredis loop with locklab (harness cost)\n"
+            "  bench handoff          handoff gaps of polling, backoff and pub/sub designs\n"
             "  plot RUN_DIR           draw a run's results as PNG and SVG with gnuplot\n"
             "\n"
             "`locklab <command> --help` describes each command's options.\n"

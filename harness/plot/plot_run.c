@@ -245,59 +245,108 @@ static double latency_unit(double max_us, const char **unit)
 }
 
 
+/* ------------------------------------- latency plots: the shared steps */
+
+/* Read one entry's file into s: sets *floored when a latency was under
+ * PLOT_FLOOR_US and raises *xmax to the largest x. 0, or -1. */
+typedef int (*latency_reader)(const char *path, struct plot_series *s, bool *floored,
+                              double *xmax);
+
+/* What sets the latency and timeline plots apart in reading their files. */
+struct latency_kind {
+    const char *suffix;     /* file read per entry: <run_dir>/<impl>/<files><suffix> */
+    bool optional;          /* a missing file is passed over without a note */
+    bool solid;             /* every line solid (else dashed by key mode) */
+    latency_reader read;    /* fills a series from the file */
+    const char *unreadable; /* note on a file with nothing usable ... */
+    const char *left_out;   /* ... and what it is left out of */
+};
+
+/* Add a series to set for each entry of sel whose file reads, in sel's
+ * order; an entry whose file has nothing usable is left out with a note. */
+static void latency_read(struct plot_ctx *c, const struct plot_scn *scn,
+                         const struct latency_kind *k, const int *sel, int ns,
+                         struct plot_set *set, bool *floored, double *xmax)
+{
+    for (int i = 0; i < ns; i++) {
+        const struct plot_entry *e = &c->e[sel[i]];
+        char path[PATH_MAX], title[160];
+        if (plot_fmt(path, sizeof path, "%s/%s/%s%s", c->run_dir, e->impl, e->files,
+                     k->suffix) != 0 ||
+            (k->optional && access(path, F_OK) != 0))
+            continue;
+        entry_title(scn, e, title, sizeof title);
+        struct plot_series *s =
+            plot_set_add(set, title, entry_lt(scn, e), k->solid ? 1 : entry_dt(e));
+        if (!s || k->read(path, s, floored, xmax) != 0 || s->n == 0) {
+            plot_note(c, "%s: %s in %s: %s left out of the %s", scn->name, k->unreadable,
+                      path, title, k->left_out);
+            if (s)
+                plot_set_drop_last(set);
+        }
+    }
+}
+
+/* Write set (latencies in µs, scaled to µs or ms) to the plot's data file
+ * and draw plot name with the subtitle of sel, unit, x_name = x and note;
+ * frees set. */
+static void latency_draw(struct plot_ctx *c, const struct plot_scn *scn, const char *name,
+                         const int *sel, int ns, struct plot_set *set, const char *x_name,
+                         double x, const char *note)
+{
+    const char *unit;
+    double scale = latency_unit(plot_set_ymax(set), &unit);
+    char data[PATH_MAX], subtitle[256];
+    pick_subtitle(c, scn, sel, ns, subtitle, sizeof subtitle);
+    if (plot_datafile(c, data, sizeof data, scn->name, name) == 0) {
+        if (plot_set_write(set, data, scale, PLOT_FLOOR_US / scale) != 0) {
+            plot_write_failed(c, data);
+        } else {
+            struct plot_args a;
+            plot_args_init(&a, scn->name, subtitle, data, set);
+            plot_args_str(&a, "unit", unit);
+            plot_args_num(&a, x_name, x);
+            plot_args_str(&a, "note", note);
+            plot_draw(c, scn->name, name, &a);
+        }
+    }
+    plot_set_free(set);
+}
+
 /* -------------------------------------------------- 1. latency percentiles */
+
+/* plot_hgrm_read(), raising *xmax to the series' last x (its 1/(1-p)). */
+static int latency_hgrm_read(const char *path, struct plot_series *s, bool *floored,
+                             double *xmax)
+{
+    if (plot_hgrm_read(path, s, floored) != 0)
+        return -1;
+    if (s->n > 0 && s->x[s->n - 1] > *xmax)
+        *xmax = s->x[s->n - 1];
+    return 0;
+}
 
 static void plot_latency(struct plot_ctx *c, const struct plot_scn *scn)
 {
+    static const struct latency_kind kind = {
+        .suffix = ".acquire.hgrm", .read = latency_hgrm_read,
+        .unreadable = "no acquire latencies", .left_out = "latency plot"};
     int sel[PLOT_MAX_PICK];
     int ns = scenario_pick(c, scn, false, sel, PLOT_MAX_PICK);
     struct plot_set set = {0};
     bool floored = false;
     double xmax = 1;
-    for (int i = 0; i < ns; i++) {
-        const struct plot_entry *e = &c->e[sel[i]];
-        char path[PATH_MAX], title[160];
-        if (plot_fmt(path, sizeof path, "%s/%s/%s.acquire.hgrm", c->run_dir, e->impl,
-                     e->files) != 0)
-            continue;
-        entry_title(scn, e, title, sizeof title);
-        struct plot_series *s = plot_set_add(&set, title, entry_lt(scn, e), entry_dt(e));
-        if (!s || plot_hgrm_read(path, s, &floored) != 0 || s->n == 0) {
-            plot_note(c, "%s: no acquire latencies in %s: %s left out of the latency plot",
-                      scn->name, path, title);
-            if (s)
-                plot_set_drop_last(&set);
-            continue;
-        }
-        if (s->x[s->n - 1] > xmax)
-            xmax = s->x[s->n - 1];
-    }
+    latency_read(c, scn, &kind, sel, ns, &set, &floored, &xmax);
     if (set.n == 0) {
         plot_note(c, "%s: no .acquire.hgrm files: no latency plot", scn->name);
         plot_set_free(&set);
         return;
     }
-    const char *unit;
-    double scale = latency_unit(plot_set_ymax(&set), &unit);
-    char data[PATH_MAX], subtitle[256];
-    pick_subtitle(c, scn, sel, ns, subtitle, sizeof subtitle);
-    if (plot_datafile(c, data, sizeof data, scn->name, "latency") == 0) {
-        if (plot_set_write(&set, data, scale, PLOT_FLOOR_US / scale) != 0) {
-            plot_write_failed(c, data);
-        } else {
-            struct plot_args a;
-            plot_args_init(&a, scn->name, subtitle, data, &set);
-            plot_args_str(&a, "unit", unit);
-            plot_args_num(&a, "xmax", xmax);
-            plot_args_str(&a, "note",
-                     floored ? "latencies under 1 µs (recorded as 0) are drawn at 1 µs; "
-                               "the last point of a line is the maximum, at 1/(1-p) = count"
-                             : "the last point of each line is the maximum, drawn at "
-                               "1/(1-p) = sample count");
-            plot_draw(c, scn->name, "latency", &a);
-        }
-    }
-    plot_set_free(&set);
+    latency_draw(c, scn, "latency", sel, ns, &set, "xmax", xmax,
+                 floored ? "latencies under 1 µs (recorded as 0) are drawn at 1 µs; "
+                           "the last point of a line is the maximum, at 1/(1-p) = count"
+                         : "the last point of each line is the maximum, drawn at "
+                           "1/(1-p) = sample count");
 }
 
 /* ------------------------------------------------- 2. throughput / clients */
@@ -415,27 +464,16 @@ static void plot_wakeups(struct plot_ctx *c, const struct plot_scn *scn)
 
 static void plot_timeline(struct plot_ctx *c, const struct plot_scn *scn)
 {
+    static const struct latency_kind kind = {
+        .suffix = ".timeline.tsv", .optional = true, .solid = true,
+        .read = plot_timeline_read, .unreadable = "nothing readable",
+        .left_out = "timeline"};
     int sel[PLOT_MAX_PICK];
     int ns = scenario_pick(c, scn, true, sel, PLOT_MAX_PICK);
     struct plot_set set = {0};
     bool floored = false;
     double tmax = 0;
-    for (int i = 0; i < ns; i++) {
-        const struct plot_entry *e = &c->e[sel[i]];
-        char path[PATH_MAX], title[160];
-        if (plot_fmt(path, sizeof path, "%s/%s/%s.timeline.tsv", c->run_dir, e->impl,
-                     e->files) != 0 ||
-            access(path, F_OK) != 0)
-            continue;
-        entry_title(scn, e, title, sizeof title);
-        struct plot_series *s = plot_set_add(&set, title, entry_lt(scn, e), 1);
-        if (!s || plot_timeline_read(path, s, &floored, &tmax) != 0 || s->n == 0) {
-            plot_note(c, "%s: nothing readable in %s: %s left out of the timeline", scn->name,
-                      path, title);
-            if (s)
-                plot_set_drop_last(&set);
-        }
-    }
+    latency_read(c, scn, &kind, sel, ns, &set, &floored, &tmax);
     if (set.n == 0) {
         plot_note(c, "%s: no <impl>/<files>.timeline.tsv files in %s: no timeline plot",
                   scn->name, c->run_dir);
@@ -449,28 +487,13 @@ static void plot_timeline(struct plot_ctx *c, const struct plot_scn *scn)
         size_t st = plot_series_thin(&set.s[i], limit);
         stride = st > stride ? st : stride;
     }
-    const char *unit;
-    double scale = latency_unit(plot_set_ymax(&set), &unit);
-    char note[256] = "", data[PATH_MAX], subtitle[256];
+    char note[256] = "";
     if (stride > 1)
         snprintf(note, sizeof note, "thinned: the slowest acquire of every %zu is drawn%s",
                  stride, floored ? "; latencies under 1 µs drawn at 1 µs" : "");
     else if (floored)
         snprintf(note, sizeof note, "latencies under 1 µs (recorded as 0) are drawn at 1 µs");
-    pick_subtitle(c, scn, sel, ns, subtitle, sizeof subtitle);
-    if (plot_datafile(c, data, sizeof data, scn->name, "timeline") == 0) {
-        if (plot_set_write(&set, data, scale, PLOT_FLOOR_US / scale) != 0) {
-            plot_write_failed(c, data);
-        } else {
-            struct plot_args a;
-            plot_args_init(&a, scn->name, subtitle, data, &set);
-            plot_args_str(&a, "unit", unit);
-            plot_args_num(&a, "tmax", tmax);
-            plot_args_str(&a, "note", note);
-            plot_draw(c, scn->name, "timeline", &a);
-        }
-    }
-    plot_set_free(&set);
+    latency_draw(c, scn, "timeline", sel, ns, &set, "tmax", tmax, note);
 }
 
 /* ------------------------------------------------------------------ public */
