@@ -43,6 +43,22 @@ if command -v gnuplot >/dev/null; then
         -s "$WORK/r1/latest/same-2-latency.png" -a -s "$WORK/r1/latest/same-3-latency.png"
 fi
 
+# a name equal to an earlier sweep step's file stem, and one design twice
+cat > "$D/sw.yaml" <<'YAML'
+name: sw
+impls: [redis-lua]
+clients: [1, 2]
+run: {ops_per_client: 5, max_duration: 30s}
+expect: {"*": safe}
+YAML
+printf 'name: sw-hot-2\nimpls: [redis-lua]\nclients: 3\nrun: {ops_per_client: 7}\nexpect: {"*": safe}\n' > "$D/swh.yaml"
+run_ok "1b" "$D/sw.yaml" "$D/swh.yaml"
+R=$WORK/results/latest/redis-lua
+expect_eq "1b: the sweep step keeps its 10 grants" "$(grep -vc '^#' "$R/sw-hot-2.timeline.tsv")" 10
+expect_eq "1b: the scenario named like it runs apart, 21 grants" "$(grep -vc '^#' "$R/sw-hot-2-2.timeline.tsv")" 21
+"$LOCKLAB" run "$D/a.yaml" --impl redis-lua,redis-lua --out "$WORK/r-dup" --quiet --no-plot 2>/dev/null
+expect_eq "1c: one design twice in --impl is a usage error" "$?" 2
+
 cat > "$D/zk-nosync.yaml" <<'YAML'
 name: zk-nosync
 impls: [zk-sequential, redlock]

@@ -81,6 +81,12 @@ static int apply_impl_filter(struct scenario *s, const char *list)
             fprintf(stderr, "locklab: --impl: more than %d implementations\n", SCN_MAX_IMPLS);
             return -1;
         }
+        for (int i = 0; i < s->n_impls; i++)
+            if (strcmp(s->impls[i], name) == 0) {
+                fprintf(stderr, "locklab: --impl: '%s' is listed twice (its results would share "
+                                "files)\n", name);
+                return -1;
+            }
         snprintf(s->impls[s->n_impls++], SCN_NAME_MAX, "%s", name);
     }
     if (s->n_impls == 0) {
@@ -164,32 +170,70 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
     return 0;
 }
 
-/* Is name taken by one of the first n scenarios? */
-static bool name_taken(struct scenario **scns, int n, const char *name)
+/* Does scenario t, named name, write a file stem that one of the first n
+ * scenarios writes too? A scenario's stems are its name, or for a sweep
+ * "<name>-<hot|keyed>-<clients>" per step (report_result_tag). */
+static bool stem_of(const struct scenario *t, const char *name, const char *stem)
+{
+    bool sweep = t->n_client_steps > 1 || t->n_key_modes > 1;
+    if (!sweep)
+        return strcmp(name, stem) == 0;
+    char buf[SCN_NAME_MAX + 32];
+    for (int k = 0; k < t->n_key_modes; k++)
+        for (int c = 0; c < t->n_client_steps; c++) {
+            snprintf(buf, sizeof buf, "%s-%s-%d", name, t->key_modes[k] ? "keyed" : "hot",
+                     t->client_steps[c]);
+            if (strcmp(buf, stem) == 0)
+                return true;
+        }
+    return false;
+}
+
+static bool stems_meet(const struct scenario *a, const char *a_name, const struct scenario *b)
+{
+    bool sweep = a->n_client_steps > 1 || a->n_key_modes > 1;
+    if (!sweep)
+        return stem_of(b, b->name, a_name);
+    char buf[SCN_NAME_MAX + 32];
+    for (int k = 0; k < a->n_key_modes; k++)
+        for (int c = 0; c < a->n_client_steps; c++) {
+            snprintf(buf, sizeof buf, "%s-%s-%d", a_name, a->key_modes[k] ? "keyed" : "hot",
+                     a->client_steps[c]);
+            if (stem_of(b, b->name, buf))
+                return true;
+        }
+    return false;
+}
+
+/* Would scenario t, named name, share a file with one of the first n? */
+static bool name_taken(struct scenario **scns, int n, const struct scenario *t, const char *name)
 {
     for (int i = 0; i < n; i++)
-        if (strcmp(scns[i]->name, name) == 0)
+        if (scns[i] != t && (strcmp(scns[i]->name, name) == 0 || stems_meet(t, name, scns[i])))
             return true;
     return false;
 }
 
 /* Every result gets files of its own, named after its scenario: a scenario
- * whose name an earlier one of this invocation already has (the same file
- * twice, or two files with one name) runs as "<name>-2", "-3", ... */
+ * whose files an earlier one of this invocation would write too (the same
+ * file twice, two files with one name, a name equal to a sweep step's
+ * stem) runs as "<name>-2", "-3", ... */
 static void unique_names(struct scenario **scns, int n)
 {
     for (int i = 1; i < n; i++) {
-        if (!name_taken(scns, i, scns[i]->name))
+        if (!name_taken(scns, i, scns[i], scns[i]->name))
             continue;
         char base[SCN_NAME_MAX], name[SCN_NAME_MAX + 16];
         snprintf(base, sizeof base, "%s", scns[i]->name);
         for (int k = 2;; k++) {
             snprintf(name, sizeof name, "%.*s-%d", SCN_NAME_MAX - 12, base, k);
-            if (!name_taken(scns, n, name))
+            if (!name_taken(scns, n, scns[i], name))
                 break;
         }
         memcpy(scns[i]->name, name, strlen(name) + 1); /* at most 52 + 1 + 10 chars */
-        fprintf(stderr, "locklab: %s: scenario name '%s' is already in this run: runs as '%s'\n",
+        fprintf(stderr,
+                "locklab: %s: scenario name '%s' would share result files with an earlier "
+                "scenario of this run: runs as '%s'\n",
                 scns[i]->path, base, name);
     }
 }
