@@ -164,11 +164,10 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
         if (n_iv < rg->iv_cap) {
             log[n_iv] = sl->cur;
             atomic_store_explicit(&sl->n_iv, n_iv + 1, memory_order_release);
-            atomic_store(&sl->iv_phase, IV_NONE);
         } else {
             sl->iv_dropped++; /* first: a death in between may count it twice, never zero times */
-            atomic_store(&sl->iv_phase, IV_NONE);
         }
+        atomic_store(&sl->iv_phase, IV_NONE);
         if (rs == RELEASE_OK) {
             sl->released++;
         } else if (rs == RELEASE_NOT_OWNER)

@@ -19,9 +19,13 @@
 #include "lock.h"
 #include "scenario.h"
 
-
 /* Points every design has, in the client loop. */
-static const char *const fp_generic[] = {"after-grant", "before-release"};
+static const struct {
+    const char *point, *help;
+} fp_generic[] = {
+    {"after-grant", "inside the critical section, before the business"},
+    {"before-release", "after the exit mark, before the release is sent"},
+};
 
 /* Points inside one design's protocol. */
 static const struct {
@@ -29,9 +33,6 @@ static const struct {
 } fp_design[] = {
     {"redis-get-del", "before-del", "between the GET that found the lock ours and the DEL"},
 };
-
-static int fp_state; /* 0 not parsed, 1 parsed, -1 bad */
-static char fp_error[128];
 
 static bool fp_known(const char *name)
 {
@@ -47,7 +48,7 @@ static bool fp_known(const char *name)
     if (!lock_find(impl))
         return false;
     for (size_t i = 0; i < sizeof fp_generic / sizeof fp_generic[0]; i++)
-        if (strcmp(slash + 1, fp_generic[i]) == 0)
+        if (strcmp(slash + 1, fp_generic[i].point) == 0)
             return true;
     for (size_t i = 0; i < sizeof fp_design / sizeof fp_design[0]; i++)
         if (strcmp(impl, fp_design[i].impl) == 0 && strcmp(slash + 1, fp_design[i].point) == 0)
@@ -55,19 +56,19 @@ static bool fp_known(const char *name)
     return false;
 }
 
-/* One "name=sleep(DURATION)" entry into fp_table; 0 or -1 (fp_error). */
-static int fp_parse_one(char *entry)
+/* Arm one "name=sleep(DURATION)" entry; 0 or -1 with err filled. */
+static int fp_parse_one(char *entry, struct lab_err *err)
 {
     char *eq = strchr(entry, '=');
     if (!eq) {
-        snprintf(fp_error, sizeof fp_error, "'%.60s' is not NAME=sleep(DURATION)", entry);
+        lab_err_set(err, EINVAL, "%s: '%.60s' is not NAME=sleep(DURATION)", FAILPOINT_ENV, entry);
         return -1;
     }
     *eq = '\0';
     const char *action = eq + 1;
     if (!fp_known(entry)) {
-        snprintf(fp_error, sizeof fp_error,
-                 "no failpoint '%.60s' (see locklab list --failpoints)", entry);
+        lab_err_set(err, EINVAL, "%s: no failpoint '%.60s' (see locklab list --failpoints)",
+                    FAILPOINT_ENV, entry);
         return -1;
     }
     size_t alen = strlen(action);
@@ -75,61 +76,48 @@ static int fp_parse_one(char *entry)
     int64_t ns;
     if (strncmp(action, "sleep(", 6) != 0 || alen < 8 || action[alen - 1] != ')' ||
         alen - 7 >= sizeof dur) {
-        snprintf(fp_error, sizeof fp_error, "failpoint %.40s: action %.20s is not sleep(DURATION)",
-                 entry, action);
+        lab_err_set(err, EINVAL, "%s: failpoint %.40s: action %.20s is not sleep(DURATION)",
+                    FAILPOINT_ENV, entry, action);
         return -1;
     }
     memcpy(dur, action + 6, alen - 7);
     dur[alen - 7] = '\0';
     if (duration_parse(dur, &ns) != 0) {
-        snprintf(fp_error, sizeof fp_error, "failpoint %.60s: bad duration '%s'", entry, dur);
+        lab_err_set(err, EINVAL, "%s: failpoint %.60s: bad duration '%s'", FAILPOINT_ENV, entry,
+                    dur);
         return -1;
     }
     if (failpoint_arm(entry, ns) != 0) {
-        snprintf(fp_error, sizeof fp_error, "too many failpoints armed");
+        lab_err_set(err, EINVAL, "%s: too many failpoints armed", FAILPOINT_ENV);
         return -1;
     }
     return 0;
-}
-
-static void fp_parse(void)
-{
-    const char *v = getenv(FAILPOINT_ENV);
-    fp_state = 1;
-    if (!v || !*v)
-        return;
-    char *copy = strdup(v), *save = NULL;
-    if (!copy) {
-        snprintf(fp_error, sizeof fp_error, "out of memory");
-        fp_state = -1;
-        return;
-    }
-    for (char *e = strtok_r(copy, ";", &save); e; e = strtok_r(NULL, ";", &save))
-        if (*e && fp_parse_one(e) != 0) {
-            fp_state = -1;
-            failpoint_disarm_all();
-            break;
-        }
-    free(copy);
 }
 
 int failpoint_check(struct lab_err *err)
 {
-    if (fp_state == 0)
-        fp_parse();
-    if (fp_state < 0) {
-        lab_err_set(err, EINVAL, "%s: %s", FAILPOINT_ENV, fp_error);
+    const char *v = getenv(FAILPOINT_ENV);
+    if (!v || !*v)
+        return 0;
+    char *copy = strdup(v), *save = NULL;
+    if (!copy) {
+        lab_err_set(err, ENOMEM, "%s: out of memory", FAILPOINT_ENV);
         return -1;
     }
-    return 0;
+    int rc = 0;
+    for (char *e = strtok_r(copy, ";", &save); e && rc == 0; e = strtok_r(NULL, ";", &save))
+        if (*e)
+            rc = fp_parse_one(e, err);
+    free(copy);
+    if (rc != 0)
+        failpoint_disarm_all();
+    return rc;
 }
 
 void failpoint_list(void)
 {
     for (size_t i = 0; i < sizeof fp_generic / sizeof fp_generic[0]; i++)
-        printf("<impl>/%-28s every design: %s\n", fp_generic[i],
-               i == 0 ? "inside the critical section, before the business"
-                      : "after the exit mark, before the release is sent");
+        printf("<impl>/%-28s every design: %s\n", fp_generic[i].point, fp_generic[i].help);
     for (size_t i = 0; i < sizeof fp_design / sizeof fp_design[0]; i++) {
         char name[96];
         snprintf(name, sizeof name, "%s/%s", fp_design[i].impl, fp_design[i].point);

@@ -13,8 +13,8 @@
 
 #define FAILPOINT_ENV "LOCKLAB_FAILPOINTS"
 
-/* Parse LOCKLAB_FAILPOINTS (once per process), check every name against
- * the known points and arm them. 0 (also when unset), or -1 with err naming
+/* Parse LOCKLAB_FAILPOINTS, check every name against the known points and
+ * arm them (call it once, before the clients are forked). 0 (also when unset), or -1 with err naming
  * the bad entry: call it before anything starts, so a typo is a usage
  * error. */
 int failpoint_check(struct lab_err *err);

@@ -318,13 +318,18 @@ static int write_hgrms(struct report *r, const struct run_result *x, struct lab_
     return tmp_commit(f, tmp, path, err);
 }
 
+void report_stem(char *buf, size_t n, const char *scenario, bool sweep, int per_client_keys,
+                 int clients)
+{
+    if (sweep)
+        snprintf(buf, n, "%s-%s-%d", scenario, per_client_keys ? "keyed" : "hot", clients);
+    else
+        snprintf(buf, n, "%s", scenario);
+}
+
 void report_result_tag(const struct run_result *x, char *buf, size_t n)
 {
-    if (x->sweep)
-        snprintf(buf, n, "%s-%s-%d", x->scenario, x->per_client_keys ? "keyed" : "hot",
-                 x->clients);
-    else
-        snprintf(buf, n, "%s", x->scenario);
+    report_stem(buf, n, x->scenario, x->sweep, x->per_client_keys, x->clients);
 }
 
 /* ------------------------------------------------------------------ public */

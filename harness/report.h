@@ -49,6 +49,11 @@ void report_free(struct report *r);
  * .hold.hgrm, .release.hgrm, .handoff.hgrm, .timeline.tsv). */
 void report_result_tag(const struct run_result *x, char *buf, size_t n);
 
+/* The same stem from its parts: scenario name, whether the result is one
+ * step of a sweep, and that step's key layout and client count. */
+void report_stem(char *buf, size_t n, const char *scenario, bool sweep, int per_client_keys,
+                 int clients);
+
 /* Console table: a scenario heading, a column header, one row per result. */
 void report_print_heading(FILE *f, const struct scenario *s, int clients);
 void report_print_row(FILE *f, const struct run_result *res);

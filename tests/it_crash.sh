@@ -19,12 +19,10 @@ YAML
 OUT=$WORK/results
 "$LOCKLAB" run "$D/crash.yaml" --out "$OUT" --quiet &
 pid=$!
-# the clients are the children that stay locklab (the lock store execs redis-server)
-clients() { for c in $(pgrep -P "$pid"); do [ "$(cat /proc/"$c"/comm 2>/dev/null)" = locklab ] && echo "$c"; done; }
 victim=""
 end=$((SECONDS + 30))
 while [ -z "$victim" ] && [ $SECONDS -lt $end ]; do
-    set -- $(clients)
+    set -- $(client_pids "$pid")
     [ $# -ge 4 ] && victim=$2
     sleep 0.05
 done

@@ -37,12 +37,10 @@ OUT=$WORK/results
 # critical section; the exit code of the run
 run_killed() {
     "$LOCKLAB" run "$1" "$2" --out "$OUT" --quiet --no-plot &
-    local pid=$! victim="" c end=$((SECONDS + 30))
+    local pid=$! victim="" end=$((SECONDS + 30))
     # the client of the first run is the only child of locklab that stays locklab
     while [ -z "$victim" ] && [ $SECONDS -lt $end ]; do
-        for c in $(pgrep -P "$pid"); do
-            [ "$(cat /proc/"$c"/comm 2>/dev/null)" = locklab ] && victim=$c
-        done
+        victim=$(client_pids "$pid" | tail -1)
         sleep 0.05
     done
     check "found the holder to kill ($(basename "$1"))" test -n "$victim"

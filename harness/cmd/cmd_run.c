@@ -170,47 +170,42 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
     return 0;
 }
 
-/* Does scenario t, named name, write a file stem that one of the first n
- * scenarios writes too? A scenario's stems are its name, or for a sweep
- * "<name>-<hot|keyed>-<clients>" per step (report_result_tag). */
-static bool stem_of(const struct scenario *t, const char *name, const char *stem)
+#define STEM_MAX (SCN_NAME_MAX + 32)
+
+static bool is_sweep(const struct scenario *s)
 {
-    bool sweep = t->n_client_steps > 1 || t->n_key_modes > 1;
-    if (!sweep)
-        return strcmp(name, stem) == 0;
-    char buf[SCN_NAME_MAX + 32];
-    for (int k = 0; k < t->n_key_modes; k++)
-        for (int c = 0; c < t->n_client_steps; c++) {
-            snprintf(buf, sizeof buf, "%s-%s-%d", name, t->key_modes[k] ? "keyed" : "hot",
-                     t->client_steps[c]);
-            if (strcmp(buf, stem) == 0)
-                return true;
-        }
-    return false;
+    return s->n_client_steps > 1 || s->n_key_modes > 1;
 }
 
-static bool stems_meet(const struct scenario *a, const char *a_name, const struct scenario *b)
+/* Every file stem scenario t writes when it is named name (report_stem):
+ * its name, or one per step of a sweep. Returns how many. */
+static int stems(const struct scenario *t, const char *name,
+                 char (*out)[STEM_MAX] /* [2 * SCN_MAX_STEPS] */)
 {
-    bool sweep = a->n_client_steps > 1 || a->n_key_modes > 1;
-    if (!sweep)
-        return stem_of(b, b->name, a_name);
-    char buf[SCN_NAME_MAX + 32];
-    for (int k = 0; k < a->n_key_modes; k++)
-        for (int c = 0; c < a->n_client_steps; c++) {
-            snprintf(buf, sizeof buf, "%s-%s-%d", a_name, a->key_modes[k] ? "keyed" : "hot",
-                     a->client_steps[c]);
-            if (stem_of(b, b->name, buf))
-                return true;
-        }
-    return false;
+    int n = 0;
+    for (int k = 0; k < t->n_key_modes; k++)
+        for (int c = 0; c < t->n_client_steps; c++)
+            report_stem(out[n++], STEM_MAX, name, is_sweep(t), t->key_modes[k],
+                        t->client_steps[c]);
+    return n;
 }
 
 /* Would scenario t, named name, share a file with one of the first n? */
 static bool name_taken(struct scenario **scns, int n, const struct scenario *t, const char *name)
 {
-    for (int i = 0; i < n; i++)
-        if (scns[i] != t && (strcmp(scns[i]->name, name) == 0 || stems_meet(t, name, scns[i])))
+    char mine[2 * SCN_MAX_STEPS][STEM_MAX], theirs[2 * SCN_MAX_STEPS][STEM_MAX];
+    int n_mine = stems(t, name, mine);
+    for (int i = 0; i < n; i++) {
+        if (scns[i] == t)
+            continue;
+        if (strcmp(scns[i]->name, name) == 0) /* the plots are named after the scenario */
             return true;
+        int n_theirs = stems(scns[i], scns[i]->name, theirs);
+        for (int a = 0; a < n_mine; a++)
+            for (int b = 0; b < n_theirs; b++)
+                if (strcmp(mine[a], theirs[b]) == 0)
+                    return true;
+    }
     return false;
 }
 
@@ -312,7 +307,7 @@ static int run_one(struct scenario *s, const struct lock_ops *ops, const struct 
         fprintf(stderr, "locklab: %s on %s: %s\n", ops->name, s->name, err.msg);
         return LAB_EXIT_ENV;
     }
-    res->sweep = s->n_client_steps > 1 || s->n_key_modes > 1;
+    res->sweep = is_sweep(s);
     if (!o->quiet || !res->pass)
         report_print_row(o->quiet ? stderr : stdout, res);
     if (!res->pass && code == LAB_EXIT_OK)
@@ -363,8 +358,7 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
                     code = run_one(scns[i], ops, &env, res, &rep, o, code);
                 }
         }
-        if (!o->quiet && rep.n_results - first > 1 &&
-            (scns[i]->n_client_steps > 1 || scns[i]->n_key_modes > 1))
+        if (!o->quiet && rep.n_results - first > 1 && is_sweep(scns[i]))
             report_print_comparison(stdout, (const struct run_result *const *)rep.results + first,
                                     rep.n_results - first);
     }
