@@ -7,7 +7,7 @@
  * nothing of locklab's harness. `locklab bench overhead` runs it side by
  * side with locklab itself and prints the ratio of the two cycle rates.
  *
- *   usage: locklab-bare-redis HOST PORT SECONDS
+ *   usage: locklab-bare-redis HOST:PORT SECONDS
  *   prints: cycles=N elapsed_ns=E
  */
 #include <hiredis/hiredis.h>
@@ -31,12 +31,14 @@ static long long now_ns(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s HOST PORT SECONDS\n", argv[0]);
+    char host[64];
+    int port;
+    if (argc != 3 || sscanf(argv[1], "%63[^:]:%d", host, &port) != 2) {
+        fprintf(stderr, "usage: %s HOST:PORT SECONDS\n", argv[0]);
         return 2;
     }
-    double seconds = atof(argv[3]);
-    redisContext *c = redisConnect(argv[1], atoi(argv[2]));
+    double seconds = atof(argv[2]);
+    redisContext *c = redisConnect(host, port);
     if (!c || c->err) {
         fprintf(stderr, "bare loop: cannot connect: %s\n", c ? c->errstr : "out of memory");
         return 3;

@@ -202,17 +202,13 @@ _Noreturn void client_main(const struct scenario *s, const struct lock_ops *ops,
     hist_init(&sl->release);
 
     struct lock_env le = {
-        .redis_host = env->redis_host,
-        .redis_port = env->redis_port,
-        .n_masters = env->n_masters,
-        .masters = env->masters,
+        .servers = &env->servers,
         .ttl_ns = s->ttl_ns,
         .lease_ns = s->lease_ns,
         .watchdog_lease_ns = s->watchdog_lease_ns,
         .script_acquire = s->script_acquire,
         .script_release = s->script_release,
         .script_renew = s->script_renew,
-        .zk_hosts = env->zk_hosts,
         .zk_session_timeout_ns = s->zk_session_timeout_ns,
         .retry_interval_ns = s->retry_interval_ns,
         .retry_backoff = s->retry == RETRY_BACKOFF,

@@ -78,27 +78,16 @@ static void safety_oracle_json(json_t *safety, const struct run_result *r)
                         r->cross_note[0] ? json_string(r->cross_note) : json_null());
 }
 
-/* The servers the result really ran on: only the kinds its design used. */
-static json_t *servers_json(const struct run_servers *v)
+/* The servers the result really ran on (its store's table described them). */
+static json_t *servers_json(const struct run_result *r)
 {
-    json_t *o = json_object();
-    if (v->redis) {
-        json_t *r = json_pack("{s:s, s:b}", "topology", v->redis_masters ? "independent" : "single",
-                              "external", v->redis_external);
-        if (v->redis_masters)
-            json_object_set_new(r, "masters", json_integer(v->redis_masters));
-        json_object_set_new(o, "redis", r);
-    }
-    if (v->zookeeper) {
-        json_t *z = json_pack("{s:b, s:I}", "external", v->zk_external, "session_timeout_ms",
-                              (json_int_t)v->zk_session_timeout_ms);
-        if (!v->zk_external) {
-            json_object_set_new(z, "ensemble", json_integer(v->zk_ensemble));
-            json_object_set_new(z, "force_sync", json_boolean(v->zk_force_sync));
-        }
-        json_object_set_new(o, "zookeeper", z);
-    }
-    return o;
+    json_t *o = json_loads(r->servers, 0, NULL);
+    json_t *all = json_object();
+    if (o && json_object_size(o) > 0)
+        json_object_set_new(all, r->ops->backend, o);
+    else
+        json_decref(o);
+    return all;
 }
 
 static json_t *result_json(const struct run_result *r)
@@ -145,7 +134,7 @@ static json_t *result_json(const struct run_result *r)
                   "intervals_dropped",
                   (json_int_t)r->intervals_dropped));
     safety_oracle_json(json_object_get(o, "safety"), r);
-    json_object_set_new(o, "servers", servers_json(&r->servers));
+    json_object_set_new(o, "servers", servers_json(r));
     json_object_set_new(o, "workload",
                         json_pack("{s:I, s:I}", "units_done", (json_int_t)r->work.units_done,
                                   "final_value", (json_int_t)r->work.final_value));
@@ -490,20 +479,29 @@ void report_print_row(FILE *f, const struct run_result *x)
 
 /* ------------------------------------------------------------- comparison */
 
-static bool is_backend(const struct run_result *x, const struct backend_ops *backend)
+/* Registry index of x's store, -1 for none. */
+static int store_of(const struct run_result *x)
 {
-    return backend_of(x->ops) == backend;
+    const struct backend_ops *be = backend_of(x->ops);
+    return be ? backend_index(be) : -1;
 }
 
 void report_print_comparison(FILE *f, const struct run_result *const *res, int n)
 {
-    bool redis = false, zk = false;
-    for (int i = 0; i < n; i++) {
-        redis |= is_backend(res[i], &backend_redis);
-        zk |= is_backend(res[i], &backend_zookeeper);
-    }
-    if (!redis || !zk)
+    /* the first two stores of the registry that the results use */
+    bool used[BACKEND_MAX] = {false};
+    for (int i = 0; i < n; i++)
+        if (store_of(res[i]) >= 0)
+            used[store_of(res[i])] = true;
+    int a = -1, b = -1;
+    for (int i = 0; i < backend_count; i++)
+        if (used[i] && a < 0)
+            a = i;
+        else if (used[i] && b < 0)
+            b = i;
+    if (b < 0)
         return;
+    const char *ta = backend_registry[a]->title, *tb = backend_registry[b]->title;
     /* implementations in order of first appearance */
     const struct lock_ops *impls[SCN_MAX_IMPLS];
     int ni = 0;
@@ -514,8 +512,8 @@ void report_print_comparison(FILE *f, const struct run_result *const *res, int n
         if (j == ni && ni < SCN_MAX_IMPLS)
             impls[ni++] = res[i]->ops;
     }
-    fprintf(f, "\nRedis vs ZooKeeper, side by side (ops/s, acquire p50 / p99; ratio = best Redis "
-               "ops/s over best ZooKeeper ops/s)\n%-10s %7s", "keys", "clients");
+    fprintf(f, "\n%s vs %s, side by side (ops/s, acquire p50 / p99; ratio = best %s "
+               "ops/s over best %s ops/s)\n%-10s %7s", ta, tb, ta, tb, "keys", "clients");
     for (int j = 0; j < ni; j++)
         fprintf(f, " | %-24.24s", impls[j]->name);
     fprintf(f, " | %6s\n", "ratio");
@@ -525,7 +523,7 @@ void report_print_comparison(FILE *f, const struct run_result *const *res, int n
             const struct run_result *row = res[i];
             if (row->ops != impls[0] || row->per_client_keys != mode)
                 continue;
-            double best_redis = 0, best_zk = 0;
+            double best_a = 0, best_b = 0;
             fprintf(f, "%-10s %7d", mode ? "per-client" : "hot", row->clients);
             for (int j = 0; j < ni; j++) {
                 const struct run_result *x = NULL;
@@ -541,14 +539,12 @@ void report_print_comparison(FILE *f, const struct run_result *const *res, int n
                 fprintf(f, " | %8.0f %7s %7s", x->throughput_per_s,
                         fmt_us(p50, sizeof p50, hist_percentile(&x->acquire, 50)),
                         fmt_us(p99, sizeof p99, hist_percentile(&x->acquire, 99)));
-                double *best = is_backend(x, &backend_zookeeper) ? &best_zk
-                               : is_backend(x, &backend_redis)   ? &best_redis
-                                                                 : NULL;
+                double *best = store_of(x) == a ? &best_a : store_of(x) == b ? &best_b : NULL;
                 if (best && x->throughput_per_s > *best)
                     *best = x->throughput_per_s;
             }
-            if (best_zk > 0)
-                fprintf(f, " | %6.2f\n", best_redis / best_zk);
+            if (best_b > 0)
+                fprintf(f, " | %6.2f\n", best_a / best_b);
             else
                 fprintf(f, " | %6s\n", "-");
         }

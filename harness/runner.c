@@ -392,11 +392,11 @@ enum verdict runner_verdict(const struct run_result *r)
 int runner_run(const struct scenario *s, const struct lock_ops *ops, const struct run_env *env,
                volatile int *stop, struct run_result *res, struct lab_err *err)
 {
-    /* a redlock run uses the scenario's own number of masters, even when
-     * another scenario of the same invocation had more started */
+    const struct backend_ops *be = backend_of(ops); /* NULL: no store (none, local-mutex) */
     struct run_env own = *env;
-    if (own.n_masters > s->redis_masters)
-        own.n_masters = s->redis_masters;
+    memset(&own.servers, 0, sizeof own.servers);
+    if (be)
+        be->servers(ops, s, &own.servers);
     env = &own;
     memset(res, 0, sizeof *res);
     res->ops = ops;
@@ -404,16 +404,18 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
     res->clients = s->clients;
     res->per_client_keys = s->per_client_keys;
     res->expect = scenario_expected(s, ops->name);
-    const struct backend_ops *be = backend_of(ops); /* NULL: no store (none, local-mutex) */
-    if (be)
-        be->describe(ops, env, s, &res->servers);
+    json_t *desc = be ? be->describe(ops, s) : json_object();
+    char *text = desc ? json_dumps(desc, JSON_COMPACT) : NULL;
+    snprintf(res->servers, sizeof res->servers, "%s", text ? text : "{}");
+    free(text);
+    json_decref(desc);
 
     struct region rg;
     if (region_map(&rg, s, err) != 0)
         return -1;
     int64_t calls_before = 0;
     if (workload_reset(s, &env->stock, &rg.keys[0].counter, err) != 0 ||
-        (be && be->clear(ops, env, s, err) != 0)) {
+        (be && be->clear(&env->servers, s, err) != 0)) {
         munmap(rg.base, rg.size);
         return -1;
     }
@@ -421,7 +423,7 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
     /* server operations are a figure, not a precondition: an external
      * ZooKeeper may not allow mntr; then the figure is left out (0) */
     struct lab_err ops_err = {0};
-    bool ops_known = be && be->server_ops(ops, env, &calls_before, &ops_err) == 0;
+    bool ops_known = be && be->server_ops(&env->servers, &calls_before, &ops_err) == 0;
     pid_t *pids = calloc((size_t)s->clients, sizeof *pids);
     if (!pids) {
         munmap(rg.base, rg.size);
@@ -477,7 +479,7 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
         rc = -1;
     if (rc == 0 && ops_known) {
         int64_t calls_after = 0;
-        if (be->server_ops(ops, env, &calls_after, &ops_err) == 0 &&
+        if (be->server_ops(&env->servers, &calls_after, &ops_err) == 0 &&
             res->acquired > 0)
             res->server_ops_per_acquire = (double)(calls_after - calls_before) / (double)res->acquired;
     }

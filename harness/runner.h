@@ -57,7 +57,7 @@ struct run_result {
     } cross_check;
     char cross_note[160];
 
-    struct run_servers servers;   /* what it ran on */
+    char servers[512];            /* what it ran on: a JSON object, from its store's table */
     struct workload_outcome work; /* oversold, lost updates, final value */
     int64_t stale_writes_rejected; /* fencing (not used by this build's workloads) */
 

@@ -51,7 +51,7 @@ enum lock_caps {
     LOCK_CAP_RENEWS = 1u << 2,    /* a watchdog extends the TTL */
     LOCK_CAP_FENCING = 1u << 3,   /* grants carry a fencing token */
     LOCK_CAP_NOTIFIES = 1u << 4,  /* waiters are woken, not polling */
-    LOCK_CAP_MULTI_MASTER = 1u << 5 /* runs on N independent masters (lock_env.masters) */
+    LOCK_CAP_MULTI_MASTER = 1u << 5 /* runs on N independent masters (every lock_env.servers) */
 };
 
 /* What an implementation counts; lives in shared memory, one per client. */
@@ -72,19 +72,30 @@ struct lock_endpoint {
     int port;
 };
 
+#define LOCK_MAX_SERVERS 9
+
+/* The servers one design talks to in a run, as its backend table hands
+ * them out (harness/servers/backend.h): one Redis lock store, or every
+ * independent master of a multi-master design, or the servers of a
+ * ZooKeeper ensemble. The one struct for server addresses: the backends
+ * fill it, the runner passes it on, the designs read it. */
+struct lock_servers {
+    int n;                                   /* servers, at least 1 */
+    struct lock_endpoint node[LOCK_MAX_SERVERS];
+    char conn[256];                          /* all of them as a connection string,
+                                                "host:port[,host:port...]" */
+};
+
 /* Where the lock store is and how to behave; filled by the harness. */
 struct lock_env {
-    const char *redis_host;     /* lock store host (embedded or --redis) */
-    int redis_port;             /* lock store port */
-    int n_masters;              /* independent Redis masters (redlock); 0 when none */
-    const struct lock_endpoint *masters; /* their addresses */
+    const struct lock_servers *servers; /* where the design's store is (never NULL;
+                                           n = 0 for a design without a store) */
     int64_t ttl_ns;             /* lock lifetime for designs with a TTL */
     int64_t lease_ns;           /* redisson: leaseTime (lock.ttl when given), 0 = watchdog */
     int64_t watchdog_lease_ns;  /* redisson: lease the watchdog renews every lease/3 */
     const char *script_acquire; /* redis-script: the scenario's Lua ("" when none) */
     const char *script_release;
     const char *script_renew;   /* "" when the scenario gives none */
-    const char *zk_hosts;       /* ZooKeeper connection string "host:port,host:port" */
     int64_t zk_session_timeout_ns; /* ZooKeeper session timeout */
     int64_t retry_interval_ns;  /* polling interval (first interval for backoff) */
     int retry_backoff;          /* 0 = fixed interval, 1 = exponential backoff with jitter */

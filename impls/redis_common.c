@@ -80,13 +80,20 @@ int redis_lock_open(struct lock_client **out, const struct lock_env *env, lock_t
         free(c);
         return -1;
     }
-    c->rc = redis_conn_open("Redis", env->redis_host, env->redis_port, REDIS_TIMEOUT_MS, err);
+    c->rc = redis_store_open("Redis", env, REDIS_TIMEOUT_MS, err);
     if (!c->rc) {
         redis_lock_close(c);
         return -1;
     }
     *out = c;
     return 0;
+}
+
+redisContext *redis_store_open(const char *what, const struct lock_env *env, int timeout_ms,
+                               struct lab_err *err)
+{
+    const struct lock_endpoint *ep = &env->servers->node[0];
+    return redis_conn_open(what, ep->host, ep->port, timeout_ms, err);
 }
 
 void redis_lock_close(struct lock_client *c)
@@ -111,8 +118,7 @@ static int reconnect_if_broken(const struct lock_client *c, redisContext **rc,
         return 0;
     if (*rc)
         redisFree(*rc);
-    *rc = redis_conn_open("Redis", c->env->redis_host, c->env->redis_port, REDIS_TIMEOUT_MS,
-                              err);
+    *rc = redis_store_open("Redis", c->env, REDIS_TIMEOUT_MS, err);
     return *rc ? 0 : -1;
 }
 
@@ -207,8 +213,7 @@ static int watchdog_renew(void *arg, const char *key)
 
 int redis_watchdog_start(struct lock_client *c, int64_t lease_ns, struct lab_err *err)
 {
-    c->wd_rc = redis_conn_open("Redis", c->env->redis_host, c->env->redis_port,
-                                   REDIS_TIMEOUT_MS, err);
+    c->wd_rc = redis_store_open("Redis", c->env, REDIS_TIMEOUT_MS, err);
     if (!c->wd_rc || redis_script_load(c->wd_rc, &c->renew, err) != 0)
         return -1;
     c->wd = watchdog_start(lease_ns, watchdog_renew, c, c->env->stats, err);

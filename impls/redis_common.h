@@ -54,6 +54,12 @@ void redis_lock_close(struct lock_client *c);
  * (redis_cmd and redis_script_call do this themselves). 0 or -1. */
 int redis_conn_ready(struct lock_client *c, struct lab_err *err);
 
+/* A connection to the design's lock store (the first of env's servers),
+ * with connect and command timeouts of timeout_ms; NULL with err filled.
+ * what names it in messages ("Redis", "Redis (pub/sub)"). */
+redisContext *redis_store_open(const char *what, const struct lock_env *env, int timeout_ms,
+                               struct lab_err *err);
+
 /* The same for the watchdog thread's c->wd_rc (call it on that thread). */
 int redis_watchdog_conn_ready(struct lock_client *c, struct lab_err *err);
 

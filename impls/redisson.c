@@ -150,8 +150,7 @@ static int ps_ready(struct lock_client *c, struct lab_err *err)
     if (st->ps && !st->ps->err)
         return 0;
     ps_drop(c);
-    st->ps = redis_conn_open("Redis (pub/sub)", c->env->redis_host, c->env->redis_port,
-                                 RSN_TIMEOUT_MS, err);
+    st->ps = redis_store_open("Redis (pub/sub)", c->env, RSN_TIMEOUT_MS, err);
     return st->ps ? 1 : -1;
 }
 
@@ -503,8 +502,7 @@ static int rsn_open(struct lock_client **out, const struct lock_env *env, struct
         goto fail;
     if (st->watchdog) {
         c->renew.src = rsn_renew_lua;
-        c->wd_rc = redis_conn_open("Redis (watchdog)", env->redis_host, env->redis_port,
-                                       RSN_TIMEOUT_MS, err);
+        c->wd_rc = redis_store_open("Redis (watchdog)", env, RSN_TIMEOUT_MS, err);
         if (!c->wd_rc || redis_script_load(c->wd_rc, &c->renew, err) != 0)
             goto fail;
         c->wd = watchdog_start(lease_ms * 1000000, rsn_renew, c, env->stats, err);

@@ -384,26 +384,26 @@ static int redlock_open(struct lock_client **out, const struct lock_env *env,
                         struct lab_err *err)
 {
     *out = NULL;
-    if (env->n_masters <= 0 || !env->masters) {
+    if (env->servers->n <= 0) {
         lab_err_set(err, EINVAL, "redlock needs independent Redis masters "
                                  "(backends.redis.masters) and this run has none");
         return -1;
     }
-    if (env->n_masters > REDLOCK_MAX_MASTERS) {
-        lab_err_set(err, EINVAL, "redlock: %d masters, at most %d", env->n_masters,
+    if (env->servers->n > REDLOCK_MAX_MASTERS) {
+        lab_err_set(err, EINVAL, "redlock: %d masters, at most %d", env->servers->n,
                     REDLOCK_MAX_MASTERS);
         return -1;
     }
     struct lock_client *c = calloc(1, sizeof *c);
     if (c)
-        c->m = calloc((size_t)env->n_masters, sizeof *c->m);
+        c->m = calloc((size_t)env->servers->n, sizeof *c->m);
     if (!c || !c->m) {
         free(c);
         lab_err_set(err, ENOMEM, "out of memory");
         return -1;
     }
     c->env = env;
-    c->n = env->n_masters;
+    c->n = env->servers->n;
     c->quorum = c->n / 2 + 1;
     c->ttl_ms = env->ttl_ns / 1000000 > 0 ? env->ttl_ns / 1000000 : 1;
     c->drift_ns = c->ttl_ms * 1000000LL / REDLOCK_DRIFT_DIV + REDLOCK_DRIFT_NS;
@@ -412,7 +412,7 @@ static int redlock_open(struct lock_client **out, const struct lock_env *env,
         c->rng = (uint64_t)lab_now_ns() | 1;
     int up = 0;
     for (int i = 0; i < c->n; i++) {
-        c->m[i].ep = &env->masters[i];
+        c->m[i].ep = &env->servers->node[i];
         if (master_connect(c, i, REDLOCK_OPEN_TIMEOUT_MS) != 0)
             continue;
         /* every client loads at once before the run: the open timeout */

@@ -105,8 +105,8 @@ static int session_timeout_ms(const struct lock_env *env)
 static int session_open(struct lock_client *c, struct lab_err *err)
 {
     const struct lock_env *env = c->env;
-    if (!env->zk_hosts || !*env->zk_hosts) {
-        lab_err_set(err, EINVAL, "zookeeper: no ensemble given (lock_env.zk_hosts)");
+    if (!env->servers->conn[0]) {
+        lab_err_set(err, EINVAL, "zookeeper: no ensemble given (lock_env.servers)");
         return -1;
     }
     /* The client's threads inherit this mask: keep the run's signals for
@@ -123,13 +123,13 @@ static int session_open(struct lock_client *c, struct lab_err *err)
     sigaddset(&block, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &block, &old);
     errno = 0;
-    c->zh = zookeeper_init(env->zk_hosts, zk_watcher, session_timeout_ms(env), NULL, c, 0);
+    c->zh = zookeeper_init(env->servers->conn, zk_watcher, session_timeout_ms(env), NULL, c, 0);
     int e = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     c->session_gen++;
     if (!c->zh) {
         lab_err_set(err, e ? e : EINVAL, "zookeeper: cannot start a session with %s: %s",
-                    env->zk_hosts, strerror(e ? e : EINVAL));
+                    env->servers->conn, strerror(e ? e : EINVAL));
         return -1;
     }
     return 0;
@@ -156,7 +156,7 @@ int zk_session_ready(struct lock_client *c, int64_t deadline, struct lab_err *er
                 zk_session_drop(c); /* its nodes are gone: start over */
         }
         if (lab_now_ns() >= deadline || *c->env->stop) {
-            lab_err_set(err, ETIMEDOUT, "zookeeper: not connected to %s", c->env->zk_hosts);
+            lab_err_set(err, ETIMEDOUT, "zookeeper: not connected to %s", c->env->servers->conn);
             return 0;
         }
         if (!c->zh && session_open(c, err) != 0)
@@ -329,7 +329,7 @@ int zk_lock_open(struct lock_client **out, const struct lock_env *env, struct la
     if (r <= 0) {
         if (r == 0)
             lab_err_set(err, ETIMEDOUT, "zookeeper: no session with %s within %lld s",
-                        env->zk_hosts, ZK_CONNECT_TIMEOUT_NS / 1000000000);
+                        env->servers->conn, ZK_CONNECT_TIMEOUT_NS / 1000000000);
         zk_lock_close(c);
         return -1;
     }

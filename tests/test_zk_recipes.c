@@ -146,6 +146,7 @@ static int watches_reach(long n)
 struct tclient {
     const char *name;
     struct lock_env env;
+    struct lock_servers servers;
     struct lock_stats stats;
     struct lock_client *c;
     const struct lock_ops *ops;
@@ -160,7 +161,9 @@ static int tc_open(struct tclient *t, const char *impl, const char *name, const 
     memset(t, 0, sizeof *t);
     t->name = name;
     t->ops = lock_find(impl);
-    t->env.zk_hosts = hosts;
+    snprintf(t->servers.conn, sizeof t->servers.conn, "%s", hosts);
+    t->servers.n = 1;
+    t->env.servers = &t->servers;
     t->env.zk_session_timeout_ns = 10 * SEC;
     t->env.stop = &no_stop;
     t->env.stats = &t->stats;

@@ -148,19 +148,13 @@ static int bare_path(const char *name, char *out, size_t n)
     return access(out, X_OK);
 }
 
-/* Run the bare loop once; cycles per second, or -1. */
-/* Run a bare loop once (args: the server's address words, then seconds);
+/* Run a bare loop once (args: the servers' connection string, seconds);
  * cycles per second, or -1. */
-static double run_bare(const char *bin, const char *const *addr, int naddr, double seconds)
+static double run_bare(const char *bin, const char *conn, double seconds)
 {
     char secbuf[32];
     snprintf(secbuf, sizeof secbuf, "%.3f", seconds);
-    const char *argv[6] = {bin};
-    int argc = 1;
-    for (int i = 0; i < naddr && argc < 4; i++)
-        argv[argc++] = addr[i];
-    argv[argc++] = secbuf;
-    argv[argc] = NULL;
+    const char *argv[] = {bin, conn, secbuf, NULL};
     char buf[512];
     int status = subproc_capture((char *const *)argv, buf, sizeof buf);
     const char *line = strstr(buf, "cycles=");
@@ -183,15 +177,13 @@ static void bench_scenario(struct scenario *s, const char *name, int clients, do
     s->ttl_ns = 30LL * 1000000000;
 }
 
-/* Run impl through s on Redis host:port; the result (caller frees) when the
- * run completed safe, else NULL with err filled. */
+/* Run impl through s on the started backends; the result (caller frees)
+ * when the run completed safe, else NULL with err filled. */
 static struct run_result *bench_run(const struct scenario *s, const char *impl,
-                                    const struct backends *b, struct lab_err *err)
+                                    struct lab_err *err)
 {
     const struct lock_ops *ops = lock_find(impl);
-    struct run_env env = {.redis_host = b->redis_host,
-                          .redis_port = b->redis_port,
-                          .zk_hosts = b->zk_hosts[0] ? b->zk_hosts : NULL};
+    struct run_env env = {0};
     struct run_result *res = malloc(sizeof *res);
     if (!ops || !res) {
         lab_err_set(err, ENOENT, "%s", ops ? "out of memory" : "unknown implementation");
@@ -209,12 +201,11 @@ static struct run_result *bench_run(const struct scenario *s, const char *impl,
 
 /* Run locklab's runner once with impl on the given backends; acquire+release
  * cycles per second, or -1. */
-static double run_locklab(const char *impl, const struct backends *b, double seconds,
+static double run_locklab(const char *impl, struct scenario *s, double seconds,
                           struct lab_err *err)
 {
-    static struct scenario s;
-    bench_scenario(&s, "overhead", 1, seconds);
-    struct run_result *res = bench_run(&s, impl, b, err);
+    s->max_duration_ns = (int64_t)(seconds * 1e9);
+    struct run_result *res = bench_run(s, impl, err);
     double rate = res ? res->throughput_per_s : -1;
     free(res);
     return rate;
@@ -247,10 +238,13 @@ static int bench_overhead(int argc, char **argv)
     int parsed = bench_getopt("overhead", argc, argv, opts, bench_usage);
     if (parsed >= 0)
         return parsed;
-    bool zk = strcmp(backend, "zookeeper") == 0;
-    if (!zk && strcmp(backend, "redis") != 0) {
-        fprintf(stderr, "locklab: bench overhead: --backend is redis or zookeeper, not '%s'\n",
-                backend);
+    const struct backend_ops *be = backend_find(backend);
+    if (!be || !be->bench_impl) {
+        fprintf(stderr, "locklab: bench overhead: --backend is one of");
+        for (int i = 0; i < backend_count; i++)
+            if (backend_registry[i]->bench_impl)
+                fprintf(stderr, " %s", backend_registry[i]->name);
+        fprintf(stderr, ", not '%s'\n", backend);
         return LAB_EXIT_USAGE;
     }
     if (optind < argc || seconds <= 0 || seconds > 600 || nrounds < 1 ||
@@ -261,33 +255,32 @@ static int bench_overhead(int argc, char **argv)
     }
     int rounds = (int)nrounds;
     char bin[PATH_MAX + 32];
-    if (bare_path(zk ? "locklab-bare-zk" : "locklab-bare-redis", bin, sizeof bin) != 0) {
+    if (bare_path(be->bench_bare_loop, bin, sizeof bin) != 0) {
         fprintf(stderr, "locklab: the bare loop %s is missing; build it (make)\n", bin);
         return LAB_EXIT_ENV;
     }
+    const char *impl = be->bench_impl;
+    static struct scenario s;
+    bench_scenario(&s, "overhead", 1, seconds);
+    s.zk_force_sync = force_sync;
     stop_install();
     struct backends b;
+    backends_init(&b);
+    backends_plan_one(&b, &s, lock_find(impl));
+    if (redis)
+        b.external[backend_index(backend_find("redis"))] = redis;
     struct lab_err err = {0};
-    if (backends_start(&b, !zk, false, 0, redis, &err) != 0 ||
-        (zk && backends_start_zk(&b, 1, force_sync, NULL, &lab_stop, &err) != 0)) {
+    if (backends_start(&b, &lab_stop, &err) != 0) {
         fprintf(stderr, "locklab: %s\n", err.msg);
-        backends_stop(&b);
         return LAB_EXIT_ENV;
     }
-    char portbuf[16];
-    snprintf(portbuf, sizeof portbuf, "%d", b.redis_port);
-    const char *redis_addr[] = {b.redis_host, portbuf}, *zk_addr[] = {b.zk_hosts};
-    const char *impl = zk ? "zk-sequential" : "redis-lua";
-    if (zk)
-        printf("overhead: zk-sequential cycle (create ephemeral-sequential + getChildren + "
-               "delete), 1 client, %d rounds of %.1f s,\nZooKeeper %s (forceSync %s)\n",
-               rounds, seconds, b.zk_hosts, force_sync ? "on" : "off");
-    else
-        printf("overhead: redis-lua cycle (SET NX PX + EVALSHA), 1 client, %d rounds of %.1f s, "
-               "Redis %s:%d\n",
-               rounds, seconds, b.redis_host, b.redis_port);
+    struct lock_servers sv;
+    be->servers(lock_find(impl), &s, &sv);
+    printf("overhead: %s, 1 client, %d rounds of %.1f s,\n%s %s%s\n", be->bench_cycle, rounds,
+           seconds, be->title, sv.conn,
+           force_sync ? " (forceSync on)" : "");
     /* warm the server up (a JVM compiles its hot paths in the first seconds) */
-    if (zk ? run_bare(bin, zk_addr, 1, 2.0) < 0 : run_bare(bin, redis_addr, 2, 0.5) < 0)
+    if (run_bare(bin, sv.conn, be->bench_warmup_s) < 0)
         fprintf(stderr, "locklab: warning: the warm-up loop failed\n");
     printf("%-6s %14s %14s %8s\n", "round", "bare cyc/s", "locklab cyc/s", "ratio");
     double bare[BENCH_MAX_ROUNDS], lab[BENCH_MAX_ROUNDS];
@@ -295,10 +288,9 @@ static int bench_overhead(int argc, char **argv)
     for (int i = 0; i < rounds && !lab_stop; i++) {
         for (int k = 0; k < 2; k++) {
             if ((i + k) % 2 == 0)
-                bare[i] = zk ? run_bare(bin, zk_addr, 1, seconds)
-                             : run_bare(bin, redis_addr, 2, seconds);
+                bare[i] = run_bare(bin, sv.conn, seconds);
             else
-                lab[i] = run_locklab(impl, &b, seconds, &err);
+                lab[i] = run_locklab(impl, &s, seconds, &err);
         }
         if (lab_stop)
             break;
@@ -384,17 +376,26 @@ static int bench_handoff(int argc, char **argv)
     }
     int clients = (int)nclients, rounds = (int)nrounds;
     stop_install();
+    static struct scenario s;
+    bench_scenario(&s, "handoff", clients, 60);
+    const struct lock_ops *ref = lock_find("redis-lua");
+    const struct backend_ops *be = backend_of(ref);
     struct backends b;
+    backends_init(&b);
+    backends_plan_one(&b, &s, ref);
+    b.external[backend_index(be)] = redis;
     struct lab_err err = {0};
-    if (backends_start(&b, true, false, 0, redis, &err) != 0) {
+    if (backends_start(&b, &lab_stop, &err) != 0) {
         fprintf(stderr, "locklab: %s\n", err.msg);
         return LAB_EXIT_ENV;
     }
-    double rtt = ping_rtt_us(b.redis_host, b.redis_port, 2000, &err);
-    printf("handoff: %d clients on one hot key, %d rounds of one acquire each, Redis %s:%d\n"
+    struct lock_servers sv;
+    be->servers(ref, &s, &sv);
+    double rtt = ping_rtt_us(sv.node[0].host, sv.node[0].port, 2000, &err);
+    printf("handoff: %d clients on one hot key, %d rounds of one acquire each, Redis %s\n"
            "idle loopback round trip (PING, median of 2000): %.1f us\n"
            "%-28s %9s %9s %9s %12s %9s\n",
-           clients, rounds, b.redis_host, b.redis_port, rtt, "design", "handoffs", "p50 us",
+           clients, rounds, sv.conn, rtt, "design", "handoffs", "p50 us",
            "p99 us", "release p50", "wake/rel");
     static const struct {
         const char *label, *impl;
@@ -413,14 +414,13 @@ static int bench_handoff(int argc, char **argv)
         for (int r = 0; r < rounds && code == LAB_EXIT_OK && !lab_stop; r++) {
             /* one acquire per client: every grant after the first is a
              * handoff from a holder that leaves to a client that waited */
-            static struct scenario s;
             bench_scenario(&s, "handoff", clients, 60);
             s.ops_per_client = 1;
             s.retry = runs[i].retry;
             s.retry_interval_ns = runs[i].interval_ns;
             s.business_ns = 200000;
             s.think_ns = 100000000; /* linger after the release: exiting is not part of a handoff */
-            struct run_result *res = bench_run(&s, runs[i].impl, &b, &err);
+            struct run_result *res = bench_run(&s, runs[i].impl, &err);
             if (!res) {
                 code = lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
                 break;

@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "lock.h"
-#include "backend.h"
 #include "backends.h"
 #include "cli.h"
 #include "failpoint_env.h"
@@ -30,8 +29,7 @@ struct run_opts {
     const char *impls;  /* --impl a,b: replaces each scenario's impls */
     int clients;        /* --clients N: 0 = as the scenario says */
     const char *out;    /* --out DIR: results root */
-    const char *redis;  /* --redis HOST:PORT or $LOCKLAB_REDIS */
-    const char *zk;     /* --zk HOST:PORT[,...] or $LOCKLAB_ZK */
+    const char *external[BACKEND_MAX]; /* per store: --<flag> ADDR or $<env_var> (backend.h) */
     const char *junit;  /* --junit FILE */
     bool quiet;         /* --quiet */
     bool no_plot;       /* --no-plot */
@@ -49,11 +47,12 @@ static void run_usage(FILE *f)
             "  --impl a,b         run these implementations instead of the scenario's list\n"
             "  --clients N        override the scenario's client count (1..%d)\n"
             "  --out DIR          results root (default: results); the run goes to\n"
-            "                     DIR/<run-id>/ and DIR/latest points at it\n"
-            "  --redis HOST:PORT  use this Redis as the lock store instead of an embedded\n"
-            "                     one (also $LOCKLAB_REDIS); the stock store stays embedded\n"
-            "  --zk H:P[,H:P...]  use this ZooKeeper ensemble instead of embedded servers\n"
-            "                     (also $LOCKLAB_ZK)\n"
+            "                     DIR/<run-id>/ and DIR/latest points at it\n",
+            SCN_MAX_CLIENTS);
+    for (int i = 0; i < backend_count; i++)
+        if (backend_registry[i]->flag)
+            fprintf(f, "  --%s %s\n", backend_registry[i]->flag, backend_registry[i]->flag_usage);
+    fprintf(f,
             "  --junit FILE       also write the JUnit XML report to FILE\n"
             "  --quiet            no progress and no table: only errors and failures\n"
             "  --no-plot          do not draw the plots (drawn when gnuplot is installed)\n"
@@ -61,8 +60,7 @@ static void run_usage(FILE *f)
             "\n"
             "exit codes: 0 every expectation met, 1 an expectation failed, 2 bad usage or\n"
             "scenario (nothing started), 3 a server would not start or cannot be reached,\n"
-            "130 interrupted (results so far written, marked incomplete)\n",
-            SCN_MAX_CLIENTS);
+            "130 interrupted (results so far written, marked incomplete)\n");
 }
 
 /* Replace s->impls with the --impl list. 0 or -1 (message printed). */
@@ -96,36 +94,30 @@ static int apply_impl_filter(struct scenario *s, const char *list)
     return 0;
 }
 
-/* Each comma-separated part of a ZooKeeper connection string is HOST:PORT. */
-static bool bad_zk_hosts(const char *s)
-{
-    char buf[256], host[64];
-    int port;
-    if (strlen(s) >= sizeof buf)
-        return true;
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *save, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save))
-        if (lab_parse_hostport(p, host, sizeof host, &port) != 0)
-            return true;
-    return buf[0] == '\0' || s[strlen(s) - 1] == ',';
-}
+#define OPT_EXTERNAL 1000 /* getopt value of the first store's --<flag> */
 
 static int parse_opts(int argc, char **argv, struct run_opts *o)
 {
-    static const struct option longopts[] = {
+    static const struct option fixed[] = {
         {"impl", required_argument, NULL, 'i'},  {"clients", required_argument, NULL, 'c'},
-        {"out", required_argument, NULL, 'o'},   {"redis", required_argument, NULL, 'r'},
-        {"junit", required_argument, NULL, 'j'}, {"quiet", no_argument, NULL, 'q'},
-        {"zk", required_argument, NULL, 'z'},     {"no-plot", no_argument, NULL, 'P'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+        {"out", required_argument, NULL, 'o'},   {"junit", required_argument, NULL, 'j'},
+        {"quiet", no_argument, NULL, 'q'},       {"no-plot", no_argument, NULL, 'P'},
+        {"help", no_argument, NULL, 'h'}};
+    enum { N_FIXED = sizeof fixed / sizeof fixed[0] };
+    struct option longopts[N_FIXED + BACKEND_MAX + 1];
+    memcpy(longopts, fixed, sizeof fixed);
+    int n_opts = N_FIXED;
     memset(o, 0, sizeof *o);
     o->out = "results";
-    o->redis = getenv("LOCKLAB_REDIS");
-    if (o->redis && !*o->redis)
-        o->redis = NULL;
-    o->zk = getenv("LOCKLAB_ZK");
-    if (o->zk && !*o->zk)
-        o->zk = NULL;
+    for (int i = 0; i < backend_count; i++) {
+        const struct backend_ops *be = backend_registry[i];
+        if (!be->flag)
+            continue;
+        longopts[n_opts++] = (struct option){be->flag, required_argument, NULL, OPT_EXTERNAL + i};
+        const char *v = getenv(be->env_var);
+        o->external[i] = v && *v ? v : NULL;
+    }
+    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
     opterr = 0;
     int ch;
     while ((ch = getopt_long(argc, argv, "hq", longopts, NULL)) != -1) {
@@ -141,31 +133,27 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
             }
             break;
         case 'o': o->out = optarg; break;
-        case 'r': o->redis = optarg; break;
         case 'j': o->junit = optarg; break;
-        case 'z': o->zk = optarg; break;
         case 'P': o->no_plot = true; break;
         case 'q': o->quiet = true; break;
         case 'h': run_usage(stdout); return 1;
         default:
+            if (ch >= OPT_EXTERNAL && ch < OPT_EXTERNAL + backend_count) {
+                o->external[ch - OPT_EXTERNAL] = optarg;
+                break;
+            }
             fprintf(stderr, "locklab: run: unknown or incomplete option '%s'\n\n",
                     argv[optind - 1]);
             run_usage(stderr);
             return -1;
         }
     }
-    if (o->redis) {
-        char host[64];
-        int port;
-        if (lab_parse_hostport(o->redis, host, sizeof host, &port) != 0) {
-            fprintf(stderr, "locklab: bad Redis address '%s' (expected HOST:PORT)\n", o->redis);
+    for (int i = 0; i < backend_count; i++) {
+        struct lab_err err = {0};
+        if (o->external[i] && backend_registry[i]->check_external(o->external[i], &err) != 0) {
+            fprintf(stderr, "locklab: %s\n", err.msg);
             return -1;
         }
-    }
-    if (o->zk && bad_zk_hosts(o->zk)) {
-        fprintf(stderr, "locklab: bad ZooKeeper address '%s' (expected HOST:PORT[,HOST:PORT...])\n",
-                o->zk);
-        return -1;
     }
     return 0;
 }
@@ -272,29 +260,6 @@ static int load_all(int argc, char **argv, const struct run_opts *o, struct scen
     return 0;
 }
 
-/* Which servers the scenarios need: a lock store, the stock store, and how
- * many independent masters (the most any scenario with redlock asks for). */
-static void needs(struct scenario **scns, int n, bool *redis, bool *stock, int *masters,
-                  const struct scenario **zk)
-{
-    *redis = *stock = false;
-    *masters = 0;
-    *zk = NULL; /* the scenario whose ensemble is the largest, when any needs one */
-    for (int i = 0; i < n; i++) {
-        *stock |= scns[i]->workload == WORKLOAD_STOCK;
-        for (int j = 0; j < scns[i]->n_impls; j++) {
-            const struct lock_ops *ops = lock_find(scns[i]->impls[j]);
-            const struct backend_ops *be = backend_of(ops);
-            *redis |= be == &backend_redis;
-            if (ops->caps & LOCK_CAP_MULTI_MASTER && scns[i]->redis_masters > *masters)
-                *masters = scns[i]->redis_masters;
-            if (be == &backend_zookeeper &&
-                (!*zk || scns[i]->zk_ensemble > (*zk)->zk_ensemble))
-                *zk = scns[i];
-        }
-    }
-}
-
 /* Run one implementation at one step of a scenario, print its row and add it
  * to the report; returns the updated exit code. */
 static int run_one(struct scenario *s, const struct lock_ops *ops, const struct run_env *env,
@@ -320,8 +285,7 @@ static int run_one(struct scenario *s, const struct lock_ops *ops, const struct 
 }
 
 /* Run everything; returns the exit code. */
-static int run_all(struct scenario **scns, int n, const struct run_opts *o, struct backends *b,
-                   const struct scenario *zk)
+static int run_all(struct scenario **scns, int n, const struct run_opts *o, struct backends *b)
 {
     struct report rep;
     struct lab_err err = {0};
@@ -330,17 +294,8 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
         return LAB_EXIT_ENV;
     }
     struct run_env env = {
-        .redis_host = b->redis_host,
-        .redis_port = b->redis_port,
-        .zk_hosts = b->zk_hosts[0] ? b->zk_hosts : NULL,
-        .n_masters = b->n_masters,
-        .masters = b->masters,
         .stock = {.host = b->stock_srv.host, .port = b->stock_srv.port},
         .progress = !o->quiet && isatty(2),
-        .redis_external = o->redis != NULL,
-        .zk_external = o->zk != NULL,
-        .zk_ensemble = b->n_zk,
-        .zk_force_sync = zk && zk->zk_force_sync,
     };
     struct run_result *res = malloc(sizeof *res);
     int code = LAB_EXIT_OK;
@@ -399,19 +354,17 @@ int cmd_run(int argc, char **argv)
     int code = LAB_EXIT_USAGE;
     if (load_all(argc, argv, &o, scns, &n) == 0) {
         stop_install();
-        bool need_redis, need_stock;
-        int masters;
-        const struct scenario *zk;
-        needs(scns, n, &need_redis, &need_stock, &masters, &zk);
         struct backends b;
+        backends_init(&b);
+        memcpy(b.external, o.external, sizeof b.external);
+        for (int i = 0; i < n; i++)
+            backends_plan(&b, scns[i]);
         struct lab_err err = {0};
-        if (backends_start(&b, need_redis, need_stock, masters, o.redis, &err) != 0 ||
-            (zk && backends_start_zk(&b, zk->zk_ensemble, zk->zk_force_sync, o.zk, &lab_stop, &err) != 0)) {
-            backends_stop(&b);
+        if (backends_start(&b, &lab_stop, &err) != 0) {
             fprintf(stderr, "locklab: %s\n", err.msg);
             code = lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
         } else {
-            code = run_all(scns, n, &o, &b, zk);
+            code = run_all(scns, n, &o, &b);
             backends_stop(&b);
         }
     }

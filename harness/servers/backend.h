@@ -1,49 +1,115 @@
 /*
- * backend.h - one table per kind of store the lock designs talk to, so the
- * runner never asks which store a design uses (redis's ae.c talks to one
- * aeApi* interface the same way, whatever the multiplexer).
+ * backend.h - one table per kind of store the lock designs talk to, so
+ * nothing outside a store's own file asks which store a design uses (redis's
+ * ae.c talks to one aeApi* interface the same way, whatever the
+ * multiplexer; fio's engines are tables the core calls without knowing them).
  *
  * A design names its store in lock_ops.backend; backend_of() finds the
- * table (the only place that compares backend names). Each table knows,
- * for one run of one design: how to clear the keys that run will use (a
- * killed holder's lock left by an earlier run would block it), how many
- * operations its servers have served (for server operations per acquire),
- * and how to describe the servers the result ran on. Starting and stopping
- * the servers of an invocation is backends.c.
+ * table and backend_find() finds one by name (backend.c holds the registry,
+ * the only place that compares backend names). A table covers the whole
+ * life of a store in one invocation:
+ *   plan     - before anything starts, each (scenario, design) pair says
+ *              what it needs (how many masters, how large an ensemble);
+ *   start    - start the planned embedded servers, or check the external
+ *              ones the user named with --<flag> or $<env_var>;
+ *   servers  - for one run: the servers that design talks to (lock_servers,
+ *              the one address struct the designs read);
+ *   clear, server_ops, describe - per run: remove what an earlier run left,
+ *              count the operations served, say what the result ran on;
+ *   roles    - the embedded server processes of a run by role name, for
+ *              the fault engine to aim at;
+ *   stop     - stop everything it started.
+ * A table keeps its servers in its own file (one invocation starts one set),
+ * so adding a store is one file with its table plus one registry line.
  */
 #ifndef LOCKLAB_BACKEND_H
 #define LOCKLAB_BACKEND_H
 
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "lock.h"
-#include "run_env.h"
 #include "scenario.h"
+#include "servers.h"
 
-struct backend_ops {
-    const char *name; /* as lock_ops.backend names it */
-
-    /* Remove whatever an earlier run left under the keys s will use with
-     * ops (one key, or one per client). 0 or -1 with err filled. */
-    int (*clear)(const struct lock_ops *ops, const struct run_env *env, const struct scenario *s,
-                 struct lab_err *err);
-
-    /* Operations the servers ops talks to have served so far, into *ops_served.
-     * 0, or -1 with err filled when the figure cannot be had (it is then
-     * left out: a figure, not a precondition). */
-    int (*server_ops)(const struct lock_ops *ops, const struct run_env *env, int64_t *ops_served,
-                      struct lab_err *err);
-
-    /* Fill out with the servers ops really runs on in env for s. */
-    void (*describe)(const struct lock_ops *ops, const struct run_env *env,
-                     const struct scenario *s, struct run_servers *out);
+/* An embedded server a fault can target, by role. */
+struct backend_role {
+    const char *name;     /* "redis", "redis-node", "zookeeper" */
+    int index;            /* which one of that name (0-based), -1 for the only one */
+    struct server *srv;   /* the process (never the stock store) */
 };
 
-extern const struct backend_ops backend_redis;
-extern const struct backend_ops backend_zookeeper;
+#define BACKEND_MAX_ROLES (LOCK_MAX_SERVERS + 1)
+#define BACKEND_MAX 8 /* stores in the registry, at most */
+
+struct backend_ops {
+    const char *name;      /* as lock_ops.backend names it */
+    const char *title;     /* for people: "Redis", "ZooKeeper" */
+
+    /* External servers: --<flag> ADDR on `locklab run`, or $<env_var>. */
+    const char *flag;
+    const char *env_var;
+    const char *flag_usage; /* the usage line's text after "--<flag> " */
+
+    /* Is addr a well-formed external address? 0, or -1 with err filled. */
+    int (*check_external)(const char *addr, struct lab_err *err);
+
+    /* Note what design ops in scenario s needs. */
+    void (*plan)(const struct scenario *s, const struct lock_ops *ops);
+
+    /* Start what was planned, or check the external servers at external
+     * (NULL: embedded). Gives up when *stop is set. 0 or -1 with err
+     * filled (an environment failure: exit code 3). */
+    int (*start)(const char *external, const volatile int *stop, struct lab_err *err);
+
+    /* Stop whatever start started and forget the plan. */
+    void (*stop)(void);
+
+    /* The servers design ops talks to when it runs scenario s. */
+    void (*servers)(const struct lock_ops *ops, const struct scenario *s, struct lock_servers *out);
+
+    /* Remove whatever an earlier run left under the keys s will use on sv
+     * (one key, or one per client). 0 or -1 with err filled. */
+    int (*clear)(const struct lock_servers *sv, const struct scenario *s, struct lab_err *err);
+
+    /* Operations the servers sv have served so far. 0, or -1 with err
+     * filled when the figure cannot be had (it is then left out). */
+    int (*server_ops)(const struct lock_servers *sv, int64_t *ops_served, struct lab_err *err);
+
+    /* What design ops ran on in s, as a JSON object (a new reference). */
+    json_t *(*describe)(const struct lock_ops *ops, const struct scenario *s);
+
+    /* The embedded servers design ops uses in s, by role; how many (0 when
+     * they are external: a fault cannot reach them). */
+    int (*roles)(const struct lock_ops *ops, const struct scenario *s,
+                 struct backend_role *out, int max);
+
+    /* `locklab bench overhead --backend <name>`: the design whose cycle the
+     * bare loop (a binary next to locklab, given the servers' connection
+     * string and seconds) repeats without the harness, what that cycle is,
+     * and how long to warm the server up first. NULL bench_impl: none. */
+    const char *bench_impl;
+    const char *bench_bare_loop;
+    const char *bench_cycle;
+    double bench_warmup_s;
+};
+
+/* The registry, in the order results compare stores. */
+extern const struct backend_ops *const backend_registry[];
+extern const int backend_count;
 
 /* The table of ops's store, or NULL for a design without one ("none": the
- * lock lives in the client process, nothing to clear or count). */
+ * lock lives in the client process, nothing to start, clear or count). */
 const struct backend_ops *backend_of(const struct lock_ops *ops);
+
+/* The table named name, or NULL. */
+const struct backend_ops *backend_find(const char *name);
+
+/* Its index in backend_registry. */
+int backend_index(const struct backend_ops *be);
+
+/* Fill sv->conn from its nodes: "host:port,host:port...". */
+void backend_fill_conn(struct lock_servers *sv);
 
 #endif

@@ -1,75 +1,176 @@
 /*
- * backend_redis.c - the Redis store table (see backend.h): the lock store,
- * or for a multi-master design (redlock) every independent master of the
- * run. Keys are cleared with DEL, operations counted from INFO
- * commandstats (redis_admin.c).
+ * backend_redis.c - the Redis store table (see backend.h): one lock store
+ * (embedded, or the user's --redis), and for multi-master designs
+ * (redlock) as many independent embedded masters as the largest scenario
+ * asks for, of which each run uses its own scenario's number. Keys are
+ * cleared with DEL, operations counted from INFO commandstats
+ * (redis_admin.c).
  */
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "backend.h"
 #include "redis_admin.h"
 #include "region.h"
 
-/* Every Redis server ops talks to in env: the lock store, or the masters. */
-static int redis_servers(const struct lock_ops *ops, const struct run_env *env,
-                         const struct lock_endpoint **eps, struct lock_endpoint *single)
+/* This invocation's Redis: what was planned and what runs. */
+static struct {
+    bool need_store;                          /* a single-store design runs */
+    int need_masters;                         /* most masters a multi-master run asks for */
+    bool external;                            /* the store is the user's */
+    struct lock_endpoint store;               /* where the store is */
+    struct server store_srv;                  /* embedded store (pid 0 when external) */
+    int n_masters;                            /* masters started */
+    struct server master_srv[LOCK_MAX_SERVERS];
+} rd;
+
+static bool multi(const struct lock_ops *ops)
 {
-    if (ops->caps & LOCK_CAP_MULTI_MASTER) {
-        *eps = env->masters;
-        return env->n_masters;
-    }
-    snprintf(single->host, sizeof single->host, "%s", env->redis_host);
-    single->port = env->redis_port;
-    *eps = single;
-    return 1;
+    return (ops->caps & LOCK_CAP_MULTI_MASTER) != 0;
 }
 
-static int redis_clear(const struct lock_ops *ops, const struct run_env *env,
-                       const struct scenario *s, struct lab_err *err)
+static int redis_check_external(const char *addr, struct lab_err *err)
 {
-    struct lock_endpoint one;
-    const struct lock_endpoint *eps;
-    int n_eps = redis_servers(ops, env, &eps, &one);
+    char host[64];
+    int port;
+    if (lab_parse_hostport(addr, host, sizeof host, &port) == 0)
+        return 0;
+    lab_err_set(err, EINVAL, "bad Redis address '%s' (expected HOST:PORT)", addr);
+    return -1;
+}
+
+static void redis_plan(const struct scenario *s, const struct lock_ops *ops)
+{
+    if (!multi(ops))
+        rd.need_store = true;
+    else if (s->redis_masters > rd.need_masters)
+        rd.need_masters = s->redis_masters;
+}
+
+static void redis_stop(void)
+{
+    for (int i = 0; i < rd.n_masters; i++)
+        servers_stop(&rd.master_srv[i]);
+    servers_stop(&rd.store_srv);
+    memset(&rd, 0, sizeof rd);
+}
+
+static int redis_start(const char *external, const volatile int *stop, struct lab_err *err)
+{
+    (void)stop; /* a redis-server answers within milliseconds */
+    if (rd.need_store && external) {
+        if (redis_check_external(external, err) != 0)
+            return -1;
+        lab_parse_hostport(external, rd.store.host, sizeof rd.store.host, &rd.store.port);
+        if (servers_redis_ping(rd.store.host, rd.store.port, 2000, err) != 0)
+            return -1;
+        rd.external = true;
+    } else if (rd.need_store) {
+        if (servers_redis_start(&rd.store_srv, "lock-store", err) != 0)
+            return -1;
+        snprintf(rd.store.host, sizeof rd.store.host, "%s", rd.store_srv.host);
+        rd.store.port = rd.store_srv.port;
+    }
+    for (; rd.n_masters < rd.need_masters; rd.n_masters++) {
+        char role[32];
+        snprintf(role, sizeof role, "master-%d", rd.n_masters);
+        if (servers_redis_start(&rd.master_srv[rd.n_masters], role, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void redis_servers(const struct lock_ops *ops, const struct scenario *s,
+                          struct lock_servers *out)
+{
+    memset(out, 0, sizeof *out);
+    if (multi(ops)) {
+        /* a run uses its scenario's own number of masters, even when
+         * another scenario of the same invocation had more started */
+        out->n = s->redis_masters < rd.n_masters ? s->redis_masters : rd.n_masters;
+        for (int i = 0; i < out->n; i++) {
+            snprintf(out->node[i].host, sizeof out->node[i].host, "%s", rd.master_srv[i].host);
+            out->node[i].port = rd.master_srv[i].port;
+        }
+    } else {
+        out->n = 1;
+        out->node[0] = rd.store;
+    }
+    backend_fill_conn(out);
+}
+
+static int redis_clear(const struct lock_servers *sv, const struct scenario *s,
+                       struct lab_err *err)
+{
     int n_keys = s->per_client_keys ? s->clients : 1;
     char key[160];
     for (int k = 0; k < n_keys; k++) {
         region_key_of(s, k, key, sizeof key);
-        for (int i = 0; i < n_eps; i++)
-            if (redis_admin_del(eps[i].host, eps[i].port, key, err) != 0)
+        for (int i = 0; i < sv->n; i++)
+            if (redis_admin_del(sv->node[i].host, sv->node[i].port, key, err) != 0)
                 return -1;
     }
     return 0;
 }
 
-static int redis_server_ops(const struct lock_ops *ops, const struct run_env *env,
-                            int64_t *ops_served, struct lab_err *err)
+static int redis_server_ops(const struct lock_servers *sv, int64_t *ops_served,
+                            struct lab_err *err)
 {
-    struct lock_endpoint one;
-    const struct lock_endpoint *eps;
-    int n_eps = redis_servers(ops, env, &eps, &one);
     *ops_served = 0;
-    for (int i = 0; i < n_eps; i++) {
+    for (int i = 0; i < sv->n; i++) {
         int64_t c;
-        if (redis_admin_calls(eps[i].host, eps[i].port, &c, err) != 0)
+        if (redis_admin_calls(sv->node[i].host, sv->node[i].port, &c, err) != 0)
             return -1;
         *ops_served += c;
     }
     return 0;
 }
 
-static void redis_describe(const struct lock_ops *ops, const struct run_env *env,
-                           const struct scenario *s, struct run_servers *out)
+static json_t *redis_describe(const struct lock_ops *ops, const struct scenario *s)
 {
-    (void)s;
-    bool multi = (ops->caps & LOCK_CAP_MULTI_MASTER) != 0;
-    out->redis = true;
-    out->redis_external = env->redis_external && !multi; /* masters are always embedded */
-    out->redis_masters = multi ? env->n_masters : 0;
+    struct lock_servers sv;
+    redis_servers(ops, s, &sv);
+    json_t *r = json_pack("{s:s, s:b}", "topology", multi(ops) ? "independent" : "single",
+                          "external", !multi(ops) && rd.external); /* masters: always embedded */
+    if (multi(ops))
+        json_object_set_new(r, "masters", json_integer(sv.n));
+    return r;
+}
+
+static int redis_roles(const struct lock_ops *ops, const struct scenario *s,
+                       struct backend_role *out, int max)
+{
+    int n = 0;
+    if (multi(ops)) {
+        struct lock_servers sv;
+        redis_servers(ops, s, &sv);
+        for (int i = 0; i < sv.n && n < max; i++)
+            out[n++] = (struct backend_role){"redis-node", i, &rd.master_srv[i]};
+    } else if (!rd.external && n < max) {
+        out[n++] = (struct backend_role){"redis", -1, &rd.store_srv};
+    }
+    return n;
 }
 
 const struct backend_ops backend_redis = {
     .name = "redis",
+    .title = "Redis",
+    .flag = "redis",
+    .env_var = "LOCKLAB_REDIS",
+    .flag_usage = "HOST:PORT  use this Redis as the lock store instead of an embedded\n"
+                  "                     one (also $LOCKLAB_REDIS); the stock store stays embedded",
+    .check_external = redis_check_external,
+    .plan = redis_plan,
+    .start = redis_start,
+    .stop = redis_stop,
+    .servers = redis_servers,
     .clear = redis_clear,
     .server_ops = redis_server_ops,
     .describe = redis_describe,
+    .roles = redis_roles,
+    .bench_impl = "redis-lua",
+    .bench_bare_loop = "locklab-bare-redis",
+    .bench_cycle = "redis-lua cycle (SET NX PX + EVALSHA)",
+    .bench_warmup_s = 0.5,
 };

@@ -1,48 +1,44 @@
 /*
  * backends.h - the servers one locklab invocation needs, decided once.
  *
- * Before anything runs, the run command works out which backends its
- * scenarios use and starts (or checks) them all, so a missing redis-server
- * is reported up front with exit code 3, not in the middle of a table.
- * The lock store is embedded unless --redis or LOCKLAB_REDIS names an
- * external one; the stock store is always embedded, because it is the
- * ground truth of the stock workload and must never be a shared server.
+ * Before anything runs, a command plans every (scenario, design) pair it
+ * will run, then starts (or checks) what the stores' tables (backend.h)
+ * say they need, so a missing redis-server is reported up front with exit
+ * code 3, not in the middle of a table. A store is embedded unless the user
+ * named external servers for it (--redis, --zk, or their environment
+ * variables: the tables say which). The stock store is always embedded,
+ * because it is the ground truth of the stock workload and must never be a
+ * shared server or a fault's target.
  */
 #ifndef LOCKLAB_BACKENDS_H
 #define LOCKLAB_BACKENDS_H
 
 #include <stdbool.h>
 
-#include "lock.h"
+#include "backend.h"
 #include "scenario.h"
 #include "servers.h"
 
 struct backends {
-    bool have_lock_store;   /* a Redis lock store is ready */
-    char redis_host[64];    /* lock store address */
-    int redis_port;
-    struct server lock_srv; /* embedded lock store (pid 0 when external) */
-    bool have_stock;        /* the stock store is ready */
+    bool used[BACKEND_MAX];             /* a planned design uses registry entry i */
+    const char *external[BACKEND_MAX];  /* the user's servers for entry i, or NULL */
+    bool need_stock;                     /* a planned scenario has the stock workload */
+    bool have_stock;                     /* ... and it runs */
     struct server stock_srv;
-    int n_zk;               /* embedded ZooKeeper servers (0: none or external) */
-    struct server zk_srv[3];
-    char zk_hosts[256];     /* ZooKeeper connection string, "" when not needed */
-    int n_masters;          /* independent masters started (redlock) */
-    struct server master_srv[SCN_MAX_MASTERS];
-    struct lock_endpoint masters[SCN_MAX_MASTERS];
 };
 
-/* Start or check what is needed: a lock store, the stock store, and
- * n_masters independent masters (each its own embedded redis-server).
- * external_redis is "host:port" or NULL.
- * Returns 0, or -1 with err filled (an environment failure: exit 3). */
-int backends_start(struct backends *b, bool need_redis, bool need_stock, int n_masters,
-                   const char *external_redis, struct lab_err *err);
+/* Start an empty plan. */
+void backends_init(struct backends *b);
 
-/* Start (ensemble 1 or 3, force_sync as given) or check (external, a
- * connection string) the ZooKeeper the ZooKeeper designs need. 0 or -1. */
-int backends_start_zk(struct backends *b, int ensemble, int force_sync, const char *external_zk,
-                      const volatile int *stop, struct lab_err *err);
+/* Add every design of s (each of its impls) to the plan. */
+void backends_plan(struct backends *b, const struct scenario *s);
+
+/* Add one design running s to the plan. */
+void backends_plan_one(struct backends *b, const struct scenario *s, const struct lock_ops *ops);
+
+/* Start or check everything planned. 0, or -1 with err filled (an
+ * environment failure: exit 3); what did start is then stopped again. */
+int backends_start(struct backends *b, const volatile int *stop, struct lab_err *err);
 
 void backends_stop(struct backends *b);
 
