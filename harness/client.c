@@ -23,6 +23,7 @@
 #include "backend.h"
 #include "failpoint.h"
 #include "client.h"
+#include "faults.h"
 
 static volatile int *client_stop; /* the region's stop flag */
 
@@ -182,6 +183,20 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
     }
 }
 
+/* This client's side of the fault engine: a failpoint armed from the
+ * scenario's timeline fires through here. */
+static struct {
+    struct region *rg;
+    const struct scenario *s;
+    int idx;
+} fault_ctx;
+
+static void on_failpoint(const struct failpoint *fp, void *ctx)
+{
+    (void)ctx;
+    faults_at_failpoint(fault_ctx.rg, fault_ctx.s, fault_ctx.idx, fp);
+}
+
 _Noreturn void client_main(const struct scenario *s, const struct lock_ops *ops, const struct run_env *env,
                  struct region *rg, int idx, pid_t parent)
 {
@@ -196,6 +211,10 @@ _Noreturn void client_main(const struct scenario *s, const struct lock_ops *ops,
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);
+    fault_ctx.rg = rg;
+    fault_ctx.s = s;
+    fault_ctx.idx = idx;
+    failpoint_set_hook(on_failpoint, NULL);
 
     hist_init(&sl->acquire);
     hist_init(&sl->hold);

@@ -32,9 +32,10 @@ static const struct {
     const char *impl, *point, *help;
 } fp_design[] = {
     {"redis-get-del", "before-del", "between the GET that found the lock ours and the DEL"},
+    {"redis-setnx-expire", "after-setnx", "between the SETNX that won and the EXPIRE"},
 };
 
-static bool fp_known(const char *name)
+bool failpoint_known(const char *name)
 {
     const char *slash = strchr(name, '/');
     if (!slash)
@@ -66,7 +67,7 @@ static int fp_parse_one(char *entry, struct lab_err *err)
     }
     *eq = '\0';
     const char *action = eq + 1;
-    if (!fp_known(entry)) {
+    if (!failpoint_known(entry)) {
         lab_err_set(err, EINVAL, "%s: no failpoint '%.60s' (see locklab list --failpoints)",
                     FAILPOINT_ENV, entry);
         return -1;

@@ -9,6 +9,8 @@
 #ifndef LOCKLAB_FAILPOINT_ENV_H
 #define LOCKLAB_FAILPOINT_ENV_H
 
+#include <stdbool.h>
+
 #include "failpoint.h"
 
 #define FAILPOINT_ENV "LOCKLAB_FAILPOINTS"
@@ -18,6 +20,9 @@
  * the bad entry: call it before anything starts, so a typo is a usage
  * error. */
 int failpoint_check(struct lab_err *err);
+
+/* Is name ("<impl>/<point>") a point some design has? */
+bool failpoint_known(const char *name);
 
 /* Print every known point, one per line (for `locklab list --failpoints`). */
 void failpoint_list(void);

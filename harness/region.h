@@ -21,6 +21,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "hist.h"
 #include "lock.h"
 #include "oracle.h"
@@ -34,10 +35,22 @@ enum slot_state { SLOT_INIT = 0, SLOT_READY, SLOT_FAILED, SLOT_RUNNING, SLOT_DON
  * the live count saw the mark. */
 enum iv_phase { IV_NONE = 0, IV_ENTERING, IV_INSIDE, IV_EXITING, IV_RELEASING };
 
+/* The run's fault records: the engine in the parent and the clients that
+ * hit a failpoint both append (a slot is reserved with one atomic add and
+ * published by setting its state last). */
+struct fault_log {
+    atomic_int n;                        /* records reserved */
+    atomic_int fired[FAULT_SPECS_MAX];   /* failpoint entries: times fired, all clients */
+    atomic_int published[FAULT_RECORDS_MAX]; /* record i is filled in */
+    struct fault_record rec[FAULT_RECORDS_MAX];
+};
+
 struct shared_head {
     volatile int stop;        /* set by the parent: clients stop at the next check */
     atomic_int ready;         /* clients that finished opening (ok or failed) */
     atomic_int go;            /* the start barrier's futex word */
+    int64_t start_ns;         /* the start barrier opened (fault times count from it) */
+    struct fault_log faults;
 };
 
 /* Per lock key (one, or one per client): the oracle's live state and the
@@ -49,6 +62,7 @@ struct key_slot {
 
 struct client_slot {
     atomic_int state;          /* enum slot_state */
+    atomic_int fault_killed;   /* a fault killed it (not a crash) */
     int64_t acquired;          /* acquires granted */
     int64_t timeouts;          /* acquires that ran out of wait budget */
     int64_t errors;            /* acquire and workload errors */

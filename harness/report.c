@@ -90,6 +90,34 @@ static json_t *servers_json(const struct run_result *r)
     return all;
 }
 
+static double ms_after(int64_t t, int64_t start)
+{
+    return (double)(t - start) / 1e6;
+}
+
+/* What the fault timeline did in this run. */
+static json_t *faults_json(const struct run_result *r)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < r->n_faults; i++) {
+        const struct fault_record *f = &r->faults[i];
+        json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:f, s:f, s:s}", "entry", f->spec, "action",
+                              fault_action_name(f->action), "target", f->target, "outcome",
+                              fault_outcome_name(f->outcome), "start_ms",
+                              ms_after(f->start_ns, r->start_ns), "end_ms",
+                              ms_after(f->end_ns, r->start_ns), "note", f->note);
+        json_object_set_new(o, "hit", f->hit[0] ? json_string(f->hit) : json_null());
+        json_object_set_new(o, "pid", f->pid ? json_integer(f->pid) : json_null());
+        json_object_set_new(o, "client", f->client >= 0 ? json_integer(f->client) : json_null());
+        if (f->action == FAULT_KILL && f->client >= 0)
+            json_object_set_new(o, "recovery_ms", f->recovery_ns >= 0
+                                                      ? json_real((double)f->recovery_ns / 1e6)
+                                                      : json_null());
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
 static json_t *result_json(const struct run_result *r)
 {
     json_t *o = json_object();
@@ -148,8 +176,13 @@ static json_t *result_json(const struct run_result *r)
     json_object_set_new(o, "server_ops_per_acquire", json_real(r->server_ops_per_acquire));
     json_object_set_new(
         o, "clients_status",
-        json_pack("{s:i, s:i, s:i}", "failed_start", r->clients_failed_start, "crashed",
-                  r->clients_crashed, "killed", r->clients_killed));
+        json_pack("{s:i, s:i, s:i, s:i}", "failed_start", r->clients_failed_start, "crashed",
+                  r->clients_crashed, "killed", r->clients_killed, "killed_by_fault",
+                  r->clients_killed_by_fault));
+    json_object_set_new(o, "faults", faults_json(r));
+    json_object_set_new(o, "recovery_ms", r->recovery_ns >= 0
+                                              ? json_real((double)r->recovery_ns / 1e6)
+                                              : json_null());
     json_object_set_new(o, "first_error",
                         r->first_error[0] ? json_string(r->first_error) : json_null());
     return o;
@@ -448,6 +481,27 @@ static const char *fmt_us(char *buf, size_t n, int64_t us)
     return buf;
 }
 
+/* One line on what the fault timeline did, when the scenario has one. */
+static void print_faults(FILE *f, const struct run_result *x)
+{
+    int n[4] = {0}, not_used = 0;
+    for (int i = 0; i < x->n_faults; i++) {
+        if (x->faults[i].not_used)
+            not_used++;
+        else
+            n[x->faults[i].outcome]++;
+    }
+    if (n[FAULT_DONE] + n[FAULT_SKIPPED] + n[FAULT_FAILED] == 0 && !x->faults_missed)
+        return;
+    char rec[32] = "";
+    if (x->recovery_ns >= 0)
+        fmt_us(rec, sizeof rec, x->recovery_ns / 1000);
+    fprintf(f, "%20s   faults: %d landed, %d skipped, %d failed%s%s%s%s\n", "", n[FAULT_DONE],
+            n[FAULT_SKIPPED], n[FAULT_FAILED], not_used ? " (others not for this design)" : "",
+            rec[0] ? "; recovery " : "", rec,
+            x->unrecovered_kills ? "; a killed holder's lock was never granted again" : "");
+}
+
 void report_print_row(FILE *f, const struct run_result *x)
 {
     char a[24], b[24], c[24], d[24], label[64];
@@ -474,6 +528,7 @@ void report_print_row(FILE *f, const struct run_result *x)
     if (x->clients_crashed || x->clients_killed || x->clients_failed_start)
         fprintf(f, "%20s   clients: %d crashed, %d killed at the end, %d failed to start\n", "",
                 x->clients_crashed, x->clients_killed, x->clients_failed_start);
+    print_faults(f, x);
     fflush(f);
 }
 

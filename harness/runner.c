@@ -27,8 +27,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "client.h"
 #include "backend.h"
+#include "client.h"
+#include "faults.h"
 
 #define READY_TIMEOUT_NS (30LL * 1000000000)
 #define STOP_GRACE_NS (2LL * 1000000000)      /* after the duration bound */
@@ -88,6 +89,10 @@ static void note_exit(struct run_result *res, struct client_slot *sl, int i, int
         res->clients_failed_start++;
         if (!res->first_error[0])
             snprintf(res->first_error, sizeof res->first_error, "client %d: %s", i, sl->err);
+        return;
+    }
+    if (atomic_load(&sl->fault_killed)) {
+        res->clients_killed_by_fault++;
         return;
     }
     if (killed_by_us) {
@@ -188,6 +193,9 @@ static void supervise(const struct scenario *s, const struct lock_ops *ops,
                       volatile int *stop, struct run_result *res, int64_t start)
 {
     int n = s->clients;
+    struct faults F;
+    faults_begin(&F, s, ops, rg, pids, start);
+    int64_t next_fault = rg->head->stop ? INT64_MAX : start;
     int64_t deadline = start + s->max_duration_ns, stop_at = 0, next_progress = start + 1000000000;
     bool killed = false;
     /* Sleep on SIGCHLD rather than polling, so the parent takes no CPU from
@@ -198,13 +206,19 @@ static void supervise(const struct scenario *s, const struct lock_ops *ops,
     sigprocmask(SIG_BLOCK, &chld, &old);
     while (reap(pids, n, rg, res, killed || *stop) > 0) { /* a stop kills: not a crash */
         int64_t now = lab_now_ns();
+        if (!stop_at && !*stop && now >= next_fault)
+            next_fault = faults_tick(&F, now);
         if (!stop_at && (*stop || rg->head->stop || now >= deadline)) {
             rg->head->stop = 1;
+            next_fault = INT64_MAX;
+            faults_release(&F); /* a stopped client cannot hear the stop */
             signal_children(pids, n, SIGUSR1);
             stop_at = now + (*stop ? SIGNAL_GRACE_NS : STOP_GRACE_NS);
         }
         if (stop_at && *stop && stop_at - now > SIGNAL_GRACE_NS)
             stop_at = now + SIGNAL_GRACE_NS; /* a signal came during the duration grace */
+        if (stop_at)
+            faults_release(&F); /* one stopped itself at a failpoint since */
         if (stop_at && now >= stop_at && !killed) {
             signal_children(pids, n, SIGKILL);
             killed = true;
@@ -218,12 +232,15 @@ static void supervise(const struct scenario *s, const struct lock_ops *ops,
             nap = deadline - now2;
         if (stop_at && stop_at - now2 < nap)
             nap = stop_at - now2;
+        if (next_fault != INT64_MAX && next_fault - now2 < nap)
+            nap = next_fault - now2;
         if (nap < 1000000)
             nap = 1000000;
         struct timespec ts = {nap / 1000000000, nap % 1000000000};
         sigtimedwait(&chld, NULL, &ts); /* returns early on SIGCHLD or a signal */
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
+    faults_finish(&F, *stop != 0);
     if (env->progress && lab_now_ns() - start >= 1000000000)
         fprintf(stderr, "\r%60s\r", "");
     res->complete = !*stop;
@@ -282,6 +299,58 @@ static int cross_check(struct run_result *res, struct oracle_interval *all, int6
              (long long)res->live_overlaps, res->max_holders_live, (long long)seq.overlaps,
              seq.max_holders);
     return 0;
+}
+
+/* Copy the run's fault records and work out, for each client a fault
+ * killed inside its critical section, how long until the next grant. */
+static void collect_faults(const struct scenario *s, struct region *rg, struct run_result *res,
+                           const struct oracle_interval *all, int64_t n_iv)
+{
+    struct fault_log *log = &rg->head->faults;
+    int n = atomic_load(&log->n);
+    res->recovery_ns = -1;
+    for (int i = 0; i < n && i < FAULT_RECORDS_MAX; i++) {
+        if (!atomic_load(&log->published[i]))
+            continue;
+        struct fault_record *r = &res->faults[res->n_faults++];
+        *r = log->rec[i];
+        if (r->outcome == FAULT_ACTIVE) { /* cannot stay open past faults_finish */
+            r->outcome = FAULT_FAILED;
+            snprintf(r->note, sizeof r->note, "never ended");
+        }
+        res->faults_landed += r->outcome == FAULT_DONE;
+        if (r->action != FAULT_KILL || r->client < 0 || r->outcome != FAULT_DONE)
+            continue;
+        int64_t next = INT64_MAX;
+        for (int64_t k = 0; k < n_iv; k++)
+            if (all[k].enter_ns > r->start_ns && all[k].enter_ns < next)
+                next = all[k].enter_ns;
+        if (next != INT64_MAX) {
+            r->recovery_ns = next - r->start_ns;
+            if (r->holder && r->recovery_ns > res->recovery_ns)
+                res->recovery_ns = r->recovery_ns;
+        } else if (r->holder && s->clients > 1) {
+            res->unrecovered_kills++;
+        }
+    }
+    /* an entry that applied to this design and never landed (a failpoint
+     * of this design that was never reached has no record at all) */
+    for (int f = 0; f < s->n_faults; f++) {
+        bool any = false, applied = false, landed = false;
+        for (int i = 0; i < res->n_faults; i++)
+            if (res->faults[i].spec == f) {
+                any = true;
+                applied |= !res->faults[i].not_used;
+                landed |= res->faults[i].outcome == FAULT_DONE;
+            }
+        if (!any || (applied && !landed)) {
+            if (!res->faults_missed++ && !res->first_error[0])
+                snprintf(res->first_error, sizeof res->first_error,
+                         "fault %d (%s %s) never landed: the run does not show what it "
+                         "claims to test", f, fault_action_name(s->faults[f].action),
+                         s->faults[f].target_text);
+        }
+    }
 }
 
 static int collect(const struct scenario *s, struct region *rg, struct run_result *res,
@@ -354,8 +423,10 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
     }
     if (rc == 0)
         rc = cross_check(res, all, total_iv);
-    if (rc == 0)
+    if (rc == 0) {
+        collect_faults(s, rg, res, all, total_iv);
         sample_timeline(res, all, total_iv, start);
+    }
     free(all);
     if (rc != 0) {
         lab_err_set(err, -rc, "the interval logs are inconsistent (%s)", strerror(-rc));
@@ -380,6 +451,10 @@ enum verdict runner_verdict(const struct run_result *r)
         return VERDICT_VIOLATION;
     if (r->cross_check == CROSS_MISMATCH)
         return VERDICT_ERROR; /* the lab lost track: nothing it says is sure */
+    if (r->unrecovered_kills > 0)
+        return VERDICT_BLOCKED; /* a killed holder's lock was never granted again */
+    if (r->faults_missed > 0)
+        return VERDICT_ERROR; /* "safe" because a fault never hit would be a lie */
     if (r->clients_failed_start || r->clients_crashed || r->errors || r->release_errors)
         return VERDICT_ERROR;
     if (r->timeouts > 0 || r->nested_timeouts > 0)
@@ -430,6 +505,7 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
         lab_err_set(err, ENOMEM, "out of memory");
         return -1;
     }
+    int fp_mark = faults_arm_failpoints(s, ops); /* the clients inherit them */
     fflush(NULL);
     pid_t parent = getpid();
     int forked = 0;
@@ -460,7 +536,10 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
         }
         rg.head->stop = 1; /* nobody starts: tear down what was forked */
     }
+    faults_disarm(fp_mark);
     int64_t start = lab_now_ns();
+    rg.head->start_ns = start;
+    res->start_ns = start;
     if (!rg.head->stop)
         atomic_store(&rg.head->go, 1);
     region_futex_wake_all(&rg.head->go);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "lock.h"
+#include "fault.h"
 #include "hist.h"
 #include "oracle.h"
 #include "run_env.h"
@@ -34,6 +35,7 @@ struct run_result {
     bool pass;                   /* verdict met the expectation */
     bool complete;               /* false when interrupted: only partial numbers */
     double elapsed_s;            /* from the start barrier to the last client done */
+    int64_t start_ns;            /* the start barrier (CLOCK_MONOTONIC), fault times count from it */
     double throughput_per_s;     /* acquired / elapsed */
 
     int64_t acquired, timeouts, errors, released, release_not_owner, release_errors;
@@ -75,6 +77,14 @@ struct run_result {
     int clients_failed_start; /* could not open their connections */
     int clients_crashed;      /* died by a signal or a non-zero exit */
     int clients_killed;       /* killed by the harness at the end (stuck) */
+    int clients_killed_by_fault; /* killed by a fault of the scenario (not a crash) */
+
+    int n_faults;             /* what the fault timeline did (fault.h) */
+    struct fault_record faults[FAULT_RECORDS_MAX];
+    int faults_landed;        /* records with outcome done */
+    int faults_missed;        /* entries that applied to this design and never landed */
+    int64_t recovery_ns;      /* the longest kill-to-next-grant of a killed holder, -1 none */
+    int unrecovered_kills;    /* killed holders after which no client got the lock again */
     char first_error[192];    /* the first error any client hit */
 };
 

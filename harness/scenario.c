@@ -34,6 +34,7 @@
 
 #include <yaml.h>
 
+#include "failpoint_env.h"
 #include "lock.h"
 
 /* ------------------------------------------------------------------------
@@ -931,14 +932,171 @@ static int load_keys(struct loader *L, const yaml_node_t *value, const char *key
     return load_sweep(L, &keys_sweep, value, keypath);
 }
 
+/* One scalar of a fault entry as a duration (> 0 unless zero_ok). */
+static int fault_duration(struct loader *L, const yaml_node_t *v, const char *kp, bool zero_ok,
+                          int64_t *out)
+{
+    const char *what = zero_ok ? "a duration such as 500ms or 0" : "a duration such as 500ms";
+    if (want_scalar(L, v, kp, what) != 0)
+        return -1;
+    if (duration_scan(scalar_text(v), out) != SCAN_OK || (!zero_ok && *out == 0))
+        return wrong_type(L, v, kp, what);
+    return 0;
+}
+
+/* Check an entry's keys against its action and target; 0 or -1. */
+static int fault_check(struct loader *L, const yaml_node_t *entry, const char *kp,
+                       const struct fault_spec *f, bool has_at, bool has_every, bool has_count,
+                       bool has_duration, bool has_target, bool has_window)
+{
+    const char *act = fault_action_name(f->action);
+    bool fp = f->target == TARGET_FAILPOINT;
+    if (fp + has_at + has_every != 1)
+        return fail_at(L, entry, "%s: give exactly one of at, every or failpoint", kp);
+    if (fp && has_target)
+        return fail_at(L, entry, "%s: a failpoint hits the client that reaches it; "
+                                 "drop target", kp);
+    if (!fp && !has_target)
+        return fail_at(L, entry, "%s: target is missing (holder, client:N, random-client, "
+                                 "or a server: redis, redis-node:I, zookeeper)", kp);
+    if (fp && f->action != FAULT_KILL && f->action != FAULT_PAUSE && f->action != FAULT_SLEEP)
+        return fail_at(L, entry, "%s: at a failpoint the action is kill, pause or sleep, "
+                                 "not %s", kp, act);
+    if (!fp && f->action == FAULT_SLEEP)
+        return fail_at(L, entry, "%s: sleep is a failpoint action (the client sleeps where "
+                                 "it is); use pause for a timed fault", kp);
+    bool lasts = f->action == FAULT_PAUSE || f->action == FAULT_RESTART ||
+                 f->action == FAULT_SLEEP;
+    if (lasts && !has_duration)
+        return fail_at(L, entry, "%s: %s needs a duration", kp, act);
+    if (!lasts && has_duration)
+        return fail_at(L, entry, "%s: %s takes no duration", kp, act);
+    if (has_at && has_count)
+        return fail_at(L, entry, "%s: count goes with every or failpoint, not at", kp);
+    if (has_window && f->target != TARGET_HOLDER)
+        return fail_at(L, entry, "%s: window is how long to wait for a holder; the target "
+                                 "is not holder", kp);
+    bool server = f->target == TARGET_SERVER;
+    if ((f->action == FAULT_RESTART || f->action == FAULT_STOP || f->action == FAULT_START) &&
+        !server)
+        return fail_at(L, entry, "%s: %s applies to a server (redis, redis-node:I, "
+                                 "zookeeper), not to %s", kp, act, f->target_text);
+    return 0;
+}
+
+static int load_fault(struct loader *L, const yaml_node_t *entry, const char *kp,
+                      struct fault_spec *f)
+{
+    static const char *const actions[] = {"pause", "kill", "restart", "stop", "start", "sleep",
+                                          NULL};
+    static const char *const keys[] = {"at", "every", "count", "duration", "action", "target",
+                                       "failpoint", "window", NULL};
+    char shown[SHOW_MAX], list[160], sub[128];
+    bool has[8] = {false};
+    if (entry->type != YAML_MAPPING_NODE)
+        return wrong_type(L, entry, kp, "a mapping such as {at: 1s, action: pause, target: "
+                                        "holder, duration: 2s}");
+    memset(f, 0, sizeof *f);
+    f->index = -1;
+    f->window_ns = 1000000000LL;
+    const yaml_node_t *action = NULL;
+    for (yaml_node_pair_t *p = entry->data.mapping.pairs.start; p < entry->data.mapping.pairs.top;
+         p++) {
+        const yaml_node_t *k = node_at(L, p->key), *v = node_at(L, p->value);
+        int w = k->type == YAML_SCALAR_NODE ? find_word(keys, scalar_text(k)) : -1;
+        if (w < 0)
+            return fail_at(L, k, "%s: unknown key '%s' (valid: %s)", kp,
+                           k->type == YAML_SCALAR_NODE
+                               ? show(shown, sizeof shown, scalar_text(k), k->data.scalar.length)
+                               : "?",
+                           join_words(list, sizeof list, keys));
+        if (has[w])
+            return fail_at(L, k, "%s: %s given twice", kp, keys[w]);
+        has[w] = true;
+        snprintf(sub, sizeof sub, "%s.%s", kp, keys[w]);
+        int64_t n;
+        switch (w) {
+        case 0:
+            if (fault_duration(L, v, sub, true, &f->at_ns) != 0)
+                return -1;
+            break;
+        case 1:
+            if (fault_duration(L, v, sub, false, &f->every_ns) != 0)
+                return -1;
+            f->at_ns = f->every_ns;
+            break;
+        case 2:
+            if (want_scalar(L, v, sub, "an integer from 1 to 1000000") != 0 ||
+                int_scan(scalar_text(v), &n) != SCAN_OK || n < 1 || n > 1000000)
+                return wrong_type(L, v, sub, "an integer from 1 to 1000000");
+            f->count = (int)n;
+            break;
+        case 3:
+            if (fault_duration(L, v, sub, false, &f->duration_ns) != 0)
+                return -1;
+            break;
+        case 4:
+            if (want_scalar(L, v, sub, "an action") != 0)
+                return -1;
+            action = v;
+            if (find_word(actions, scalar_text(v)) < 0)
+                return fail_at(L, v, "%s: unknown action '%s' (valid: %s)", sub,
+                               show(shown, sizeof shown, scalar_text(v), v->data.scalar.length),
+                               join_words(list, sizeof list, actions));
+            f->action = (enum fault_action)find_word(actions, scalar_text(v));
+            break;
+        case 5:
+            if (want_scalar(L, v, sub, "a target") != 0)
+                return -1;
+            if (fault_target_parse(scalar_text(v), f) != 0)
+                return fail_at(L, v, "%s: unknown target '%s' (valid: holder, client:N, "
+                                     "random-client, redis, redis-node:I, zookeeper)", sub,
+                               show(shown, sizeof shown, scalar_text(v), v->data.scalar.length));
+            break;
+        case 6:
+            if (want_scalar(L, v, sub, "a failpoint name") != 0)
+                return -1;
+            if (!failpoint_known(scalar_text(v)) ||
+                v->data.scalar.length >= sizeof f->target_text)
+                return fail_at(L, v, "%s: no failpoint '%s' (see locklab list --failpoints)",
+                               sub, show(shown, sizeof shown, scalar_text(v),
+                                         v->data.scalar.length));
+            f->target = TARGET_FAILPOINT;
+            snprintf(f->target_text, sizeof f->target_text, "%s", scalar_text(v));
+            break;
+        default:
+            if (fault_duration(L, v, sub, false, &f->window_ns) != 0)
+                return -1;
+            break;
+        }
+    }
+    if (!action)
+        return fail_at(L, entry, "%s: action is missing (pause, kill, restart, stop, start; "
+                                 "sleep at a failpoint)", kp);
+    if (fault_check(L, entry, kp, f, has[0], has[1], has[2], has[3], has[5], has[7]) != 0)
+        return -1;
+    if (!has[2])
+        f->count = f->target == TARGET_FAILPOINT || has[0] ? 1 : 0; /* every: unbounded */
+    return 0;
+}
+
 static int load_faults(struct loader *L, const yaml_node_t *value, const char *keypath)
 {
+    struct scenario *s = L->s;
+    char kp[64];
     if (value->type != YAML_SEQUENCE_NODE)
-        return wrong_type(L, value, keypath, "a sequence (write [] for none)");
-    if (value->data.sequence.items.top != value->data.sequence.items.start)
-        return fail_at(L, node_at(L, *value->data.sequence.items.start),
-                       "faults are not supported yet (the fault engine comes later); "
-                       "write %s: [] or leave the key out", keypath);
+        return wrong_type(L, value, keypath, "a sequence of fault entries (write [] for none)");
+    s->n_faults = 0;
+    for (yaml_node_item_t *it = value->data.sequence.items.start;
+         it < value->data.sequence.items.top; it++) {
+        if (s->n_faults == FAULT_SPECS_MAX)
+            return fail_at(L, node_at(L, *it), "%s: at most %d entries", keypath,
+                           FAULT_SPECS_MAX);
+        snprintf(kp, sizeof kp, "%s[%d]", keypath, s->n_faults);
+        if (load_fault(L, node_at(L, *it), kp, &s->faults[s->n_faults]) != 0)
+            return -1;
+        s->n_faults++;
+    }
     return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fault.h"
 #include "lab.h"
 
 #define SCN_MAX_IMPLS 32
@@ -85,6 +86,8 @@ struct scenario {
     int depth;                    /* workload.depth: nested acquires for kind reentrant, default 3 */
     int64_t think_ns;             /* workload.think: pause after each release, default 0 */
 
+    int n_faults;                 /* faults: the timeline (fault.h) */
+    struct fault_spec faults[FAULT_SPECS_MAX];
     int n_expect;                 /* expect: map impl -> verdict */
     struct scenario_expect expect[SCN_MAX_IMPLS + 1];
 };

@@ -6,7 +6,10 @@
  * a lock that never expires (seed 003). Release is a plain DEL, which also
  * removes a lock that has already passed to someone else.
  */
+#include "failpoint.h"
 #include "redis_common.h"
+
+static const struct failpoint *sne_after_setnx; /* armed failpoint, NULL when not */
 
 static int sne_try(struct lock_client *c, const char *key, struct lab_err *err)
 {
@@ -17,6 +20,7 @@ static int sne_try(struct lock_client *c, const char *key, struct lab_err *err)
     freeReplyObject(r);
     if (!won)
         return 0;
+    failpoint_hit(sne_after_setnx, c->env->stop);
     r = redis_cmd(c, err, "PEXPIRE %s %lld", key, redis_ttl_ms(c));
     if (!r)
         return -1;
@@ -26,6 +30,7 @@ static int sne_try(struct lock_client *c, const char *key, struct lab_err *err)
 
 static int sne_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
+    sne_after_setnx = failpoint_find("redis-setnx-expire", "after-setnx");
     return redis_lock_open(out, env, sne_try, err);
 }
 

@@ -224,6 +224,11 @@ static int wait_ready(struct server *s, struct lab_err *err)
     return -1;
 }
 
+static int respawn_redis(struct server *s, struct lab_err *err)
+{
+    return spawn_redis(s, err) == 0 ? wait_ready(s, err) : -1;
+}
+
 int servers_redis_start(struct server *s, const char *role, struct lab_err *err)
 {
     memset(s, 0, sizeof *s);
@@ -235,6 +240,7 @@ int servers_redis_start(struct server *s, const char *role, struct lab_err *err)
     for (int attempt = 0; attempt < START_TRIES; attempt++) {
         if (servers_prepare(s, role, err) != 0 || spawn_redis(s, err) != 0)
             return -1;
+        s->respawn = respawn_redis;
         if (wait_ready(s, err) == 0)
             return 0;
         servers_stop(s);
@@ -288,10 +294,31 @@ static int wait_exit(pid_t pid, int ms)
     return -1;
 }
 
+void servers_kill(struct server *s)
+{
+    if (s->pid <= 0)
+        return;
+    kill(s->pid, SIGKILL);
+    waitpid(s->pid, NULL, 0);
+    untrack(s->pid);
+    s->pid = 0;
+}
+
+int servers_restart(struct server *s, struct lab_err *err)
+{
+    servers_kill(s);
+    if (!s->respawn || !s->dir[0]) {
+        lab_err_set(err, EINVAL, "%s cannot be restarted", s->role);
+        return -1;
+    }
+    return s->respawn(s, err);
+}
+
 void servers_stop(struct server *s)
 {
     if (s->pid > 0) {
         kill(s->pid, s->stop_signal ? s->stop_signal : SIGTERM);
+        kill(s->pid, SIGCONT); /* a server a fault paused must see the signal */
         if (wait_exit(s->pid, STOP_GRACE_MS) != 0) {
             kill(s->pid, SIGKILL);
             waitpid(s->pid, NULL, 0);

@@ -23,6 +23,9 @@ struct server {
     char role[32];  /* what it is for: "lock-store", "stock", ... */
     char dir[512];  /* its private working directory */
     int stop_signal; /* how to stop it: SIGTERM (0 means SIGTERM) or SIGKILL */
+    /* start it again on the same port and directory and wait until it
+     * answers (set by its kind's start; a restart fault uses it) */
+    int (*respawn)(struct server *s, struct lab_err *err);
 };
 
 /* Start redis-server for role and wait until it answers PING.
@@ -33,6 +36,15 @@ int servers_redis_start(struct server *s, const char *role, struct lab_err *err)
 /* Stop one server (SIGTERM, then SIGKILL after a grace period) and remove its
  * directory. Safe to call on a server that is not running. */
 void servers_stop(struct server *s);
+
+/* SIGKILL one server and reap it, keeping its port and directory for a
+ * later servers_restart (a crash, as a fault inflicts it). */
+void servers_kill(struct server *s);
+
+/* Start a server that is down (killed, or stopped by a fault) again on its
+ * port, with what its directory holds (an embedded Redis keeps nothing:
+ * no RDB, no AOF), and wait until it answers. 0 or -1 with err filled. */
+int servers_restart(struct server *s, struct lab_err *err);
 
 /* Stop every server still running; called at exit. */
 void servers_stop_all(void);

@@ -142,6 +142,27 @@ static int spawn_zk(struct server *s, struct lab_err *err)
     return servers_spawn(s, "zookeeper.log", argv, err);
 }
 
+/* Start one server of an ensemble again and wait until it serves. */
+static int respawn_zk(struct server *s, struct lab_err *err)
+{
+    if (spawn_zk(s, err) != 0)
+        return -1;
+    int64_t deadline = lab_now_ns() + (int64_t)ZK_START_TIMEOUT_MS * 1000000;
+    while (lab_now_ns() < deadline) {
+        if (servers_exited(s)) {
+            lab_err_set(err, ECHILD, "ZooKeeper exited during a restart (see %s/zookeeper.log)",
+                        s->dir);
+            return -1;
+        }
+        if (all_serving(s, 1))
+            return 0;
+        lab_sleep_ns(20 * 1000000, NULL);
+    }
+    lab_err_set(err, ETIMEDOUT, "ZooKeeper on port %d did not serve within %d s after a restart",
+                s->port, ZK_START_TIMEOUT_MS / 1000);
+    return -1;
+}
+
 int servers_zk_start(struct server *srv, int n, int force_sync, const volatile int *stop,
                      char *hosts, size_t hostslen,
                      struct lab_err *err)
@@ -170,10 +191,12 @@ int servers_zk_start(struct server *srv, int n, int force_sync, const volatile i
         size_t len = strlen(hosts);
         snprintf(hosts + len, hostslen - len, "%s127.0.0.1:%d", i ? "," : "", srv[i].port);
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         if (write_config(srv, n, i, (const int(*)[2])peer, force_sync, err) != 0 ||
             spawn_zk(&srv[i], err) != 0)
             goto fail;
+        srv[i].respawn = respawn_zk;
+    }
     int64_t deadline = lab_now_ns() + (int64_t)ZK_START_TIMEOUT_MS * 1000000;
     while (lab_now_ns() < deadline && !(stop && *stop)) {
         for (int i = 0; i < n; i++)

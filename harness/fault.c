@@ -1,0 +1,81 @@
+/*
+ * fault.c - the fault vocabulary's words (see fault.h): action and outcome
+ * names and the target syntax. The server roles are the backends' own
+ * names for their processes (backend.h, roles()); they are listed here so a
+ * typo in a scenario is an error before anything starts.
+ */
+#include "fault.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const action_names[] = {"pause", "kill", "restart", "stop", "start", "sleep"};
+static const char *const outcome_names[] = {"done", "skipped", "failed", "active"};
+
+/* Server roles a target may name, with whether it takes an index. */
+static const struct {
+    const char *name;
+    int indexed; /* 0: no index, 1: optional, 2: required */
+} roles[] = {
+    {"redis", 0},      /* the Redis lock store */
+    {"redis-node", 2}, /* one independent master (redlock) */
+    {"zookeeper", 1},  /* the ensemble's only server, or server I */
+};
+
+const char *fault_action_name(enum fault_action a)
+{
+    return (unsigned)a < sizeof action_names / sizeof action_names[0] ? action_names[a] : "?";
+}
+
+const char *fault_outcome_name(enum fault_outcome o)
+{
+    return (unsigned)o < sizeof outcome_names / sizeof outcome_names[0] ? outcome_names[o] : "?";
+}
+
+/* "N" with nothing after it, 0..9999, into *out. */
+static int small_index(const char *p, int *out)
+{
+    char *end;
+    if (*p < '0' || *p > '9')
+        return -1;
+    long v = strtol(p, &end, 10);
+    if (*end || v > 9999)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int fault_target_parse(const char *text, struct fault_spec *f)
+{
+    if (strlen(text) >= sizeof f->target_text)
+        return -1;
+    snprintf(f->target_text, sizeof f->target_text, "%s", text);
+    f->index = -1;
+    if (strcmp(text, "holder") == 0) {
+        f->target = TARGET_HOLDER;
+        return 0;
+    }
+    if (strcmp(text, "random-client") == 0) {
+        f->target = TARGET_RANDOM_CLIENT;
+        return 0;
+    }
+    if (strncmp(text, "client:", 7) == 0) {
+        f->target = TARGET_CLIENT;
+        return small_index(text + 7, &f->index);
+    }
+    const char *colon = strchr(text, ':');
+    size_t len = colon ? (size_t)(colon - text) : strlen(text);
+    for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++) {
+        if (strlen(roles[i].name) != len || strncmp(text, roles[i].name, len) != 0)
+            continue;
+        if ((colon && roles[i].indexed == 0) || (!colon && roles[i].indexed == 2))
+            return -1;
+        if (colon && small_index(colon + 1, &f->index) != 0)
+            return -1;
+        f->target = TARGET_SERVER;
+        snprintf(f->role, sizeof f->role, "%s", roles[i].name);
+        return 0;
+    }
+    return -1;
+}

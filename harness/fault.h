@@ -1,0 +1,70 @@
+/*
+ * fault.h - the words of a scenario's fault timeline and what a run
+ * records of each fault, shared by the loader (scenario.c), the engine that
+ * injects them (faults.c) and the reports.
+ *
+ * A fault entry is closed vocabulary, as Jepsen's nemeses are: when (`at`
+ * a time after the start barrier, or `every` a period, `count` times), an
+ * action (pause, kill, restart, stop, start) and a target (holder,
+ * client:N, random-client, or a server role such as redis, redis-node:I,
+ * zookeeper); or a failpoint inside a design where the client that reaches
+ * it is hit (kill, pause, sleep). Nothing in it ever runs a command.
+ */
+#ifndef LOCKLAB_FAULT_H
+#define LOCKLAB_FAULT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define FAULT_SPECS_MAX 16   /* entries of one scenario's faults: list */
+#define FAULT_RECORDS_MAX 128 /* faults one run records */
+
+enum fault_action { FAULT_PAUSE = 0, FAULT_KILL, FAULT_RESTART, FAULT_STOP, FAULT_START,
+                    FAULT_SLEEP };
+
+enum fault_target { TARGET_HOLDER = 0, TARGET_CLIENT, TARGET_RANDOM_CLIENT, TARGET_SERVER,
+                    TARGET_FAILPOINT };
+
+/* One entry of faults: as the loader read it. */
+struct fault_spec {
+    enum fault_action action;
+    enum fault_target target;
+    char target_text[48];   /* as written: "holder", "client:2", "redis-node:1", or the failpoint */
+    char role[32];          /* TARGET_SERVER: the role name ("redis-node") */
+    int index;              /* client:N / role:I; -1 when none was written */
+    int64_t at_ns;          /* first time, after the start barrier (every: its period) */
+    int64_t every_ns;       /* 0: once */
+    int count;              /* times it fires (every, failpoint), default unbounded / 1 */
+    int64_t duration_ns;    /* pause / restart / sleep: how long */
+    int64_t window_ns;      /* holder: how long to wait for a holder before `skipped` */
+};
+
+enum fault_outcome { FAULT_DONE = 0, FAULT_SKIPPED, FAULT_FAILED, FAULT_ACTIVE };
+
+/* What one firing of a fault did, in a run. */
+struct fault_record {
+    int spec;               /* index in the scenario's faults */
+    enum fault_action action;
+    char target[48];        /* the entry's target as written (or its failpoint) */
+    enum fault_outcome outcome;
+    char hit[96];           /* "client 3 (pid 1234)", "redis (pid 99)", "" when skipped */
+    int client;             /* the client hit, -1 for a server or none */
+    int pid;                /* the process hit, 0 for none */
+    int64_t start_ns;       /* CLOCK_MONOTONIC when it landed (or was given up) */
+    int64_t end_ns;         /* when it ended (a pause continued, a server back); = start when instant */
+    char note[128];         /* why skipped or failed; what else happened */
+    bool not_used;          /* skipped because the design does not use the target */
+    bool holder;            /* the client hit held the lock (or was taking it, at a failpoint) */
+    int64_t recovery_ns;    /* a killed client: from the kill to the next grant, -1 none */
+};
+
+const char *fault_action_name(enum fault_action a);
+const char *fault_outcome_name(enum fault_outcome o);
+
+/* Parse a target word: holder, client:N, random-client, or ROLE[:I] for a
+ * server role (the roles are the backends' own; the loader checks only the
+ * syntax and the engine matches the role). 0, or -1 when it is none of
+ * these. */
+int fault_target_parse(const char *text, struct fault_spec *f);
+
+#endif

@@ -1,0 +1,482 @@
+/*
+ * faults.c - the fault engine (see faults.h): the parent's timeline and the
+ * failpoint side of a client.
+ *
+ * A client is hit as a whole process, with its threads (a watchdog) and
+ * its connections, as a GC pause (SIGSTOP, then SIGCONT) or a crash
+ * (SIGKILL) would hit a user's process. A client target is always stopped
+ * first and confirmed stopped (/proc/<pid>/stat says T) before anything else
+ * is decided, so "it is inside its critical section" is read while it can
+ * no longer leave. Servers come from the design's backend table by role;
+ * the stock store is never one of them.
+ */
+#include "faults.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HOLDER_POLL_NS (1000000LL)     /* while waiting for a holder */
+#define STOP_CONFIRM_NS (500000000LL)  /* a SIGSTOP lands within this */
+
+/* --------------------------------------------------------------- records */
+
+/* Reserve a record of the run's log; NULL when the log is full. */
+static struct fault_record *rec_new(struct fault_log *log, const struct scenario *s, int spec,
+                                    int *idx)
+{
+    int i = atomic_fetch_add(&log->n, 1);
+    if (i >= FAULT_RECORDS_MAX)
+        return NULL;
+    struct fault_record *r = &log->rec[i];
+    memset(r, 0, sizeof *r);
+    r->spec = spec;
+    r->action = s->faults[spec].action;
+    snprintf(r->target, sizeof r->target, "%s", s->faults[spec].target_text);
+    r->client = -1;
+    r->recovery_ns = -1;
+    *idx = i;
+    return r;
+}
+
+static void rec_publish(struct fault_log *log, int idx)
+{
+    atomic_store(&log->published[idx], 1);
+}
+
+/* Record spec as skipped (not landed) at now, with why. */
+__attribute__((format(printf, 5, 6)))
+static void rec_skip(struct faults *F, int spec, int64_t now, bool not_used, const char *fmt, ...)
+{
+    int idx;
+    struct fault_record *r = rec_new(&F->rg->head->faults, F->s, spec, &idx);
+    if (!r)
+        return;
+    r->outcome = FAULT_SKIPPED;
+    r->not_used = not_used;
+    r->start_ns = r->end_ns = now;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->note, sizeof r->note, fmt, ap);
+    va_end(ap);
+    rec_publish(&F->rg->head->faults, idx);
+}
+
+/* ------------------------------------------------------------- processes */
+
+/* The state letter of pid from /proc (R, S, T, Z...), or 0 when it is gone. */
+static char proc_state(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces and parens */
+    return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static bool is_stopped(pid_t pid)
+{
+    char c = proc_state(pid);
+    return c == 'T' || c == 't';
+}
+
+/* Stop pid and wait until the kernel says it is stopped. */
+static bool stop_confirmed(pid_t pid)
+{
+    if (kill(pid, SIGSTOP) != 0)
+        return false;
+    int64_t deadline = lab_now_ns() + STOP_CONFIRM_NS;
+    while (!is_stopped(pid)) {
+        char c = proc_state(pid);
+        if (c == 0 || c == 'Z' || lab_now_ns() > deadline)
+            return false;
+        lab_sleep_ns(20000, NULL);
+    }
+    return true;
+}
+
+/* ----------------------------------------------------------------- setup */
+
+/* The server a target names among the design's roles, or NULL. A target
+ * without an index names the first server of that role. */
+static struct server *find_role(struct faults *F, const struct fault_spec *f)
+{
+    for (int i = 0; i < F->n_roles; i++) {
+        const struct backend_role *r = &F->roles[i];
+        if (strcmp(r->name, f->role) != 0)
+            continue;
+        if (f->index < 0 || f->index == (r->index < 0 ? 0 : r->index))
+            return r->srv;
+    }
+    return NULL;
+}
+
+/* Does failpoint entry f belong to design ops ("<impl>/...")? */
+static bool own_failpoint(const struct fault_spec *f, const struct lock_ops *ops)
+{
+    size_t n = strlen(ops->name);
+    return strncmp(f->target_text, ops->name, n) == 0 && f->target_text[n] == '/';
+}
+
+void faults_begin(struct faults *F, const struct scenario *s, const struct lock_ops *ops,
+                  struct region *rg, const pid_t *pids, int64_t start)
+{
+    memset(F, 0, sizeof *F);
+    F->s = s;
+    F->ops = ops;
+    F->rg = rg;
+    F->pids = pids;
+    F->n_clients = s->clients;
+    F->start = start;
+    F->rnd = (unsigned)getpid() ^ (unsigned)start;
+    const struct backend_ops *be = backend_of(ops);
+    F->n_roles = be ? be->roles(ops, s, F->roles, BACKEND_MAX_ROLES) : 0;
+    for (int i = 0; i < s->n_faults; i++) {
+        const struct fault_spec *f = &s->faults[i];
+        F->st[i].due = INT64_MAX;
+        if (f->target == TARGET_FAILPOINT) {
+            if (!own_failpoint(f, ops))
+                rec_skip(F, i, start, true, "failpoint of another design");
+        } else if (f->target == TARGET_SERVER && !find_role(F, f)) {
+            rec_skip(F, i, start, true, "%s does not run on an embedded %s", ops->name,
+                     f->target_text);
+        } else {
+            F->st[i].due = start + f->at_ns;
+            F->st[i].window_end = F->st[i].due + f->window_ns;
+        }
+    }
+}
+
+int faults_arm_failpoints(const struct scenario *s, const struct lock_ops *ops)
+{
+    int mark = failpoint_mark();
+    for (int i = 0; i < s->n_faults; i++)
+        if (s->faults[i].target == TARGET_FAILPOINT && own_failpoint(&s->faults[i], ops))
+            failpoint_arm_fault(s->faults[i].target_text, i);
+    return mark;
+}
+
+void faults_disarm(int mark)
+{
+    failpoint_disarm_to(mark);
+}
+
+/* ---------------------------------------------------------------- firing */
+
+enum fire { FIRED, RETRY };
+
+/* Hit client i (already stopped) with spec's action. */
+static void hit_client(struct faults *F, int spec, int i, int64_t now, bool inside)
+{
+    const struct fault_spec *f = &F->s->faults[spec];
+    struct fault_log *log = &F->rg->head->faults;
+    pid_t pid = F->pids[i];
+    int idx;
+    struct fault_record *r = rec_new(log, F->s, spec, &idx);
+    if (!r) {
+        kill(pid, SIGCONT);
+        return;
+    }
+    r->client = i;
+    r->pid = pid;
+    r->start_ns = now;
+    snprintf(r->hit, sizeof r->hit, "client %d (pid %d)", i, (int)pid);
+    r->holder = inside;
+    snprintf(r->note, sizeof r->note, "%s", inside ? "inside its critical section" : "");
+    if (f->action == FAULT_KILL) {
+        atomic_store(&F->rg->slots[i].fault_killed, 1);
+        kill(pid, SIGKILL); /* a stopped process dies of it as well */
+        r->end_ns = now;
+        r->outcome = FAULT_DONE;
+    } else { /* FAULT_PAUSE: continued by faults_tick after the duration */
+        r->outcome = FAULT_ACTIVE;
+    }
+    rec_publish(log, idx);
+}
+
+static int alive_clients(struct faults *F, int *out, bool holders_only)
+{
+    int n = 0;
+    for (int i = 0; i < F->n_clients; i++)
+        if (F->pids[i] > 0 &&
+            (!holders_only || atomic_load(&F->rg->slots[i].iv_phase) == IV_INSIDE))
+            out[n++] = i;
+    return n;
+}
+
+static enum fire fire_client(struct faults *F, int spec, int64_t now)
+{
+    const struct fault_spec *f = &F->s->faults[spec];
+    int cand[SCN_MAX_CLIENTS];
+    int n;
+    if (f->target == TARGET_CLIENT) {
+        if (f->index >= F->n_clients || F->pids[f->index] <= 0) {
+            rec_skip(F, spec, now, false, "client %d is not running", f->index);
+            return FIRED;
+        }
+        cand[0] = f->index;
+        n = 1;
+    } else {
+        n = alive_clients(F, cand, f->target == TARGET_HOLDER);
+    }
+    while (n > 0) {
+        int k = (int)(rand_r(&F->rnd) % (unsigned)n);
+        int i = cand[k];
+        cand[k] = cand[--n];
+        if (!stop_confirmed(F->pids[i]))
+            continue; /* exited meanwhile */
+        bool inside = atomic_load(&F->rg->slots[i].iv_phase) == IV_INSIDE;
+        if (f->target == TARGET_HOLDER && !inside) {
+            kill(F->pids[i], SIGCONT); /* it left before the stop landed */
+            continue;
+        }
+        hit_client(F, spec, i, lab_now_ns(), inside);
+        return FIRED;
+    }
+    if (f->target == TARGET_HOLDER && now < F->st[spec].window_end)
+        return RETRY;
+    if (f->target == TARGET_HOLDER)
+        rec_skip(F, spec, now, false, "no client was inside its critical section within %lld ms",
+                 (long long)(f->window_ns / 1000000));
+    else
+        rec_skip(F, spec, now, false, "no client is running");
+    return FIRED;
+}
+
+/* Remember that a server is down until due (INT64_MAX: until a start
+ * entry or the end of the run). */
+static void note_down(struct faults *F, int rec, struct server *srv, int64_t due)
+{
+    if (F->n_down < FAULTS_MAX_PENDING)
+    {
+        F->down[F->n_down].rec = rec;
+        F->down[F->n_down].srv = srv;
+        F->down[F->n_down++].due = due;
+    }
+}
+
+/* Bring back down server k now; closes its record. */
+static void bring_back(struct faults *F, int k)
+{
+    struct fault_record *r = &F->rg->head->faults.rec[F->down[k].rec];
+    struct lab_err err = {0};
+    int rc = servers_restart(F->down[k].srv, &err);
+    r->end_ns = lab_now_ns();
+    r->outcome = rc == 0 ? FAULT_DONE : FAULT_FAILED;
+    if (rc != 0)
+        snprintf(r->note, sizeof r->note, "did not come back: %.100s", err.msg);
+    else
+        snprintf(r->hit + strlen(r->hit), sizeof r->hit - strlen(r->hit), " -> pid %d",
+                 (int)F->down[k].srv->pid);
+    F->down[k] = F->down[--F->n_down];
+}
+
+static enum fire fire_server(struct faults *F, int spec, int64_t now)
+{
+    const struct fault_spec *f = &F->s->faults[spec];
+    struct server *srv = find_role(F, f);
+    if (f->action == FAULT_START) {
+        for (int k = 0; k < F->n_down; k++)
+            if (F->down[k].srv == srv) {
+                bring_back(F, k);
+                int idx;
+                struct fault_record *r = rec_new(&F->rg->head->faults, F->s, spec, &idx);
+                if (r) {
+                    r->start_ns = now;
+                    r->end_ns = lab_now_ns();
+                    snprintf(r->hit, sizeof r->hit, "%s (pid %d)", f->target_text, (int)srv->pid);
+                    rec_publish(&F->rg->head->faults, idx);
+                }
+                return FIRED;
+            }
+        rec_skip(F, spec, now, false, "%s was not stopped", f->target_text);
+        return FIRED;
+    }
+    if (srv->pid <= 0) {
+        rec_skip(F, spec, now, false, "%s is down", f->target_text);
+        return FIRED;
+    }
+    int idx;
+    struct fault_record *r = rec_new(&F->rg->head->faults, F->s, spec, &idx);
+    if (!r)
+        return FIRED;
+    r->pid = srv->pid;
+    r->start_ns = now;
+    snprintf(r->hit, sizeof r->hit, "%s (pid %d)", f->target_text, (int)srv->pid);
+    r->outcome = FAULT_ACTIVE;
+    switch (f->action) {
+    case FAULT_PAUSE:
+        if (!stop_confirmed(srv->pid)) {
+            r->outcome = FAULT_FAILED;
+            snprintf(r->note, sizeof r->note, "the stop did not land");
+        }
+        break;
+    case FAULT_STOP:
+        kill(srv->pid, SIGTERM);
+        __attribute__((fallthrough)); /* reaped at once if SIGTERM was not enough */
+    case FAULT_KILL:
+    case FAULT_RESTART:
+        servers_kill(srv);
+        note_down(F, idx, srv, f->action == FAULT_RESTART ? now + f->duration_ns : INT64_MAX);
+        break;
+    default:
+        break;
+    }
+    rec_publish(&F->rg->head->faults, idx);
+    return FIRED;
+}
+
+/* Set spec's next firing after one that happened at `was`. */
+static void advance(struct faults *F, int spec, int64_t now)
+{
+    const struct fault_spec *f = &F->s->faults[spec];
+    F->st[spec].fired++;
+    if (!f->every_ns || (f->count && F->st[spec].fired >= f->count)) {
+        F->st[spec].due = INT64_MAX;
+        return;
+    }
+    int64_t due = F->st[spec].due;
+    while (due <= now)
+        due += f->every_ns;
+    F->st[spec].due = due;
+    F->st[spec].window_end = due + f->window_ns;
+}
+
+/* Continue every pause whose time has come (all of them when force);
+ * returns the earliest end still to come. */
+static int64_t end_pauses(struct faults *F, int64_t now, bool force)
+{
+    struct fault_log *log = &F->rg->head->faults;
+    int n = atomic_load(&log->n);
+    int64_t next = INT64_MAX;
+    for (int i = 0; i < n && i < FAULT_RECORDS_MAX; i++) {
+        struct fault_record *r = &log->rec[i];
+        if (!atomic_load(&log->published[i]) || r->outcome != FAULT_ACTIVE ||
+            r->action != FAULT_PAUSE || r->pid <= 0)
+            continue;
+        int64_t end = r->start_ns + F->s->faults[r->spec].duration_ns;
+        char st = proc_state(r->pid);
+        if (!force && now < end) {
+            if (end < next)
+                next = end;
+            continue;
+        }
+        if (st == 'T' || st == 't' || force) {
+            kill(r->pid, SIGCONT);
+        } else if (st != 0 && st != 'Z') {
+            /* a client at a failpoint published its pause just before
+             * stopping itself: continue it once the stop has landed */
+            next = now + HOLDER_POLL_NS;
+            continue;
+        }
+        r->end_ns = now;
+        r->outcome = FAULT_DONE;
+        if (force && now < end)
+            snprintf(r->note + strlen(r->note), sizeof r->note - strlen(r->note),
+                     "%scontinued early: the run ended", r->note[0] ? "; " : "");
+    }
+    return next;
+}
+
+int64_t faults_tick(struct faults *F, int64_t now)
+{
+    int64_t next = end_pauses(F, now, false);
+    for (int k = F->n_down - 1; k >= 0; k--)
+        if (F->down[k].due <= now)
+            bring_back(F, k);
+    for (int k = 0; k < F->n_down; k++)
+        if (F->down[k].due < next)
+            next = F->down[k].due;
+    for (int i = 0; i < F->s->n_faults; i++) {
+        if (F->st[i].due > now) {
+            if (F->st[i].due < next)
+                next = F->st[i].due;
+            continue;
+        }
+        const struct fault_spec *f = &F->s->faults[i];
+        enum fire r = f->target == TARGET_SERVER ? fire_server(F, i, now) : fire_client(F, i, now);
+        if (r == RETRY) {
+            next = now + HOLDER_POLL_NS < next ? now + HOLDER_POLL_NS : next;
+            continue;
+        }
+        advance(F, i, now);
+        if (F->st[i].due < next)
+            next = F->st[i].due;
+    }
+    int64_t pause_end = end_pauses(F, now, false); /* those that began just now */
+    return pause_end < next ? pause_end : next;
+}
+
+void faults_release(struct faults *F)
+{
+    end_pauses(F, lab_now_ns(), true);
+}
+
+void faults_finish(struct faults *F, bool interrupted)
+{
+    faults_release(F);
+    while (F->n_down > 0) {
+        if (!interrupted) {
+            bring_back(F, F->n_down - 1);
+            continue;
+        }
+        struct fault_record *r = &F->rg->head->faults.rec[F->down[F->n_down - 1].rec];
+        r->end_ns = lab_now_ns();
+        r->outcome = FAULT_DONE;
+        snprintf(r->note, sizeof r->note, "not brought back: the run was interrupted");
+        F->n_down--;
+    }
+    for (int i = 0; i < F->s->n_faults; i++)
+        F->st[i].due = INT64_MAX;
+}
+
+/* -------------------------------------------------------- client's side */
+
+void faults_at_failpoint(struct region *rg, const struct scenario *s, int idx,
+                         const struct failpoint *fp)
+{
+    const struct fault_spec *f = &s->faults[fp->fault];
+    struct fault_log *log = &rg->head->faults;
+    if (atomic_fetch_add(&log->fired[fp->fault], 1) >= f->count)
+        return;
+    int ri;
+    struct fault_record *r = rec_new(log, s, fp->fault, &ri);
+    if (!r)
+        return;
+    r->client = idx;
+    r->pid = getpid();
+    r->start_ns = lab_now_ns();
+    snprintf(r->hit, sizeof r->hit, "client %d (pid %d)", idx, (int)r->pid);
+    r->holder = true;
+    snprintf(r->note, sizeof r->note, "at %s", f->target_text);
+    switch (f->action) {
+    case FAULT_SLEEP:
+        lab_sleep_ns(f->duration_ns, &rg->head->stop);
+        r->end_ns = lab_now_ns();
+        rec_publish(log, ri);
+        break;
+    case FAULT_KILL:
+        atomic_store(&rg->slots[idx].fault_killed, 1);
+        r->end_ns = r->start_ns;
+        rec_publish(log, ri);
+        raise(SIGKILL);
+        break;
+    default: /* FAULT_PAUSE: the parent continues this process */
+        r->outcome = FAULT_ACTIVE;
+        rec_publish(log, ri);
+        raise(SIGSTOP);
+        break;
+    }
+}

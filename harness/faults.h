@@ -1,0 +1,84 @@
+/*
+ * faults.h - the fault engine: injects a scenario's fault timeline into one
+ * run (the parent's side), and fires the faults armed at failpoints (the
+ * side of the client that reaches one).
+ *
+ * The runner calls faults_tick() from its supervision loop; the engine acts
+ * on observed state, not on hope: a `holder` target is a client whose
+ * shared slot says it is inside its critical section, checked again after
+ * it has been stopped (a client that left in between is continued at once
+ * and another is looked for, until the entry's window closes: then the
+ * fault is recorded `skipped`). Every fault becomes a record in the run's
+ * shared fault log (region.h) with the process or server it hit, when it
+ * started and ended, and its outcome. faults_release() continues every
+ * process a fault paused (before the clients are told to stop, and on any
+ * exit path); faults_finish() also brings back every server a fault left
+ * down, so the next design of the scenario starts on whole servers.
+ */
+#ifndef LOCKLAB_FAULTS_H
+#define LOCKLAB_FAULTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "backend.h"
+#include "failpoint.h"
+#include "region.h"
+#include "scenario.h"
+
+#define FAULTS_MAX_PENDING 32
+
+struct faults {
+    const struct scenario *s;
+    const struct lock_ops *ops;
+    struct region *rg;
+    const pid_t *pids;                    /* the runner's: > 0 alive, <= 0 reaped */
+    int n_clients;
+    int64_t start;                        /* the start barrier */
+    struct backend_role roles[BACKEND_MAX_ROLES]; /* servers the design runs on */
+    int n_roles;
+    struct {
+        int64_t due;                      /* next firing, INT64_MAX when done */
+        int64_t window_end;               /* holder: give up waiting for one then */
+        int fired;                        /* firings so far */
+    } st[FAULT_SPECS_MAX];
+    struct {
+        int rec;                          /* its record */
+        struct server *srv;               /* a server to bring back */
+        int64_t due;                      /* when */
+    } down[FAULTS_MAX_PENDING];
+    int n_down;
+    unsigned rnd;                         /* random-client / holder choice */
+};
+
+/* Parent, after the start barrier opened at start: arm the timeline of s
+ * for a run of ops; failpoint entries of other designs and server targets
+ * ops does not use are recorded `skipped` at once. */
+void faults_begin(struct faults *F, const struct scenario *s, const struct lock_ops *ops,
+                  struct region *rg, const pid_t *pids, int64_t start);
+
+/* Parent: do what is due at now; returns when the engine next needs to run
+ * (INT64_MAX: nothing left; sooner while it waits for a holder). */
+int64_t faults_tick(struct faults *F, int64_t now);
+
+/* Parent: continue every process a fault has paused (safe to call often). */
+void faults_release(struct faults *F);
+
+/* Parent, after every client is reaped: release, bring back every server a
+ * fault left down (unless interrupted), and close the open records. */
+void faults_finish(struct faults *F, bool interrupted);
+
+/* Before the clients are forked: arm the failpoint entries of s that belong
+ * to design ops (the clients inherit them). Returns a mark for
+ * faults_disarm(). */
+int faults_arm_failpoints(const struct scenario *s, const struct lock_ops *ops);
+void faults_disarm(int mark);
+
+/* Client idx, in its process: a failpoint armed from entry fp->fault was
+ * reached. Fires it when its count allows: sleep, or kill or stop this
+ * whole process (the parent continues it after the duration). */
+void faults_at_failpoint(struct region *rg, const struct scenario *s, int idx,
+                         const struct failpoint *fp);
+
+#endif
