@@ -392,31 +392,33 @@ static int64_t end_pauses(struct faults *F, int64_t now, bool force)
 
 int64_t faults_tick(struct faults *F, int64_t now)
 {
-    int64_t next = end_pauses(F, now, false);
+    int64_t next = INT64_MAX, retry = INT64_MAX;
+    end_pauses(F, now, false);
     for (int k = F->n_down - 1; k >= 0; k--)
         if (F->down[k].due <= now)
             bring_back(F, k);
+    for (int i = 0; i < F->s->n_faults; i++) {
+        if (F->st[i].due > now)
+            continue;
+        const struct fault_spec *f = &F->s->faults[i];
+        enum fire r = f->target == TARGET_SERVER ? fire_server(F, i, now) : fire_client(F, i, now);
+        if (r == RETRY)
+            retry = now + HOLDER_POLL_NS;
+        else
+            advance(F, i, now);
+    }
+    /* when next: a retry, an entry due, a pause or a down time ending
+     * (including those that began just now) */
+    for (int i = 0; i < F->s->n_faults; i++)
+        if (F->st[i].due > now && F->st[i].due < next)
+            next = F->st[i].due;
     for (int k = 0; k < F->n_down; k++)
         if (F->down[k].due < next)
             next = F->down[k].due;
-    for (int i = 0; i < F->s->n_faults; i++) {
-        if (F->st[i].due > now) {
-            if (F->st[i].due < next)
-                next = F->st[i].due;
-            continue;
-        }
-        const struct fault_spec *f = &F->s->faults[i];
-        enum fire r = f->target == TARGET_SERVER ? fire_server(F, i, now) : fire_client(F, i, now);
-        if (r == RETRY) {
-            next = now + HOLDER_POLL_NS < next ? now + HOLDER_POLL_NS : next;
-            continue;
-        }
-        advance(F, i, now);
-        if (F->st[i].due < next)
-            next = F->st[i].due;
-    }
-    int64_t pause_end = end_pauses(F, now, false); /* those that began just now */
-    return pause_end < next ? pause_end : next;
+    int64_t pause_end = end_pauses(F, now, false);
+    if (pause_end < next)
+        next = pause_end;
+    return retry < next ? retry : next;
 }
 
 void faults_release(struct faults *F)
