@@ -13,10 +13,20 @@
  * node keeps its start mark and each message can point at the key or value at
  * fault. What each key means is described once, in the option tables below
  * (one row per key: name, type, field, range, default, help, in the manner of
- * fio's options.c). The same rows fill in the defaults, drive the parsing and
- * validation, and produce the "expected one of: ..." lists in messages, so a
- * new key is one new row. The few keys that need more than a scalar check
- * (impls, faults, expect) have their own handler.
+ * fio's options.c; the row type is common/opt.h's). The same rows fill in the
+ * defaults, drive the parsing and validation, and produce the "expected one
+ * of: ..." lists in messages, so a new key is one new row. The few keys that
+ * need more than a scalar check (impls, faults, expect) have their own handler.
+ *
+ * A lock design's own settings are rows in the design's file
+ * (lock_ops.options), read by the same machinery: they are keys of the lock
+ * section, standing where its table has its OPT_DESIGNS row, and their
+ * values go to the design's own struct, one per design in
+ * scenario.options (scenario_options), which the client hands to the
+ * design as lock_env.options. A design's keys are accepted whether or not
+ * it is in impls, since `run --impl` may run it anyway; its finish_options
+ * hook, called once the file is read, derives values and checks what the
+ * file must give for a design it lists.
  *
  * Durations are resolved here into nanoseconds (duration_parse), so the runner
  * only ever sees plain numbers.
@@ -179,14 +189,15 @@ static int int_scan(const char *s, int64_t *out)
  * Loader state and error reporting
  * ------------------------------------------------------------------------ */
 
-#define LOADER_MAX_GIVEN 64 /* more than the scalar keys of all the tables */
+#define LOADER_MAX_GIVEN 64   /* more than the scalar keys of all the tables */
+#define LOADER_MAX_DESIGNS 32 /* at least the registry's designs */
 
-struct loader {
+struct opt_loader {
     const char *path;      /* file name, first thing in every message */
-    size_t given[LOADER_MAX_GIVEN]; /* fields of the scalar keys the file gave (not defaults) */
+    const void *given[LOADER_MAX_GIVEN]; /* fields of the scalar keys the file gave (not defaults) */
     int n_given;
-    const yaml_node_t *script_impl; /* the impls item naming redis-script, if any */
-    const yaml_node_t *script_node; /* the lock.script mapping, if any */
+    const yaml_node_t *design_impl[LOADER_MAX_DESIGNS]; /* the impls item naming design i */
+    const yaml_node_t *design_node[LOADER_MAX_DESIGNS]; /* the value of its first key given */
     const yaml_node_t *keys_node;   /* lock.keys, if any */
     char *err;             /* caller's message buffer (may be NULL) */
     size_t errlen;         /* its size */
@@ -197,7 +208,7 @@ struct loader {
 /* Write "path:line:col: message" (or "path: message" without a mark) into
  * the caller's buffer. Always returns -1 so that callers can return it. */
 __attribute__((format(printf, 3, 0)))
-static int vfail(struct loader *L, const yaml_mark_t *m, const char *fmt, va_list ap)
+static int vfail(struct opt_loader *L, const yaml_mark_t *m, const char *fmt, va_list ap)
 {
     int n;
 
@@ -213,7 +224,7 @@ static int vfail(struct loader *L, const yaml_mark_t *m, const char *fmt, va_lis
 }
 
 __attribute__((format(printf, 3, 4)))
-static int fail_mark(struct loader *L, const yaml_mark_t *m, const char *fmt, ...)
+static int fail_mark(struct opt_loader *L, const yaml_mark_t *m, const char *fmt, ...)
 {
     va_list ap;
 
@@ -225,7 +236,7 @@ static int fail_mark(struct loader *L, const yaml_mark_t *m, const char *fmt, ..
 
 /* Fail at a node's start, or without a position when node is NULL. */
 __attribute__((format(printf, 3, 4)))
-static int fail_at(struct loader *L, const yaml_node_t *node, const char *fmt, ...)
+static int fail_at(struct opt_loader *L, const yaml_node_t *node, const char *fmt, ...)
 {
     va_list ap;
 
@@ -263,7 +274,7 @@ static const char *show(char *buf, size_t n, const char *text, size_t len)
  * Node helpers
  * ------------------------------------------------------------------------ */
 
-static yaml_node_t *node_at(struct loader *L, int index)
+static yaml_node_t *node_at(struct opt_loader *L, int index)
 {
     return yaml_document_get_node(L->doc, index);
 }
@@ -288,7 +299,7 @@ static const char *scalar_text(const yaml_node_t *n)
 
 /* Report that value (at keypath) is not what was expected: a description
  * such as "an integer from 1 to 1024". */
-static int wrong_type(struct loader *L, const yaml_node_t *value, const char *keypath,
+static int wrong_type(struct opt_loader *L, const yaml_node_t *value, const char *keypath,
                       const char *expected)
 {
     char shown[SHOW_MAX];
@@ -307,7 +318,7 @@ static int wrong_type(struct loader *L, const yaml_node_t *value, const char *ke
 }
 
 /* Check that value is a non-null scalar without NUL bytes. */
-static int want_scalar(struct loader *L, const yaml_node_t *value, const char *keypath,
+static int want_scalar(struct opt_loader *L, const yaml_node_t *value, const char *keypath,
                        const char *expected)
 {
     if (value->type != YAML_SCALAR_NODE || node_is_null(value))
@@ -321,55 +332,23 @@ static int want_scalar(struct loader *L, const yaml_node_t *value, const char *k
  * The option tables
  * ------------------------------------------------------------------------ */
 
-enum opt_type {
-    OPT_STR,     /* string copied into char[size]; with choices, one of those words */
-    OPT_INT,     /* plain decimal integer in [min, max], an int or int64_t by size */
-    OPT_DUR,     /* duration in ns (int64_t), at least min */
-    OPT_CHOICE,  /* one of choices; its index is stored in an enum field */
-    OPT_SECTION, /* a nested mapping with its own table */
-    OPT_NODE     /* anything else: a handler takes the node */
+/* One key of a mapping as the parser reads it: its row, the struct its
+ * value goes to, and whose row it is. */
+struct key_row {
+    const struct opt *o; /* the row */
+    char *base;          /* the struct holding its field */
+    int design;          /* registry index of the design the row is of; -1: the harness's */
 };
 
-enum opt_flags {
-    OPT_REQUIRED = 1u << 0, /* the key must be present */
-    OPT_IDENT = 1u << 1,    /* string: non-empty, letters, digits, '_', '.', '-' */
-    OPT_NONEMPTY = 1u << 2, /* string: must not be empty */
-    OPT_ODD = 1u << 3,      /* integer: must be odd */
-    OPT_LATE = 1u << 4      /* handled after the other keys of its mapping */
-};
+#define SECTION_MAX_OPTS 32 /* keys of one mapping, the designs' included */
 
-struct section;
-typedef int (*opt_handler)(struct loader *L, const yaml_node_t *value, const char *keypath);
+#define FIELD(f) OPT_FIELD(struct scenario, f)
 
-struct opt {
-    const char *name;            /* key as written in the file; NULL ends a table */
-    enum opt_type type;          /* how the value is read */
-    size_t off;                  /* offsetof(struct scenario, field) */
-    size_t size;                 /* sizeof the field */
-    int64_t min, max;            /* OPT_INT range; OPT_DUR lower bound (min) */
-    const char *def;             /* default, read like a value in the file; NULL: none */
-    const char *const *choices;  /* OPT_CHOICE words; OPT_STR: allowed words or NULL */
-    int n_supported;             /* OPT_STR choices: words from here on are planned only */
-    const struct section *sub;   /* OPT_SECTION: the nested table */
-    opt_handler fn;              /* OPT_NODE: the handler */
-    unsigned flags;              /* enum opt_flags */
-    const char *help;            /* what the key means, for messages */
-};
-
-struct section {
-    const char *path;       /* dotted path of the mapping, "" for the top level */
-    const struct opt *opts; /* its keys */
-};
-
-#define SECTION_MAX_OPTS 16
-
-#define FIELD(f) .off = offsetof(struct scenario, f), .size = sizeof(((struct scenario *)0)->f)
-
-static int load_impls(struct loader *L, const yaml_node_t *value, const char *keypath);
-static int load_clients(struct loader *L, const yaml_node_t *value, const char *keypath);
-static int load_keys(struct loader *L, const yaml_node_t *value, const char *keypath);
-static int load_faults(struct loader *L, const yaml_node_t *value, const char *keypath);
-static int load_expect(struct loader *L, const yaml_node_t *value, const char *keypath);
+static int load_impls(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
+static int load_clients(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
+static int load_keys(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
+static int load_faults(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
+static int load_expect(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
 
 /* Word lists for OPT_CHOICE are in enum order; the asserts keep them so. */
 static const char *const workload_words[] = { "counter", "stock", "reentrant", NULL };
@@ -402,12 +381,9 @@ static const struct opt zookeeper_opts[] = {
     { .name = NULL }
 };
 
-static const struct section redis_section = { "backends.redis", redis_opts };
-static const struct section zookeeper_section = { "backends.zookeeper", zookeeper_opts };
-
 static const struct opt backends_opts[] = {
-    { .name = "redis", .type = OPT_SECTION, .sub = &redis_section, .help = "the Redis backend" },
-    { .name = "zookeeper", .type = OPT_SECTION, .sub = &zookeeper_section,
+    { .name = "redis", .type = OPT_SECTION, .sub = redis_opts, .help = "the Redis backend" },
+    { .name = "zookeeper", .type = OPT_SECTION, .sub = zookeeper_opts,
       .help = "the ZooKeeper backend" },
     { .name = NULL }
 };
@@ -420,18 +396,6 @@ static const struct opt run_opts[] = {
     { .name = NULL }
 };
 
-static const struct opt script_opts[] = {
-    { .name = "acquire", .type = OPT_STR, FIELD(script_acquire), .flags = OPT_NONEMPTY,
-      .help = "Lua: KEYS[1] lock key, ARGV[1] token, ARGV[2] ttl ms; 1 when granted" },
-    { .name = "release", .type = OPT_STR, FIELD(script_release), .flags = OPT_NONEMPTY,
-      .help = "Lua: same KEYS/ARGV; 1 when this call released the lock" },
-    { .name = "renew", .type = OPT_STR, FIELD(script_renew), .flags = OPT_NONEMPTY,
-      .help = "Lua: same KEYS/ARGV; 1 when extended" },
-    { .name = NULL }
-};
-
-static const struct section script_section = { "lock.script", script_opts };
-
 static const struct opt lock_opts[] = {
     { .name = "key", .type = OPT_STR, FIELD(lock_key), .def = "locklab", .flags = OPT_NONEMPTY,
       .help = "name of the lock in the store" },
@@ -443,10 +407,8 @@ static const struct opt lock_opts[] = {
       .def = "100ms", .help = "pause between polls of a taken lock" },
     { .name = "retry", .type = OPT_CHOICE, FIELD(retry), .choices = retry_words, .def = "fixed",
       .help = "polling policy" },
-    { .name = "watchdog_lease", .type = OPT_DUR, FIELD(watchdog_lease_ns), .min = 1, .def = "30s",
-      .help = "lease the redisson watchdog renews; when given, redisson runs the watchdog" },
-    { .name = "script", .type = OPT_SECTION, .sub = &script_section,
-      .help = "Lua scripts for redis-script" },
+    { .name = "(each design's own keys)", .type = OPT_DESIGNS,
+      .help = "the keys of the designs' own settings (lock_ops.options)" },
     { .name = "keys", .type = OPT_NODE, .fn = load_keys,
       .help = "hot (one key for all), per-client, or a list of both" },
     { .name = NULL }
@@ -466,11 +428,6 @@ static const struct opt workload_opts[] = {
     { .name = NULL }
 };
 
-static const struct section backends_section = { "backends", backends_opts };
-static const struct section run_section = { "run", run_opts };
-static const struct section lock_section = { "lock", lock_opts };
-static const struct section workload_section = { "workload", workload_opts };
-
 static const struct opt top_opts[] = {
     { .name = "name", .type = OPT_STR, FIELD(name), .flags = OPT_REQUIRED | OPT_IDENT,
       .help = "the scenario's name" },
@@ -478,22 +435,20 @@ static const struct opt top_opts[] = {
       .help = "what the scenario shows" },
     { .name = "impls", .type = OPT_NODE, .fn = load_impls, .flags = OPT_REQUIRED,
       .help = "the implementations to run" },
-    { .name = "backends", .type = OPT_SECTION, .sub = &backends_section,
+    { .name = "backends", .type = OPT_SECTION, .sub = backends_opts,
       .help = "how the lock servers are laid out" },
     { .name = "clients", .type = OPT_NODE, .fn = load_clients,
       .help = "number of client processes (1..1024), or a list of them to sweep" },
-    { .name = "run", .type = OPT_SECTION, .sub = &run_section, .help = "when a run ends" },
-    { .name = "lock", .type = OPT_SECTION, .sub = &lock_section,
+    { .name = "run", .type = OPT_SECTION, .sub = run_opts, .help = "when a run ends" },
+    { .name = "lock", .type = OPT_SECTION, .sub = lock_opts,
       .help = "how clients take the lock" },
-    { .name = "workload", .type = OPT_SECTION, .sub = &workload_section,
+    { .name = "workload", .type = OPT_SECTION, .sub = workload_opts,
       .help = "what clients do with the lock" },
     { .name = "faults", .type = OPT_NODE, .fn = load_faults, .help = "faults to inject" },
     { .name = "expect", .type = OPT_NODE, .fn = load_expect, .flags = OPT_LATE,
       .help = "the verdict expected of each implementation" },
     { .name = NULL }
 };
-
-static const struct section top_section = { "", top_opts };
 
 /* ------------------------------------------------------------------------
  * Reading values through the tables
@@ -514,14 +469,14 @@ static const char *join_words(char *buf, size_t n, const char *const *words)
     return buf;
 }
 
-/* Join the key names of a table into buf. */
-static const char *join_keys(char *buf, size_t n, const struct opt *opts)
+/* Join the key names of a mapping into buf. */
+static const char *join_keys(char *buf, size_t n, const struct key_row *rows, int n_rows)
 {
     const char *words[SECTION_MAX_OPTS + 1];
     int i;
 
-    for (i = 0; opts[i].name && i < SECTION_MAX_OPTS; i++)
-        words[i] = opts[i].name;
+    for (i = 0; i < n_rows; i++)
+        words[i] = rows[i].o->name;
     words[i] = NULL;
     return join_words(buf, n, words);
 }
@@ -568,17 +523,19 @@ static const char *expected_text(char *buf, size_t n, const struct opt *o)
         snprintf(buf, n, "a mapping (%s)", o->help);
         break;
     case OPT_NODE:
+    case OPT_DESIGNS:
         snprintf(buf, n, "%s", o->help);
         break;
     }
     return buf;
 }
 
-/* Store a scalar value (from the file, or a default when pos is NULL). */
-static int set_value(struct loader *L, const struct opt *o, const char *keypath,
+/* Store a scalar value into its field in base (from the file, or a
+ * default when pos is NULL). */
+static int set_value(struct opt_loader *L, const struct opt *o, char *base, const char *keypath,
                      const char *text, size_t len, const yaml_node_t *pos)
 {
-    char *field = (char *)L->s + o->off;
+    char *field = base + o->off;
     char shown[SHOW_MAX], list[160];
     int64_t v;
     int r, idx;
@@ -661,6 +618,7 @@ static int set_value(struct loader *L, const struct opt *o, const char *keypath,
 
     case OPT_SECTION:
     case OPT_NODE:
+    case OPT_DESIGNS:
         break;
     }
     return fail_at(L, pos, "internal error: %s is not a scalar option", keypath);
@@ -671,76 +629,202 @@ static void join_path(char *buf, size_t n, const char *prefix, const char *name)
     snprintf(buf, n, "%s%s%s", prefix, *prefix ? "." : "", name);
 }
 
-/* Fill in the defaults of a table and its sub-tables. */
-static int apply_defaults(struct loader *L, const struct section *sec)
-{
-    char keypath[96];
+/* ------------------------------------------------------------------------
+ * The designs' own settings
+ * ------------------------------------------------------------------------ */
 
-    for (const struct opt *o = sec->opts; o->name; o++) {
-        join_path(keypath, sizeof keypath, sec->path, o->name);
-        if (o->type == OPT_SECTION) {
-            if (apply_defaults(L, o->sub) != 0)
-                return -1;
-        } else if (o->def) {
-            if (set_value(L, o, keypath, o->def, strlen(o->def), NULL) != 0)
-                return -1;
-        }
-    }
+#define OPTIONS_ALIGN _Alignof(max_align_t)
+
+/* Where design i's struct starts in scenario.options: the structs of the
+ * designs before it in the registry, each rounded up to OPTIONS_ALIGN.
+ * With i = lock_registry_count, the bytes all of them take. */
+static size_t options_offset(int i)
+{
+    size_t off = 0;
+
+    for (int j = 0; j < i; j++)
+        off += (lock_registry[j]->options_size + OPTIONS_ALIGN - 1) / OPTIONS_ALIGN *
+               OPTIONS_ALIGN;
+    return off;
+}
+
+static int design_index(const struct lock_ops *ops)
+{
+    for (int i = 0; i < lock_registry_count; i++)
+        if (lock_registry[i] == ops)
+            return i;
+    return -1;
+}
+
+const void *scenario_options(const struct scenario *s, const struct lock_ops *ops)
+{
+    int i = design_index(ops);
+
+    if (i < 0 || !ops->options || options_offset(i + 1) > sizeof s->options)
+        return NULL;
+    return s->options + options_offset(i);
+}
+
+/* Append r to the n rows of a mapping (at where); -1 is an internal error:
+ * too many keys, or two rows for one key. */
+static int add_row(struct opt_loader *L, struct key_row *rows, int *n, struct key_row r,
+                   const char *where)
+{
+    if (*n == SECTION_MAX_OPTS)
+        return fail_at(L, NULL, "internal error: too many keys in %s", where);
+    for (int j = 0; j < *n; j++)
+        if (strcmp(rows[j].o->name, r.o->name) == 0)
+            return fail_at(L, NULL, "internal error: two rows for key '%s' in %s", r.o->name,
+                           where);
+    rows[(*n)++] = r;
     return 0;
 }
 
-static int load_section(struct loader *L, const struct section *sec, const yaml_node_t *map);
-
-static int load_value(struct loader *L, const struct opt *o, const yaml_node_t *value,
-                      const char *keypath)
+/* The keys of a mapping as rows: a table's rows in order, and each
+ * design's own rows (but its derived ones) where the table has its
+ * OPT_DESIGNS row. Returns how many, or -1 (an internal error). */
+static int section_rows(struct opt_loader *L, const struct opt *opts, char *base, int design,
+                        const char *where, struct key_row *rows)
 {
-    char expected[256];
+    int n = 0;
 
-    switch (o->type) {
-    case OPT_SECTION:
-        if (value->type != YAML_MAPPING_NODE)
-            return wrong_type(L, value, keypath, expected_text(expected, sizeof expected, o));
-        if (o->sub == &script_section)
-            L->script_node = value;
-        return load_section(L, o->sub, value);
-    case OPT_NODE:
-        return o->fn(L, value, keypath);
-    default:
-        if (want_scalar(L, value, keypath, expected_text(expected, sizeof expected, o)) != 0 ||
-            set_value(L, o, keypath, scalar_text(value), value->data.scalar.length, value) != 0)
-            return -1;
-        if (L->n_given < LOADER_MAX_GIVEN)
-            L->given[L->n_given++] = o->off;
-        return 0;
+    for (const struct opt *o = opts; o->name; o++) {
+        if (o->type != OPT_DESIGNS) {
+            if (add_row(L, rows, &n, (struct key_row){ o, base, design }, where) != 0)
+                return -1;
+            continue;
+        }
+        for (int i = 0; i < lock_registry_count; i++)
+            for (const struct opt *d = lock_registry[i]->options; d && d->name; d++)
+                if (!(d->flags & OPT_DERIVED) &&
+                    add_row(L, rows, &n,
+                            (struct key_row){ d, L->s->options + options_offset(i), i },
+                            where) != 0)
+                    return -1;
     }
+    return n;
 }
 
-/* Whether the file gave the scalar key stored at offset off of struct
- * scenario, rather than leaving it to its default (fio's fio_option_is_set). */
-static bool given(const struct loader *L, size_t off)
+/* Fill in the defaults of a mapping's keys and of their mappings. */
+static int apply_defaults(struct opt_loader *L, const struct opt *opts, const char *path,
+                          char *base, int design)
+{
+    struct key_row rows[SECTION_MAX_OPTS];
+    char keypath[96];
+    int n = section_rows(L, opts, base, design, *path ? path : "the top-level mapping", rows);
+
+    for (int i = 0; i < n; i++) {
+        const struct opt *o = rows[i].o;
+        join_path(keypath, sizeof keypath, path, o->name);
+        if (o->type == OPT_SECTION) {
+            if (apply_defaults(L, o->sub, keypath, rows[i].base, rows[i].design) != 0)
+                return -1;
+        } else if (o->def) {
+            if (set_value(L, o, rows[i].base, keypath, o->def, strlen(o->def), NULL) != 0)
+                return -1;
+        }
+    }
+    return n < 0 ? -1 : 0;
+}
+
+/* Whether the file gave the scalar key stored at field, rather than
+ * leaving it to its default (fio's fio_option_is_set). */
+static bool given(const struct opt_loader *L, const void *field)
 {
     for (int i = 0; i < L->n_given; i++)
-        if (L->given[i] == off)
+        if (L->given[i] == field)
             return true;
     return false;
 }
 
-/* Read a mapping through its table: every key must be known and appear
- * once; required keys must be there; OPT_LATE keys are read last. */
-static int load_section(struct loader *L, const struct section *sec, const yaml_node_t *map)
+static bool ctx_given(const struct lock_opts_ctx *ctx, const void *field)
+{
+    return given(ctx->loader, field);
+}
+
+/* The designs' own settings fit in scenario.options (internal error if not). */
+static int designs_fit(struct opt_loader *L)
+{
+    if (lock_registry_count > LOADER_MAX_DESIGNS ||
+        options_offset(lock_registry_count) > sizeof L->s->options)
+        return fail_at(L, NULL, "internal error: the designs' settings take %zu bytes of %zu "
+                                "(SCN_OPTIONS_MAX), %d designs of %d",
+                       options_offset(lock_registry_count), sizeof L->s->options,
+                       lock_registry_count, LOADER_MAX_DESIGNS);
+    return 0;
+}
+
+/* Once the file is read: each design derives and checks its settings. A
+ * failure is placed at the design's first key in the file, else at its item
+ * in impls. */
+static int designs_finish(struct opt_loader *L)
+{
+    struct lock_opts_ctx ctx = {
+        .ttl_ns = L->s->ttl_ns, .ttl_given = given(L, &L->s->ttl_ns), .given = ctx_given,
+        .loader = L };
+
+    for (int i = 0; i < lock_registry_count; i++) {
+        const struct lock_ops *ops = lock_registry[i];
+        struct lab_err err = { 0 };
+        if (!ops->options || !ops->finish_options)
+            continue;
+        ctx.listed = L->design_impl[i] != NULL;
+        if (ops->finish_options(L->s->options + options_offset(i), &ctx, &err) != 0)
+            return fail_at(L, L->design_node[i] ? L->design_node[i] : L->design_impl[i], "%s",
+                           err.msg[0] ? err.msg : "bad settings");
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Reading mappings through the tables
+ * ------------------------------------------------------------------------ */
+
+static int load_section(struct opt_loader *L, const struct opt *opts, const yaml_node_t *map,
+                        const char *path, char *base, int design);
+
+static int load_value(struct opt_loader *L, const struct key_row *r, const yaml_node_t *value,
+                      const char *keypath)
+{
+    const struct opt *o = r->o;
+    char expected[256];
+
+    if (r->design >= 0 && !L->design_node[r->design])
+        L->design_node[r->design] = value;
+    switch (o->type) {
+    case OPT_SECTION:
+        if (value->type != YAML_MAPPING_NODE)
+            return wrong_type(L, value, keypath, expected_text(expected, sizeof expected, o));
+        return load_section(L, o->sub, value, keypath, r->base, r->design);
+    case OPT_NODE:
+        return o->fn(L, value, keypath);
+    default:
+        if (want_scalar(L, value, keypath, expected_text(expected, sizeof expected, o)) != 0 ||
+            set_value(L, o, r->base, keypath, scalar_text(value), value->data.scalar.length,
+                      value) != 0)
+            return -1;
+        if (L->n_given < LOADER_MAX_GIVEN)
+            L->given[L->n_given++] = r->base + o->off;
+        return 0;
+    }
+}
+
+/* Read a mapping (at path, "" for the top level) through its rows, whose
+ * fields are in base: every key must be known and appear once; required
+ * keys must be there; OPT_LATE keys are read last. */
+static int load_section(struct opt_loader *L, const struct opt *opts, const yaml_node_t *map,
+                        const char *path, char *base, int design)
 {
     const yaml_node_t *seen[SECTION_MAX_OPTS] = { NULL };
+    struct key_row rows[SECTION_MAX_OPTS];
     const yaml_node_pair_t *pairs = map->data.mapping.pairs.start;
     size_t n_pairs = (size_t)(map->data.mapping.pairs.top - pairs);
-    const char *where = *sec->path ? sec->path : "the top-level mapping";
+    const char *where = *path ? path : "the top-level mapping";
     char keypath[96], shown[SHOW_MAX], list[256];
-    int n_opts = 0;
+    int n_opts = section_rows(L, opts, base, design, where, rows);
 
-    while (sec->opts[n_opts].name)
-        n_opts++;
-    if (n_opts > SECTION_MAX_OPTS)
-        return fail_at(L, map, "internal error: too many keys in %s", where);
-
+    if (n_opts < 0)
+        return -1;
     for (int late = 0; late <= 1; late++) {
         for (size_t p = 0; p < n_pairs; p++) {
             const yaml_node_t *key = node_at(L, pairs[p].key);
@@ -754,33 +838,33 @@ static int load_section(struct loader *L, const struct section *sec, const yaml_
             }
             const char *name = scalar_text(key);
             for (i = 0; i < n_opts; i++)
-                if (strlen(sec->opts[i].name) == key->data.scalar.length &&
-                    memcmp(sec->opts[i].name, name, key->data.scalar.length) == 0)
+                if (strlen(rows[i].o->name) == key->data.scalar.length &&
+                    memcmp(rows[i].o->name, name, key->data.scalar.length) == 0)
                     break;
             if (!late) {
                 if (i == n_opts)
                     return fail_at(L, key, "unknown key '%s' in %s (expected one of: %s)",
                                    show(shown, sizeof shown, name, key->data.scalar.length),
-                                   where, join_keys(list, sizeof list, sec->opts));
+                                   where, join_keys(list, sizeof list, rows, n_opts));
                 if (seen[i])
                     return fail_at(L, key, "duplicate key '%s' in %s (first at %zu:%zu)",
-                                   sec->opts[i].name, where, seen[i]->start_mark.line + 1,
+                                   rows[i].o->name, where, seen[i]->start_mark.line + 1,
                                    seen[i]->start_mark.column + 1);
                 seen[i] = key;
             }
-            const struct opt *o = &sec->opts[i];
+            const struct opt *o = rows[i].o;
             if (!(o->flags & OPT_LATE) != !late)
                 continue;
-            join_path(keypath, sizeof keypath, sec->path, o->name);
-            if (load_value(L, o, value, keypath) != 0)
+            join_path(keypath, sizeof keypath, path, o->name);
+            if (load_value(L, &rows[i], value, keypath) != 0)
                 return -1;
         }
         if (!late)
             for (int i = 0; i < n_opts; i++)
-                if ((sec->opts[i].flags & OPT_REQUIRED) && !seen[i]) {
-                    join_path(keypath, sizeof keypath, sec->path, sec->opts[i].name);
+                if ((rows[i].o->flags & OPT_REQUIRED) && !seen[i]) {
+                    join_path(keypath, sizeof keypath, path, rows[i].o->name);
                     return fail_at(L, map, "missing required key '%s' (%s)", keypath,
-                                   sec->opts[i].help);
+                                   rows[i].o->help);
                 }
     }
     return 0;
@@ -790,7 +874,7 @@ static int load_section(struct loader *L, const struct section *sec, const yaml_
  * Keys with their own handlers
  * ------------------------------------------------------------------------ */
 
-static int load_impls(struct loader *L, const yaml_node_t *value, const char *keypath)
+static int load_impls(struct opt_loader *L, const yaml_node_t *value, const char *keypath)
 {
     struct scenario *s = L->s;
     const yaml_node_t *first[SCN_MAX_IMPLS];
@@ -823,8 +907,7 @@ static int load_impls(struct loader *L, const yaml_node_t *value, const char *ke
                                "implementation '%s' is listed twice in %s (first at %zu:%zu)",
                                name, keypath, first[j]->start_mark.line + 1,
                                first[j]->start_mark.column + 1);
-        if (strcmp(name, "redis-script") == 0)
-            L->script_impl = item;
+        L->design_impl[design_index(lock_find(name))] = item;
         memcpy(s->impls[s->n_impls], name, len + 1);
         first[s->n_impls++] = item;
     }
@@ -846,7 +929,7 @@ struct sweep_key {
     const char *count;       /* how many it may hold ("1 to 16") */
 };
 
-static int load_sweep(struct loader *L, const struct sweep_key *k, const yaml_node_t *value,
+static int load_sweep(struct opt_loader *L, const struct sweep_key *k, const yaml_node_t *value,
                       const char *keypath)
 {
     char *base = (char *)L->s;
@@ -857,7 +940,7 @@ static int load_sweep(struct loader *L, const struct sweep_key *k, const yaml_no
 
     if (value->type == YAML_SCALAR_NODE) {
         if (want_scalar(L, value, keypath, k->one_or_list) != 0 ||
-            set_value(L, k->opt, keypath, scalar_text(value), value->data.scalar.length,
+            set_value(L, k->opt, base, keypath, scalar_text(value), value->data.scalar.length,
                       value) != 0)
             return -1;
         steps[0] = *cur;
@@ -875,7 +958,7 @@ static int load_sweep(struct loader *L, const struct sweep_key *k, const yaml_no
         const yaml_node_t *item = node_at(L, items[i]);
         snprintf(itempath, sizeof itempath, "%s[%zu]", keypath, i);
         if (want_scalar(L, item, itempath, k->one) != 0 ||
-            set_value(L, k->opt, itempath, scalar_text(item), item->data.scalar.length,
+            set_value(L, k->opt, base, itempath, scalar_text(item), item->data.scalar.length,
                       item) != 0)
             return -1;
         for (int j = 0; j < *n_steps; j++)
@@ -903,7 +986,7 @@ static const struct sweep_key clients_sweep = {
     .wrong_type = "an integer or a list of integers such as [1, 2, 4]", .one = "an integer",
     .steps = "client counts", .count = "1 to " STR(SCN_MAX_STEPS) };
 
-static int load_clients(struct loader *L, const yaml_node_t *value, const char *keypath)
+static int load_clients(struct opt_loader *L, const yaml_node_t *value, const char *keypath)
 {
     return load_sweep(L, &clients_sweep, value, keypath);
 }
@@ -926,14 +1009,14 @@ _Static_assert(sizeof(((struct scenario *)0)->clients) == sizeof(int) &&
                sizeof(((struct scenario *)0)->client_steps) == SCN_MAX_STEPS * sizeof(int),
                "a sweep key's value and steps are ints");
 
-static int load_keys(struct loader *L, const yaml_node_t *value, const char *keypath)
+static int load_keys(struct opt_loader *L, const yaml_node_t *value, const char *keypath)
 {
     L->keys_node = value;
     return load_sweep(L, &keys_sweep, value, keypath);
 }
 
 /* One scalar of a fault entry as a duration (> 0 unless zero_ok). */
-static int fault_duration(struct loader *L, const yaml_node_t *v, const char *kp, bool zero_ok,
+static int fault_duration(struct opt_loader *L, const yaml_node_t *v, const char *kp, bool zero_ok,
                           int64_t *out)
 {
     const char *what = zero_ok ? "a duration such as 500ms or 0" : "a duration such as 500ms";
@@ -945,7 +1028,7 @@ static int fault_duration(struct loader *L, const yaml_node_t *v, const char *kp
 }
 
 /* Check an entry's keys against its action and target; 0 or -1. */
-static int fault_check(struct loader *L, const yaml_node_t *entry, const char *kp,
+static int fault_check(struct opt_loader *L, const yaml_node_t *entry, const char *kp,
                        const struct fault_spec *f, bool has_at, bool has_every, bool has_count,
                        bool has_duration, bool has_target, bool has_window)
 {
@@ -984,7 +1067,7 @@ static int fault_check(struct loader *L, const yaml_node_t *entry, const char *k
     return 0;
 }
 
-static int load_fault(struct loader *L, const yaml_node_t *entry, const char *kp,
+static int load_fault(struct opt_loader *L, const yaml_node_t *entry, const char *kp,
                       struct fault_spec *f)
 {
     static const char *const actions[] = {"pause", "kill", "restart", "stop", "start", "sleep",
@@ -1080,7 +1163,7 @@ static int load_fault(struct loader *L, const yaml_node_t *entry, const char *kp
     return 0;
 }
 
-static int load_faults(struct loader *L, const yaml_node_t *value, const char *keypath)
+static int load_faults(struct opt_loader *L, const yaml_node_t *value, const char *keypath)
 {
     struct scenario *s = L->s;
     char kp[64];
@@ -1112,7 +1195,7 @@ static const char *verdict_list(char *buf, size_t n)
 }
 
 /* expect runs after impls has been read, since its keys must name them. */
-static int load_expect(struct loader *L, const yaml_node_t *value, const char *keypath)
+static int load_expect(struct opt_loader *L, const yaml_node_t *value, const char *keypath)
 {
     struct scenario *s = L->s;
     const yaml_node_t *first[SCN_MAX_IMPLS + 1];
@@ -1191,7 +1274,7 @@ static bool offset_mark(FILE *f, size_t offset, yaml_mark_t *m)
     return true;
 }
 
-static int syntax_error(struct loader *L, const yaml_parser_t *p, FILE *f)
+static int syntax_error(struct opt_loader *L, const yaml_parser_t *p, FILE *f)
 {
     const char *problem = p->problem ? p->problem : "unknown problem";
     const yaml_mark_t *cm = &p->context_mark;
@@ -1215,7 +1298,7 @@ static int syntax_error(struct loader *L, const yaml_parser_t *p, FILE *f)
 
 /* Load the one document of the stream into doc; anything after it is an
  * error. On failure nothing is left to free. */
-static int read_document(struct loader *L, yaml_parser_t *p, FILE *f, yaml_document_t *doc)
+static int read_document(struct opt_loader *L, yaml_parser_t *p, FILE *f, yaml_document_t *doc)
 {
     yaml_document_t next;
     static const yaml_mark_t file_start = { 0, 0, 0 };
@@ -1241,7 +1324,7 @@ static int read_document(struct loader *L, yaml_parser_t *p, FILE *f, yaml_docum
     return 0;
 }
 
-static int load_root(struct loader *L)
+static int load_root(struct opt_loader *L)
 {
     const yaml_node_t *root = yaml_document_get_root_node(L->doc);
 
@@ -1250,7 +1333,7 @@ static int load_root(struct loader *L)
     if (root->type != YAML_MAPPING_NODE)
         return wrong_type(L, root, "the top level",
                           "a mapping of scenario keys (name, impls, ...)");
-    if (load_section(L, &top_section, root) != 0)
+    if (load_section(L, top_opts, root, "", (char *)L->s, -1) != 0)
         return -1;
     struct scenario *s = L->s;
     if (s->n_client_steps == 0) { /* no clients key: one client */
@@ -1266,25 +1349,13 @@ static int load_root(struct loader *L)
             return fail_at(L, L->keys_node,
                            "lock.keys per-client needs the counter or reentrant workload "
                            "(the stock is one resource, guarded by one key)");
-    /* redisson's leaseTime: a ttl the file gives is a lease, as Redisson's
-     * lock(leaseTime) takes it (no watchdog), unless the file also gives
-     * the watchdog's lease, which asks for the watchdog; without either,
-     * lock() with the watchdog and its default lease (README, "lock") */
-    bool leased = given(L, offsetof(struct scenario, ttl_ns)) &&
-                  !given(L, offsetof(struct scenario, watchdog_lease_ns));
-    s->lease_ns = leased ? s->ttl_ns : 0;
-    /* redis-script runs the scenario's own Lua: it cannot run without it */
-    if (L->script_impl && (!L->s->script_acquire[0] || !L->s->script_release[0]))
-        return fail_at(L, L->script_node ? L->script_node : L->script_impl,
-                       "redis-script needs lock.script.acquire and lock.script.release "
-                       "(missing: %s)", !L->s->script_acquire[0] ? "acquire" : "release");
-    return 0;
+    return designs_finish(L);
 }
 
 int scenario_load(const char *path, struct scenario *out, char *err, size_t errlen)
 {
     struct scenario s;
-    struct loader L = { .path = path ? path : "(null)", .err = err, .errlen = errlen, .s = &s };
+    struct opt_loader L = { .path = path ? path : "(null)", .err = err, .errlen = errlen, .s = &s };
     yaml_parser_t parser;
     yaml_document_t doc;
     struct stat st;
@@ -1298,7 +1369,7 @@ int scenario_load(const char *path, struct scenario *out, char *err, size_t errl
     if (strlen(path) >= sizeof s.path)
         return fail_mark(&L, NULL, "the path is too long (at most %zu bytes)", sizeof s.path - 1);
     memcpy(s.path, path, strlen(path) + 1);
-    if (apply_defaults(&L, &top_section) != 0)
+    if (designs_fit(&L) != 0 || apply_defaults(&L, top_opts, "", (char *)&s, -1) != 0)
         return -1;
 
     FILE *f = fopen(path, "rb");
@@ -1334,10 +1405,12 @@ int scenario_load(const char *path, struct scenario *out, char *err, size_t errl
 
 int scenario_defaults(struct scenario *out)
 {
-    struct loader L = { .path = "(defaults)", .s = out };
+    struct opt_loader L = { .path = "(defaults)", .s = out };
 
     memset(out, 0, sizeof *out);
-    return apply_defaults(&L, &top_section);
+    if (designs_fit(&L) != 0 || apply_defaults(&L, top_opts, "", (char *)out, -1) != 0)
+        return -1;
+    return designs_finish(&L);
 }
 
 enum verdict scenario_expected(const struct scenario *s, const char *impl)

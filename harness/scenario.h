@@ -21,7 +21,7 @@
 #define SCN_NAME_MAX 64
 #define SCN_MAX_CLIENTS 1024
 #define SCN_MAX_MASTERS 9
-#define SCN_SCRIPT_MAX 4096
+#define SCN_OPTIONS_MAX 16384 /* bytes for the settings of every design (lock_ops.options) */
 #define SCN_MAX_STEPS 16
 
 enum workload_kind {
@@ -73,12 +73,9 @@ struct scenario {
     int64_t wait_ns;           /* lock.wait: acquire budget, default 30s */
     int64_t retry_interval_ns; /* lock.retry_interval: default 100ms; > 0 */
     enum retry_kind retry;     /* lock.retry: fixed (default) | backoff */
-    int64_t lease_ns;          /* redisson's leaseTime, 0 = watchdog: lock.ttl when the file
-                                  gives it and not lock.watchdog_lease (set by the loader) */
-    int64_t watchdog_lease_ns; /* lock.watchdog_lease: lease the redisson watchdog renews (30s) */
-    char script_acquire[SCN_SCRIPT_MAX]; /* lock.script.acquire: redis-script's Lua */
-    char script_release[SCN_SCRIPT_MAX]; /* lock.script.release */
-    char script_renew[SCN_SCRIPT_MAX];   /* lock.script.renew: optional ("" = none) */
+    /* every design's own settings (lock_ops.options, keys of lock:), one
+     * struct per design that has any, in registry order: scenario_options() */
+    _Alignas(max_align_t) char options[SCN_OPTIONS_MAX];
 
     enum workload_kind workload;  /* workload.kind: counter (default) | stock */
     int64_t stock;                /* workload.stock: units for kind stock, default 100 */
@@ -103,6 +100,13 @@ int scenario_load(const char *path, struct scenario *out, char *err, size_t errl
  * the benchmarks'). Returns 0, or -1 when a default in the tables does not
  * read (a bug in the tables). */
 int scenario_defaults(struct scenario *out);
+
+struct lock_ops;
+
+/* The design's own settings as this scenario gives them (its struct, of
+ * ops->options_size bytes), for lock_env.options; NULL when the design
+ * declares none or is not in the registry. */
+const void *scenario_options(const struct scenario *s, const struct lock_ops *ops);
 
 /* The verdict expected for impl: its own entry, else "*", else VERDICT_NONE. */
 enum verdict scenario_expected(const struct scenario *s, const char *impl);

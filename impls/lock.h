@@ -24,13 +24,29 @@
  *                      const char *key, struct lab_err *err);        required
  *   static void my_close(struct lock_client *c);                     required
  *   const struct lock_ops lock_my = { .name = "my-lock", ... };
+ *
+ * A setting of the design's own is one row in its file (common/opt.h),
+ * as fio's engines declare theirs:
+ *
+ *   struct my_options { int64_t grace_ns; };
+ *   static const struct opt my_rows[] = {
+ *       { .name = "grace", .type = OPT_DUR, OPT_FIELD(struct my_options, grace_ns),
+ *         .min = 1, .def = "1s", .help = "what it is for" },
+ *       { .name = NULL } };
+ *   ... .options = my_rows, .options_size = sizeof(struct my_options), ...
+ *
+ * The scenario's lock: section then takes `grace: 2s`, validated like every
+ * other key, and open() finds the filled struct at env->options.
  */
 #ifndef LOCKLAB_LOCK_H
 #define LOCKLAB_LOCK_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lab.h"
+#include "opt.h"
 
 enum lock_status {
     LOCK_GRANTED = 0, /* the caller holds the lock */
@@ -91,11 +107,8 @@ struct lock_env {
     const struct lock_servers *servers; /* where the design's store is (never NULL;
                                            n = 0 for a design without a store) */
     int64_t ttl_ns;             /* lock lifetime for designs with a TTL */
-    int64_t lease_ns;           /* redisson: leaseTime (lock.ttl when given), 0 = watchdog */
-    int64_t watchdog_lease_ns;  /* redisson: lease the watchdog renews every lease/3 */
-    const char *script_acquire; /* redis-script: the scenario's Lua ("" when none) */
-    const char *script_release;
-    const char *script_renew;   /* "" when the scenario gives none */
+    const void *options;        /* the design's own settings: its struct, filled through
+                                 * lock_ops.options from the scenario; NULL when it has none */
     int64_t zk_session_timeout_ns; /* ZooKeeper session timeout */
     int64_t retry_interval_ns;  /* polling interval (first interval for backoff) */
     int retry_backoff;          /* 0 = fixed interval, 1 = exponential backoff with jitter */
@@ -105,6 +118,19 @@ struct lock_env {
 };
 
 struct lock_client; /* each implementation defines its own */
+
+/* What the scenario loader tells a design's finish_options hook once the
+ * whole file is read. */
+struct lock_opts_ctx {
+    int64_t ttl_ns;     /* lock.ttl, given or by default */
+    bool ttl_given;     /* the file gave lock.ttl (at its default value still counts) */
+    bool listed;        /* the design is in the scenario's impls (it may still run
+                         * by `run --impl`, so check only what the file must give) */
+    /* whether the file gave the design's row stored at field (an address
+     * inside its options struct), rather than leaving it to its default */
+    bool (*given)(const struct lock_opts_ctx *ctx, const void *field);
+    const void *loader; /* the loader's state, for given() */
+};
 
 struct lock_ops {
     const char *name;    /* as written in scenario files */
@@ -117,6 +143,18 @@ struct lock_ops {
                                 struct lab_err *err);
     enum release_status (*release)(struct lock_client *c, const char *key, struct lab_err *err);
     void (*close)(struct lock_client *c);
+
+    /* Settings of the design's own (optional): rows (common/opt.h) of keys
+     * in the scenario's lock: section, stored in a struct of options_size
+     * bytes that open() finds at lock_env.options. A key names one row: no
+     * two designs may declare the same key, nor one of the lock section's. */
+    const struct opt *options;
+    size_t options_size;
+    /* Optional: derive values and check the settings together once the file
+     * is read (also for a scenario built in code, with nothing given).
+     * 0, or -1 with err->msg set; the loader puts it at the design's first
+     * key in the file, else at its item in impls. */
+    int (*finish_options)(void *options, const struct lock_opts_ctx *ctx, struct lab_err *err);
 };
 
 /* Where the ZooKeeper designs keep their locks: LOCK_ZK_ROOT "/<key>" is a

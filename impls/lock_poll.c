@@ -5,7 +5,8 @@
  * random part of the other half, so clients that collided once spread out
  * without any of them sleeping close to zero. The jitter only needs to
  * differ between clients, not to be unpredictable, so a xorshift generator
- * seeded once per process from the OS random source is enough.
+ * seeded once per process from the OS random source is enough. redlock
+ * pauses through the same function, jittering its fixed interval too.
  */
 #include "lock_poll.h"
 
@@ -25,14 +26,22 @@ static uint64_t jitter_next(void)
     return x;
 }
 
-static int64_t poll_interval(const struct lock_env *env, int attempt)
+int lock_poll_pause(const struct lock_env *env, int attempt, int64_t deadline,
+                    bool jitter_always)
 {
-    int64_t base = env->retry_interval_ns;
-    if (!env->retry_backoff)
-        return base;
-    int64_t step = base << (attempt < 5 ? attempt : 5);
-    int64_t half = step / 2;
-    return half + (half > 0 ? (int64_t)(jitter_next() % (uint64_t)half) : 0);
+    if (*env->stop)
+        return 0;
+    int64_t left = deadline - lab_now_ns();
+    if (left <= 0)
+        return -1;
+    int64_t step = env->retry_interval_ns;
+    if (env->retry_backoff)
+        step <<= attempt < 5 ? attempt : 5;
+    int64_t pause = step, half = step / 2;
+    if (half > 0 && (env->retry_backoff || jitter_always))
+        pause = half + (int64_t)(jitter_next() % (uint64_t)(step - half + 1));
+    lab_sleep_ns(pause < left ? pause : left, env->stop);
+    return 1;
 }
 
 enum lock_status lock_poll(const struct lock_env *env, lock_try_fn attempt, struct lock_client *c,
@@ -50,10 +59,7 @@ enum lock_status lock_poll(const struct lock_env *env, lock_try_fn attempt, stru
         if (r < 0)
             return LOCK_ERROR;
         env->stats->polls++;
-        int64_t left = deadline - lab_now_ns();
-        if (left <= 0 || *env->stop)
+        if (lock_poll_pause(env, n, deadline, false) <= 0)
             return LOCK_TIMEOUT;
-        int64_t pause = poll_interval(env, n);
-        lab_sleep_ns(pause < left ? pause : left, env->stop);
     }
 }

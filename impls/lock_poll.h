@@ -11,6 +11,8 @@
 #ifndef LOCKLAB_LOCK_POLL_H
 #define LOCKLAB_LOCK_POLL_H
 
+#include <stdbool.h>
+
 #include "lock.h"
 
 /* One attempt: 1 granted, 0 taken by someone else, -1 error (err filled). */
@@ -24,5 +26,18 @@ typedef int (*lock_try_fn)(struct lock_client *c, const char *key, struct lab_er
  * the lock cannot expire before then. */
 enum lock_status lock_poll(const struct lock_env *env, lock_try_fn attempt, struct lock_client *c,
                            const char *key, int64_t wait_ns, struct lab_err *err);
+
+/* The pause between two attempts, for lock_poll and for designs with a
+ * retry loop of their own (redlock). attempt is the number of the attempt
+ * that just failed, from 0. The step is env->retry_interval_ns, or with
+ * env->retry_backoff that interval doubled per attempt up to 32 times it;
+ * a backoff step is jittered, drawn from [step/2, step], and so is a fixed
+ * one when jitter_always (clients that split redlock's votes between them
+ * must not collide again). deadline is the end of the wait budget
+ * (CLOCK_MONOTONIC ns): the pause never runs past it.
+ * Returns 1 after pausing (attempt again), 0 when the run is stopping and
+ * -1 when the budget is spent, without pausing in either case. */
+int lock_poll_pause(const struct lock_env *env, int attempt, int64_t deadline,
+                    bool jitter_always);
 
 #endif

@@ -10,9 +10,53 @@
  * ttl/3 while held, only when the scenario gives one). A script that fails
  * at run time is counted as an error of the operation, never a crash; a
  * script that grants when it should not is caught by the oracle like any
- * other broken lock.
+ * other broken lock. The scripts are the design's own settings
+ * (struct rscr_options, the rows of lock.script), so the harness never
+ * knows them.
  */
+#include <errno.h>
+
 #include "redis_common.h"
+
+#define RSCR_SCRIPT_MAX 4096 /* bytes of a script, with its NUL */
+
+/* redis-script's own settings: lock.script in the scenario. */
+struct rscr_options {
+    char acquire[RSCR_SCRIPT_MAX]; /* lock.script.acquire: required when listed */
+    char release[RSCR_SCRIPT_MAX]; /* lock.script.release: required when listed */
+    char renew[RSCR_SCRIPT_MAX];   /* lock.script.renew: optional ("" = no watchdog) */
+};
+
+static const struct opt rscr_script_rows[] = {
+    { .name = "acquire", .type = OPT_STR, OPT_FIELD(struct rscr_options, acquire),
+      .flags = OPT_NONEMPTY,
+      .help = "Lua: KEYS[1] lock key, ARGV[1] token, ARGV[2] ttl ms; 1 when granted" },
+    { .name = "release", .type = OPT_STR, OPT_FIELD(struct rscr_options, release),
+      .flags = OPT_NONEMPTY, .help = "Lua: same KEYS/ARGV; 1 when this call released the lock" },
+    { .name = "renew", .type = OPT_STR, OPT_FIELD(struct rscr_options, renew),
+      .flags = OPT_NONEMPTY, .help = "Lua: same KEYS/ARGV; 1 when extended" },
+    { .name = NULL }
+};
+
+static const struct opt rscr_option_rows[] = {
+    { .name = "script", .type = OPT_SECTION, .sub = rscr_script_rows,
+      .help = "Lua scripts for redis-script" },
+    { .name = NULL }
+};
+
+/* It cannot run without its acquire and release scripts; a scenario that
+ * does not list it (it may still run by --impl) need not give them. */
+static int rscr_finish_options(void *options, const struct lock_opts_ctx *ctx,
+                               struct lab_err *err)
+{
+    const struct rscr_options *o = options;
+    if (!ctx->listed || (o->acquire[0] && o->release[0]))
+        return 0;
+    lab_err_set(err, EINVAL,
+                "redis-script needs lock.script.acquire and lock.script.release (missing: %s)",
+                !o->acquire[0] ? "acquire" : "release");
+    return -1;
+}
 
 static int rscr_try(struct lock_client *c, const char *key, struct lab_err *err)
 {
@@ -25,9 +69,10 @@ static int rscr_open(struct lock_client **out, const struct lock_env *env, struc
     if (redis_lock_open(out, env, rscr_try, err) != 0)
         return -1;
     struct lock_client *c = *out;
-    c->acquire.src = env->script_acquire;
-    c->release.src = env->script_release;
-    c->renew.src = env->script_renew && *env->script_renew ? env->script_renew : NULL;
+    const struct rscr_options *o = env->options;
+    c->acquire.src = o->acquire;
+    c->release.src = o->release;
+    c->renew.src = o->renew[0] ? o->renew : NULL;
     if (redis_script_load(c->rc, &c->acquire, err) != 0 ||
         redis_script_load(c->rc, &c->release, err) != 0 ||
         (c->renew.src && redis_watchdog_start(c, env->ttl_ns, err) != 0)) {
@@ -67,4 +112,7 @@ const struct lock_ops lock_redis_script = {
     .acquire = rscr_acquire,
     .release = rscr_release,
     .close = redis_lock_close,
+    .options = rscr_option_rows,
+    .options_size = sizeof(struct rscr_options),
+    .finish_options = rscr_finish_options,
 };

@@ -34,7 +34,8 @@
  * With a lease, as Redisson's lock(leaseTime), the lock simply expires
  * after it: the scenario's lock.ttl, when it gives one, is that lease.
  * Without one (no lock.ttl, or lock.watchdog_lease given to ask for the
- * watchdog: the loader resolves this into lock_env.lease_ns), the lease is
+ * watchdog: rsn_finish_options resolves this into the design's own
+ * settings, struct rsn_options, when the scenario is loaded), the lease is
  * lock.watchdog_lease (30 s, Redisson's lockWatchdogTimeout) and a
  * watchdog thread renews it every lease/3 while the lock is held, retrying
  * a failed renewal and giving the hold up as Redisson does (watchdog.c).
@@ -107,7 +108,7 @@ struct redisson {
     char owner[80];        /* hash field: "<client token>:<thread id>" */
     char lease[24];        /* lease in ms, as sent to the scripts */
     int64_t lease_ns;      /* the same lease in ns (the grant's lease floor) */
-    bool watchdog;         /* no lease (lock_env.lease_ns 0): the watchdog renews */
+    bool watchdog;         /* no leaseTime (rsn_options.lease_ns 0): the watchdog renews */
     int pending_sub;       /* SUBSCRIBEs sent whose confirmation is not read yet */
     char channel[300];     /* channel of the key being waited for */
 };
@@ -457,6 +458,38 @@ static int rsn_renew(void *arg, const char *key)
     return v;
 }
 
+/* ---------------------------------------------------------------- settings */
+
+/* redisson's own settings, keys of the scenario's lock: section. */
+struct rsn_options {
+    int64_t watchdog_lease_ns; /* lock.watchdog_lease: the lease the watchdog renews */
+    int64_t lease_ns;          /* derived: Redisson's leaseTime, 0 = lock() with the watchdog */
+};
+
+static const struct opt rsn_option_rows[] = {
+    { .name = "watchdog_lease", .type = OPT_DUR,
+      OPT_FIELD(struct rsn_options, watchdog_lease_ns), .min = 1, .def = "30s",
+      .help = "lease the redisson watchdog renews; when given, redisson runs the watchdog" },
+    { .name = "leaseTime", .type = OPT_DUR, OPT_FIELD(struct rsn_options, lease_ns),
+      .flags = OPT_DERIVED,
+      .help = "lock.ttl when the file gives it and not lock.watchdog_lease, else 0 (watchdog)" },
+    { .name = NULL }
+};
+
+/* A ttl the file gives is a lease, as Redisson's lock(leaseTime) takes it
+ * (no watchdog), unless the file also gives the watchdog's lease, which asks
+ * for the watchdog; without either, lock() with the watchdog and its
+ * default lease (README, "lock"). */
+static int rsn_finish_options(void *options, const struct lock_opts_ctx *ctx,
+                              struct lab_err *err)
+{
+    struct rsn_options *o = options;
+    (void)err;
+    bool leased = ctx->ttl_given && !ctx->given(ctx, &o->watchdog_lease_ns);
+    o->lease_ns = leased ? ctx->ttl_ns : 0;
+    return 0;
+}
+
 /* ---------------------------------------------------------------- open/close */
 
 static void rsn_close(struct lock_client *c)
@@ -475,6 +508,7 @@ static void rsn_close(struct lock_client *c)
 
 static int rsn_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
+    const struct rsn_options *opt = env->options;
     if (redis_lock_open(out, env, NULL, err) != 0)
         return -1;
     struct lock_client *c = *out;
@@ -485,8 +519,8 @@ static int rsn_open(struct lock_client **out, const struct lock_env *env, struct
     }
     c->ext = st;
     snprintf(st->owner, sizeof st->owner, "%s:%s", c->token, RSN_THREAD_ID);
-    st->watchdog = env->lease_ns <= 0;
-    int64_t lease_ns = st->watchdog ? env->watchdog_lease_ns : env->lease_ns;
+    st->watchdog = opt->lease_ns <= 0;
+    int64_t lease_ns = st->watchdog ? opt->watchdog_lease_ns : opt->lease_ns;
     long long lease_ms = lease_ns / 1000000;
     if (lease_ms < 1)
         lease_ms = 1;
@@ -526,4 +560,7 @@ const struct lock_ops lock_redisson = {
     .acquire = rsn_acquire,
     .release = rsn_release,
     .close = rsn_close,
+    .options = rsn_option_rows,
+    .options_size = sizeof(struct rsn_options),
+    .finish_options = rsn_finish_options,
 };

@@ -40,6 +40,7 @@
 #include <hiredis/hiredis.h>
 
 #include "lock.h"
+#include "lock_poll.h"
 #include "redis_conn.h"
 
 /* Per-master connect and command timeout while the run goes on: far below
@@ -85,7 +86,6 @@ struct lock_client {
     char token[33];             /* token of the current (or last) attempt */
     int answered;               /* masters that answered the last fan-out */
     struct lab_err last;        /* the last master failure, for error messages */
-    uint64_t rng;               /* xorshift state for the retry delay */
 };
 
 /* ------------------------------------------------------------------------
@@ -299,25 +299,6 @@ static int redlock_try(struct lock_client *c, const char *key, struct lab_err *e
     return 0;
 }
 
-/* Random delay before the next attempt: uniform in [step/2, step], the
- * step being the retry interval, or with backoff that interval doubled
- * per attempt up to 32 times it. */
-static int64_t retry_delay(struct lock_client *c, int attempt)
-{
-    int64_t step = c->env->retry_interval_ns;
-    if (c->env->retry_backoff)
-        step <<= attempt < 5 ? attempt : 5;
-    int64_t half = step / 2;
-    if (half <= 0)
-        return step;
-    uint64_t x = c->rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    c->rng = x;
-    return half + (int64_t)(x % (uint64_t)(step - half + 1));
-}
-
 /* Attempt until granted or the wait budget is spent. A budget that runs
  * out while fewer than a quorum of masters answer is an error (the lock
  * could not be had at any price), not contention. */
@@ -333,18 +314,15 @@ static enum lock_status redlock_acquire(struct lock_client *c, const char *key, 
         if (r < 0)
             return LOCK_ERROR;
         env->stats->polls++;
-        int64_t left = deadline - lab_now_ns();
-        if (*env->stop)
+        /* a random pause, so that clients that split the votes do not collide again */
+        int next = lock_poll_pause(env, n, deadline, true);
+        if (next > 0)
+            continue;
+        if (next == 0 || c->answered >= c->quorum)
             return LOCK_TIMEOUT;
-        if (left <= 0) {
-            if (c->answered >= c->quorum)
-                return LOCK_TIMEOUT;
-            lab_err_set(err, EHOSTUNREACH, "only %d of %d masters answered (quorum %d); %s",
-                        c->answered, c->n, c->quorum, c->last.msg);
-            return LOCK_ERROR;
-        }
-        int64_t pause = retry_delay(c, n);
-        lab_sleep_ns(pause < left ? pause : left, env->stop);
+        lab_err_set(err, EHOSTUNREACH, "only %d of %d masters answered (quorum %d); %s",
+                    c->answered, c->n, c->quorum, c->last.msg);
+        return LOCK_ERROR;
     }
 }
 
@@ -408,8 +386,6 @@ static int redlock_open(struct lock_client **out, const struct lock_env *env,
     c->ttl_ms = env->ttl_ns / 1000000 > 0 ? env->ttl_ns / 1000000 : 1;
     c->drift_ns = c->ttl_ms * 1000000LL / REDLOCK_DRIFT_DIV + REDLOCK_DRIFT_NS;
     snprintf(c->ttl_arg, sizeof c->ttl_arg, "%lld", c->ttl_ms);
-    if (lab_random_bytes(&c->rng, sizeof c->rng) != 0 || c->rng == 0)
-        c->rng = (uint64_t)lab_now_ns() | 1;
     int up = 0;
     for (int i = 0; i < c->n; i++) {
         c->m[i].ep = &env->servers->node[i];

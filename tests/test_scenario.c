@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "lock.h"
 #include "scenario.h"
 
 #define NS 1LL
@@ -307,7 +308,7 @@ static const struct bad_case {
     { "ops-negative.yaml", "3:23", "run.ops_per_client is -1, out of range (expected an integer >= 0)" },
     { "stock-range.yaml", "3:32", "workload.stock is 1000000001, out of range" },
     { "ensemble-even.yaml", "5:15", "backends.zookeeper.ensemble must be an odd number from 1 to 3, not 2" },
-    { "faults-nonempty.yaml", "4:5", "faults are not supported yet" },
+    { "faults-bad-key.yaml", "4:6", "unknown key 'kill'" },
     { "faults-scalar.yaml", "3:9", "faults must be a sequence" },
     { "topology-unsupported.yaml", "5:15", "backends.redis.topology 'sentinel' is not supported yet" },
     { "topology-unknown.yaml", "3:30", "unknown value 'cluster' for backends.redis.topology" },
@@ -480,32 +481,150 @@ static void test_sweeps(void)
           err);
 }
 
+/* A design's setting as the loader stored it, found through the design's
+ * own rows (the test does not know the design's struct): the field of the
+ * row at dotted path ("script.acquire"), derived rows included. NULL when
+ * there is no such row. */
+static const char *design_field(const struct scenario *s, const char *design, const char *path)
+{
+    const struct lock_ops *ops = lock_find(design);
+    const char *blob = ops ? scenario_options(s, ops) : NULL;
+    const struct opt *o = ops ? ops->options : NULL;
+
+    while (blob && o && o->name) {
+        size_t len = strcspn(path, ".");
+        if (strlen(o->name) != len || strncmp(o->name, path, len) != 0) {
+            o++;
+            continue;
+        }
+        if (path[len] == '\0')
+            return blob + o->off;
+        if (o->type != OPT_SECTION)
+            return NULL;
+        path += len + 1;
+        o = o->sub;
+    }
+    return NULL;
+}
+
+static int64_t design_ns(const struct scenario *s, const char *design, const char *path)
+{
+    const char *f = design_field(s, design, path);
+    int64_t v = INT64_MIN;
+
+    if (f)
+        memcpy(&v, f, sizeof v);
+    return v;
+}
+
 /* redisson's leaseTime: the ttl the file gives, unless it also gives the
- * watchdog's lease; without a ttl, the watchdog (lease_ns 0). Regression:
- * redisson used to ignore lock.ttl and take its lease from lock.lease only. */
+ * watchdog's lease; without a ttl, the watchdog (leaseTime 0). Regression:
+ * redisson used to ignore lock.ttl and take its lease from lock.lease only.
+ * Both live in redisson's own settings (impls/redisson.c), the lease
+ * derived by its finish_options hook. */
 static void test_redisson_lease(void)
 {
     struct scenario s;
     char err[512], path[64];
 
     int rc = load_text("name: t\nimpls: [redisson]\n", &s, err, sizeof err, path);
-    CHECK(rc == 0 && s.lease_ns == 0 && s.watchdog_lease_ns == 30 * SEC,
+    CHECK(rc == 0 && design_ns(&s, "redisson", "leaseTime") == 0 &&
+              design_ns(&s, "redisson", "watchdog_lease") == 30 * SEC,
           "no ttl: watchdog with 30 s (%s)", err);
     rc = load_text("name: t\nimpls: [redisson]\nlock: {ttl: 2s}\n", &s, err, sizeof err, path);
-    CHECK(rc == 0 && s.lease_ns == 2 * SEC, "ttl given: lease %" PRId64 " (%s)", s.lease_ns, err);
+    CHECK(rc == 0 && design_ns(&s, "redisson", "leaseTime") == 2 * SEC,
+          "ttl given: lease %" PRId64 " (%s)", design_ns(&s, "redisson", "leaseTime"), err);
     rc = load_text("name: t\nimpls: [redisson]\nlock: {ttl: 10s}\n", &s, err, sizeof err,
                    path);
-    CHECK(rc == 0 && s.lease_ns == 10 * SEC, "ttl given at its default value is still given");
+    CHECK(rc == 0 && design_ns(&s, "redisson", "leaseTime") == 10 * SEC,
+          "ttl given at its default value is still given");
     rc = load_text("name: t\nimpls: [redisson]\nlock: {ttl: 200ms, watchdog_lease: 200ms}\n", &s,
                    err, sizeof err, path);
-    CHECK(rc == 0 && s.lease_ns == 0 && s.watchdog_lease_ns == 200 * MS,
+    CHECK(rc == 0 && design_ns(&s, "redisson", "leaseTime") == 0 &&
+              design_ns(&s, "redisson", "watchdog_lease") == 200 * MS,
           "ttl and watchdog_lease: watchdog (%s)", err);
     rc = load_text("name: t\nimpls: [redisson]\nlock: {watchdog_lease: 1s}\n", &s, err,
                    sizeof err, path);
-    CHECK(rc == 0 && s.lease_ns == 0 && s.watchdog_lease_ns == SEC, "watchdog_lease: watchdog");
+    CHECK(rc == 0 && design_ns(&s, "redisson", "leaseTime") == 0 &&
+              design_ns(&s, "redisson", "watchdog_lease") == SEC,
+          "watchdog_lease: watchdog");
     rc = load_text("name: t\nimpls: [redisson]\nlock: {lease: 50ms}\n", &s, err, sizeof err,
                    path);
     CHECK(rc == -1 && strstr(err, ":3:8: unknown key 'lease' in lock"), "lease is gone: %s", err);
+    rc = load_text("name: t\nimpls: [redisson]\nlock: {leaseTime: 50ms}\n", &s, err, sizeof err,
+                   path);
+    CHECK(rc == -1 && strstr(err, ":3:8: unknown key 'leaseTime' in lock (expected one of: key, "
+                                  "ttl, wait, retry_interval, retry, watchdog_lease, script, keys)"),
+          "a derived value is not a key: %s", err);
+}
+
+/* A design's own rows (lock_ops.options) go through the loader's machinery:
+ * defaults, validation with file:line:column, the design's struct, and its
+ * finish_options check. */
+static void test_design_options(void)
+{
+    static struct scenario s;
+    char err[512], path[64];
+
+    /* bad values of a design's key, placed like any other key's */
+    int rc = load_text("name: t\nimpls: [redisson]\nlock: {watchdog_lease: 5 parsecs}\n", &s, err,
+                       sizeof err, path);
+    CHECK(rc == -1 && strstr(err, ":3:24: bad duration '5 parsecs' for lock.watchdog_lease "
+                                  "(expected a number and a unit: ns, us, ms, s, m, h)"),
+          "bad watchdog_lease: %s", err);
+    rc = load_text("name: t\nimpls: [redisson]\nlock:\n  watchdog_lease: 0\n", &s, err,
+                   sizeof err, path);
+    CHECK(rc == -1 && strstr(err, ":4:19: lock.watchdog_lease must be greater than 0, not '0'"),
+          "zero watchdog_lease: %s", err);
+    rc = load_text("name: t\nimpls: [redisson]\nlock: {watchdog_lease: [1s]}\n", &s, err,
+                   sizeof err, path);
+    CHECK(rc == -1 && strstr(err, ":3:24: lock.watchdog_lease must be a duration such as 250ms"),
+          "list for watchdog_lease: %s", err);
+    rc = load_text("name: t\nimpls: [redisson]\nlock: {watchdog_lease: 1s, watchdog_lease: 2s}\n",
+                   &s, err, sizeof err, path);
+    CHECK(rc == -1 && strstr(err, ":3:28: duplicate key 'watchdog_lease' in lock (first at 3:8)"),
+          "duplicate watchdog_lease: %s", err);
+
+    /* redis-script: the scripts go to its struct; acquire and release required when listed */
+    rc = load_text("name: t\nimpls: [redis-script]\nlock:\n  script:\n    acquire: return 7\n"
+                   "    release: return 0\n",
+                   &s, err, sizeof err, path);
+    CHECK(rc == 0, "scripts load: %s", err);
+    const char *acq = design_field(&s, "redis-script", "script.acquire");
+    const char *ren = design_field(&s, "redis-script", "script.renew");
+    CHECK(acq && strcmp(acq, "return 7") == 0 && ren && ren[0] == '\0', "scripts stored: '%s'",
+          acq ? acq : "(no row)");
+    rc = load_text("name: t\nimpls: [redis-lua, redis-script]\n", &s, err, sizeof err, path);
+    CHECK(rc == -1 && strstr(err, ":2:20: redis-script needs lock.script.acquire and "
+                                  "lock.script.release (missing: acquire)"),
+          "no scripts: at the impls item: %s", err);
+    rc = load_text("name: t\nimpls: [redis-script]\nlock: {script: {release: return 1}}\n", &s,
+                   err, sizeof err, path);
+    CHECK(rc == -1 && strstr(err, ":3:16: redis-script needs lock.script.acquire and "
+                                  "lock.script.release (missing: acquire)"),
+          "no acquire: at lock.script: %s", err);
+    rc = load_text("name: t\nimpls: [redis-script]\nlock: {script: {acquire: x, renwe: y}}\n", &s,
+                   err, sizeof err, path);
+    CHECK(rc == -1 && strstr(err, ":3:29: unknown key 'renwe' in lock.script (expected one of: "
+                                  "acquire, release, renew)"),
+          "typo in lock.script: %s", err);
+    rc = load_text("name: t\nimpls: [redis-script]\nlock: {script: {acquire: '', release: x}}\n",
+                   &s, err, sizeof err, path);
+    CHECK(rc == -1 && strstr(err, ":3:26: lock.script.acquire must not be empty"),
+          "empty acquire: %s", err);
+
+    /* a design's keys are accepted when it is not listed (run --impl may
+     * run it), and what it requires is then not required */
+    rc = load_text("name: t\nimpls: [redis-lua]\nlock: {watchdog_lease: 2s, script: {renew: r}}\n",
+                   &s, err, sizeof err, path);
+    CHECK(rc == 0 && design_ns(&s, "redisson", "watchdog_lease") == 2 * SEC,
+          "keys of designs not listed: %s", err);
+
+    /* scenarios built in code get every design's defaults */
+    CHECK(scenario_defaults(&s) == 0 && design_ns(&s, "redisson", "watchdog_lease") == 30 * SEC &&
+              design_ns(&s, "redisson", "leaseTime") == 0,
+          "defaults of the designs' settings");
+    CHECK(scenario_options(&s, lock_find("redis-lua")) == NULL, "a design without settings");
 }
 
 int main(int argc, char **argv)
@@ -528,5 +647,6 @@ int main(int argc, char **argv)
     test_err_buffer();
     test_sweeps();
     test_redisson_lease();
+    test_design_options();
     return check_done();
 }

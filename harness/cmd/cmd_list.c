@@ -1,6 +1,8 @@
 /*
  * cmd_list.c - `locklab list`: every lock implementation with its backend,
- * capabilities and one-line summary, then the shipped scenarios.
+ * capabilities and one-line summary, and under it the design's own
+ * settings (its lock_ops.options rows: key, default, help), then the
+ * shipped scenarios.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -39,6 +41,25 @@ static void caps_string(unsigned caps, char *buf, size_t n)
         }
     if (!buf[0])
         snprintf(buf, n, "-");
+}
+
+/* A design's own settings, indented under it: key, default, help. Keys
+ * of nested mappings are shown by their dotted path; a derived value is
+ * shown by name, as not a key of the file. */
+static void list_options(const struct opt *rows, const char *path)
+{
+    char key[96];
+
+    for (const struct opt *o = rows; o && o->name; o++) {
+        if (o->flags & OPT_DERIVED)
+            snprintf(key, sizeof key, "(derived) %s", o->name);
+        else
+            snprintf(key, sizeof key, "%s.%s", path, o->name);
+        if (o->type == OPT_SECTION)
+            list_options(o->sub, key);
+        else
+            printf("    %-28s %-9s %s\n", key, o->def ? o->def : "-", o->help);
+    }
 }
 
 static int by_name(const struct dirent **a, const struct dirent **b)
@@ -80,7 +101,9 @@ int cmd_list(int argc, char **argv)
 {
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         printf("usage: locklab list [--failpoints]\n\nShow every lock implementation (name, "
-               "backend, capabilities, summary)\nand the scenarios shipped in %s.\n"
+               "backend, capabilities, summary),\nunder each the settings of its own a "
+               "scenario's lock: section takes\n(key, default, help), and the scenarios "
+               "shipped in %s.\n"
                "--failpoints lists the failpoints that %s can arm.\n",
                cli_scenario_dir(), FAILPOINT_ENV);
         return LAB_EXIT_OK;
@@ -99,6 +122,7 @@ int cmd_list(int argc, char **argv)
         char caps[96];
         caps_string(o->caps, caps, sizeof caps);
         printf("%-22s %-9s %-24s %s\n", o->name, o->backend, caps, o->summary);
+        list_options(o->options, "lock");
     }
     list_scenarios();
     return LAB_EXIT_OK;
