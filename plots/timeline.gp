@@ -8,6 +8,7 @@
 #             by its quoted title; blocks separated by two blank lines
 #   n         number of blocks            lts       linetype per block
 #   unit      y unit ("µs" or "ms")       tmax      largest t_s
+#   bands     "start end start end ..." (s): faults that landed, shaded
 #   scenario, subtitle, note, png, svg, plotdir   as in latency.gp
 load plotdir.'/common.gp'
 
@@ -18,6 +19,13 @@ set logscale y 10
 set format y '%g'
 set xrange [0:(tmax > 0 ? tmax * 1.02 : 1)]
 set key samplen 1
+if (exists("bands") && strlen(bands) > 0) {
+    do for [i=1:words(bands):2] {
+        set object ((i + 1) / 2) rect from word(bands, i) + 0, graph 0 \
+            to word(bands, i + 1) + 0, graph 1 behind \
+            fillcolor rgb '#f4a6a6' fillstyle transparent solid 0.35 noborder
+    }
+}
 
 @png_terminal
 set output png

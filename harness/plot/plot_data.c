@@ -86,6 +86,8 @@ static int summary_entries(struct plot_summary *s, bool quiet, const char *path)
         e->clients = json_is_integer(cl) ? (long)json_integer_value(cl) : 0;
         e->throughput = json_num_or_nan(r, "throughput_per_s");
         e->wakeups = json_num_or_nan(r, "wakeups_per_release");
+        e->faults = json_is_array(json_object_get(r, "faults")) ? json_object_get(r, "faults")
+                                                                : NULL;
     }
     return LAB_EXIT_OK;
 }

@@ -27,6 +27,7 @@ struct plot_entry {
     long clients;         /* client processes */
     double throughput;    /* throughput_per_s, NAN when absent */
     double wakeups;       /* wakeups_per_release, NAN when absent */
+    json_t *faults;       /* its faults[] (borrowed), NULL when absent */
 };
 
 /* A loaded summary.json: the usable results[] entries, in file order. */

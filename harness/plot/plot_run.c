@@ -292,7 +292,7 @@ static void latency_read(struct plot_ctx *c, const struct plot_scn *scn,
  * frees set. */
 static void latency_draw(struct plot_ctx *c, const struct plot_scn *scn, const char *name,
                          const int *sel, int ns, struct plot_set *set, const char *x_name,
-                         double x, const char *note)
+                         double x, const char *note, const char *bands)
 {
     const char *unit;
     double scale = latency_unit(plot_set_ymax(set), &unit);
@@ -307,6 +307,8 @@ static void latency_draw(struct plot_ctx *c, const struct plot_scn *scn, const c
             plot_args_str(&a, "unit", unit);
             plot_args_num(&a, x_name, x);
             plot_args_str(&a, "note", note);
+            if (bands)
+                plot_args_str(&a, "bands", bands);
             plot_draw(c, scn->name, name, &a);
         }
     }
@@ -346,7 +348,7 @@ static void plot_latency(struct plot_ctx *c, const struct plot_scn *scn)
                  floored ? "latencies under 1 µs (recorded as 0) are drawn at 1 µs; "
                            "the last point of a line is the maximum, at 1/(1-p) = count"
                          : "the last point of each line is the maximum, drawn at "
-                           "1/(1-p) = sample count");
+                           "1/(1-p) = sample count", NULL);
 }
 
 /* ------------------------------------------------- 2. throughput / clients */
@@ -462,6 +464,34 @@ static void plot_wakeups(struct plot_ctx *c, const struct plot_scn *scn)
 
 /* ------------------------------------------------------------ 4. timeline */
 
+/* "start end start end ..." in seconds: every fault of the picked results
+ * that landed, for timeline.gp to shade (as Jepsen's plots do). */
+static void fault_bands(const struct plot_ctx *c, const int *sel, int ns, char *out, size_t n)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < ns; i++) {
+        json_t *faults = c->e[sel[i]].faults, *f;
+        size_t k;
+        json_array_foreach(faults, k, f) {
+            const char *outcome = json_string_value(json_object_get(f, "outcome"));
+            json_t *t0 = json_object_get(f, "start_ms"), *t1 = json_object_get(f, "end_ms");
+            if (!outcome || strcmp(outcome, "done") != 0 || !json_is_number(t0) ||
+                !json_is_number(t1))
+                continue;
+            double a = json_number_value(t0) / 1e3, b = json_number_value(t1) / 1e3;
+            if (b - a < 0.005)
+                b = a + 0.005; /* a kill is an instant: draw a thin band */
+            int w = snprintf(out + used, n - used, "%.3f %.3f ", a, b);
+            if (w < 0 || (size_t)w >= n - used) {
+                out[used] = '\0';
+                return;
+            }
+            used += (size_t)w;
+        }
+    }
+}
+
 static void plot_timeline(struct plot_ctx *c, const struct plot_scn *scn)
 {
     static const struct latency_kind kind = {
@@ -493,7 +523,9 @@ static void plot_timeline(struct plot_ctx *c, const struct plot_scn *scn)
                  stride, floored ? "; latencies under 1 µs drawn at 1 µs" : "");
     else if (floored)
         snprintf(note, sizeof note, "latencies under 1 µs (recorded as 0) are drawn at 1 µs");
-    latency_draw(c, scn, "timeline", sel, ns, &set, "tmax", tmax, note);
+    char bands[2048];
+    fault_bands(c, sel, ns, bands, sizeof bands);
+    latency_draw(c, scn, "timeline", sel, ns, &set, "tmax", tmax, note, bands);
 }
 
 /* ------------------------------------------------------------------ public */
