@@ -5,11 +5,6 @@
 # EXPIRE blocks the lock).
 . "$(dirname "$0")/lib.sh"
 
-in_range() {
-    if awk -v v="$2" -v lo="$3" -v hi="$4" 'BEGIN { exit !(v + 0 >= lo && v + 0 <= hi) }' &&
-        [ "$2" != "<missing>" ]; then pass "$1 ($2 in $3..$4)"; else fail "$1: $2 not in $3..$4"; fi
-}
-
 run_ok "gc-pause" "$SRC/scenarios/gc-pause.yaml"
 for impl in redis-lua redis-watchdog redisson redlock zk-sequential; do
     r=results.impl=$impl

@@ -21,12 +21,6 @@ durations() {
     done
 }
 
-# in_range DESC VALUE LO HI
-in_range() {
-    if awk -v v="$2" -v lo="$3" -v hi="$4" 'BEGIN { exit !(v + 0 >= lo && v + 0 <= hi) }' &&
-        [ "$2" != "<missing>" ]; then pass "$1 ($2 in $3..$4)"; else fail "$1: $2 not in $3..$4"; fi
-}
-
 # 1. GC pause: the holder stopped 600 ms inside a 200 ms lease, three times.
 cat > "$D/pause.yaml" <<'YAML'
 name: pause

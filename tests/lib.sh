@@ -43,6 +43,12 @@ expect_gt() {
     fi
 }
 
+# in_range DESCRIPTION ACTUAL LO HI: numeric LO <= ACTUAL <= HI
+in_range() {
+    if awk -v v="$2" -v lo="$3" -v hi="$4" 'BEGIN { exit !(v + 0 >= lo && v + 0 <= hi) }' &&
+        [ "$2" != "<missing>" ]; then pass "$1 ($2 in $3..$4)"; else fail "$1: $2 not in $3..$4"; fi
+}
+
 # ------------------------------------------------- checks on one run's result
 # R is a jget path to one result of the summary.json $S points at
 # (results.impl=redis-lua); LABEL starts the description of each check.
