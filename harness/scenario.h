@@ -42,6 +42,8 @@ enum key_mode {
 struct scenario_expect {
     char impl[SCN_NAME_MAX]; /* implementation name, or "*" for every other one */
     enum verdict verdict;    /* expected verdict, or VERDICT_ANY */
+    enum verdict verdict_fenced; /* ... in a step with workload.fencing on (the same unless
+                                    the file gives {unfenced: V, fenced: V}) */
 };
 
 struct scenario {
@@ -84,6 +86,10 @@ struct scenario {
     int64_t business_ns;          /* workload.business: time inside the critical section, default 0 */
     int depth;                    /* workload.depth: nested acquires for kind reentrant, default 3 */
     int64_t think_ns;             /* workload.think: pause after each release, default 0 */
+    int fencing;                  /* workload.fencing of this run (set by the caller per step):
+                                     the stock store checks the grants' fencing tokens */
+    int n_fence_modes;            /* workload.fencing: false (default) | true | [false, true] */
+    int fence_modes[2];
 
     int n_expect;                 /* expect: map impl -> verdict */
     struct scenario_expect expect[SCN_MAX_IMPLS + 1];
@@ -101,7 +107,8 @@ int scenario_load(const char *path, struct scenario *out, char *err, size_t errl
  * read (a bug in the tables). */
 int scenario_defaults(struct scenario *out);
 
-/* The verdict expected for impl: its own entry, else "*", else VERDICT_NONE. */
+/* The verdict expected for impl: its own entry, else "*", else VERDICT_NONE;
+ * in a step with s->fencing on, the entry's fenced verdict. */
 enum verdict scenario_expected(const struct scenario *s, const char *impl);
 
 /* Parse a duration: a non-negative number (integer or decimal) followed by a

@@ -105,6 +105,8 @@ struct lock_ops {
     const char *backend; /* "none", "redis", "zookeeper", "mysql" */
     const char *summary; /* one line for `locklab list` */
     unsigned caps;       /* enum lock_caps */
+    const char *no_fencing; /* why a design without LOCK_CAP_FENCING cannot give a sound
+                             * token, for `locklab list` (NULL: nothing to say) */
 
     int (*open)(struct lock_client **out, const struct lock_env *env, struct lab_err *err);
     enum lock_status (*acquire)(struct lock_client *c, const char *key, int64_t wait_ns,
