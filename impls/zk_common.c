@@ -394,7 +394,7 @@ int64_t zk_sequence_of(const char *path)
             return 0;
         v = v * 10 + (*p - '0');
     }
-    return v;
+    return v + 1;
 }
 
 enum release_status zk_hold_release(struct lock_client *c, const char *key, struct lab_err *err)

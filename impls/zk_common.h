@@ -141,10 +141,11 @@ struct zk_hold *zk_hold_find(struct lock_client *c, const char *key);
 int zk_hold_push(struct lock_client *c, const char *key, const char *path, int64_t token,
                  struct lab_err *err);
 
-/* The sequence number ZooKeeper appended to an ephemeral-sequential node's
- * path (its last 10 digits), the fencing token of the sequential designs:
- * the ensemble numbers a parent's children in creation order. 0 when the
- * path has none. */
+/* The fencing token of the sequential designs: the sequence number
+ * ZooKeeper appended to an ephemeral-sequential node's path (its last 10
+ * digits; the ensemble numbers a parent's children in creation order),
+ * plus one, since the first child's 0 would read as "no token". 0 when
+ * the path has none. */
 int64_t zk_sequence_of(const char *path);
 
 /* Release the innermost hold of key: delete its node (the reentrant design
