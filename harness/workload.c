@@ -75,19 +75,26 @@ static redisContext *stock_connect(const struct workload_target *t, struct lab_e
     return redis_conn_open("the stock store", t->host, t->port, 5000, err);
 }
 
+/* A missing or -ERR reply becomes err (and NULL); else r itself. */
+static redisReply *stock_checked(redisContext *c, redisReply *r, struct lab_err *err)
+{
+    if (r && r->type != REDIS_REPLY_ERROR)
+        return r;
+    lab_err_set(err, EIO, "stock store: %s", r ? r->str : c->errstr);
+    if (r)
+        freeReplyObject(r);
+    return NULL;
+}
+
 /* Run one command; returns its integer (or parsed string) value in *v. */
 static int stock_cmd(redisContext *c, long long *v, struct lab_err *err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    redisReply *r = redisvCommand(c, fmt, ap);
+    redisReply *r = stock_checked(c, redisvCommand(c, fmt, ap), err);
     va_end(ap);
-    if (!r || r->type == REDIS_REPLY_ERROR) {
-        lab_err_set(err, EIO, "stock store: %s", r ? r->str : c->errstr);
-        if (r)
-            freeReplyObject(r);
+    if (!r)
         return -1;
-    }
     if (v) {
         if (r->type == REDIS_REPLY_INTEGER)
             *v = r->integer;
@@ -126,15 +133,15 @@ bool workload_fenced(const struct scenario *s, unsigned caps)
 /* SCRIPT LOAD src into sha (41 bytes). 0 or -1 with err filled. */
 static int stock_script_load(redisContext *c, const char *src, char *sha, struct lab_err *err)
 {
-    redisReply *r = redisCommand(c, "SCRIPT LOAD %s", src);
-    int ok = r && r->type == REDIS_REPLY_STRING && r->len == 40;
+    redisReply *r = stock_checked(c, redisCommand(c, "SCRIPT LOAD %s", src), err);
+    if (!r)
+        return -1;
+    int ok = r->type == REDIS_REPLY_STRING && r->len == 40;
     if (ok)
         memcpy(sha, r->str, 41);
     else
-        lab_err_set(err, EIO, "stock store: SCRIPT LOAD failed: %s",
-                    r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
-    if (r)
-        freeReplyObject(r);
+        lab_err_set(err, EPROTO, "stock store: SCRIPT LOAD returned no SHA1");
+    freeReplyObject(r);
     return ok ? 0 : -1;
 }
 
@@ -179,14 +186,7 @@ static redisReply *stock_fenced(redisContext *c, const char *sha, int nkeys, con
         argv[argc++] = keys[i];
     argv[argc++] = tok;
     argv[argc++] = val;
-    redisReply *r = redisCommandArgv(c, argc, argv, NULL);
-    if (!r || r->type == REDIS_REPLY_ERROR) {
-        lab_err_set(err, EIO, "stock store: %s", r ? r->str : c->errstr);
-        if (r)
-            freeReplyObject(r);
-        return NULL;
-    }
-    return r;
+    return stock_checked(c, redisCommandArgv(c, argc, argv, NULL), err);
 }
 
 /* The fenced unit: read with the token, business time, write with it. */
