@@ -911,6 +911,27 @@ static int load_clients(struct loader *L, const yaml_node_t *value, const char *
     return load_sweep(L, &clients_sweep, value, keypath);
 }
 
+/* workload.fencing: false | true, or a sequence of both. */
+static const struct opt fencing_opt = {
+    .name = "fencing", .type = OPT_CHOICE, FIELD(fencing), .choices = bool_words,
+    .help = "fencing" };
+static const struct sweep_key fencing_sweep = {
+    .opt = &fencing_opt, .steps_off = offsetof(struct scenario, fence_modes),
+    .n_off = offsetof(struct scenario, n_fence_modes), .max_steps = 2,
+    .one_or_list = "true, false, or a list of them",
+    .wrong_type = "true, false, or a list of them such as [false, true]",
+    .one = "true or false", .steps = "fencing settings", .count = "1 or 2" };
+
+_Static_assert(sizeof(((struct scenario *)0)->fencing) == sizeof(int) &&
+               sizeof(((struct scenario *)0)->fence_modes) == 2 * sizeof(int),
+               "a sweep key's value and steps are ints");
+
+static int load_fencing(struct loader *L, const yaml_node_t *value, const char *keypath)
+{
+    L->fencing_node = value;
+    return load_sweep(L, &fencing_sweep, value, keypath);
+}
+
 /* lock.keys: hot | per-client, or a sequence of them. */
 static const char *const key_words[] = { "hot", "per-client", NULL };
 static const struct opt keys_opt = {
@@ -933,27 +954,6 @@ static int load_keys(struct loader *L, const yaml_node_t *value, const char *key
 {
     L->keys_node = value;
     return load_sweep(L, &keys_sweep, value, keypath);
-}
-
-/* workload.fencing: false | true, or a sequence of both. */
-static const struct opt fencing_opt = {
-    .name = "fencing", .type = OPT_CHOICE, FIELD(fencing), .choices = bool_words,
-    .help = "fencing" };
-static const struct sweep_key fencing_sweep = {
-    .opt = &fencing_opt, .steps_off = offsetof(struct scenario, fence_modes),
-    .n_off = offsetof(struct scenario, n_fence_modes), .max_steps = 2,
-    .one_or_list = "true, false, or a list of them",
-    .wrong_type = "true, false, or a list of them such as [false, true]",
-    .one = "true or false", .steps = "fencing settings", .count = "1 or 2" };
-
-_Static_assert(sizeof(((struct scenario *)0)->fencing) == sizeof(int) &&
-               sizeof(((struct scenario *)0)->fence_modes) == 2 * sizeof(int),
-               "a sweep key's value and steps are ints");
-
-static int load_fencing(struct loader *L, const yaml_node_t *value, const char *keypath)
-{
-    L->fencing_node = value;
-    return load_sweep(L, &fencing_sweep, value, keypath);
 }
 
 static int load_faults(struct loader *L, const yaml_node_t *value, const char *keypath)
