@@ -555,12 +555,16 @@ void report_print_comparison(FILE *f, const struct run_result *const *res, int n
             if (row->ops != impls[0] || row->per_client_keys != mode)
                 continue;
             double best_redis = 0, best_zk = 0;
-            fprintf(f, "%-10s %7d", mode ? "per-client" : "hot", row->clients);
+            bool fenced = row->fencing != FENCING_OFF; /* a step of a fencing sweep */
+            fprintf(f, "%-10s %7d", mode ? (fenced ? "keyed+fnc" : "per-client")
+                                         : (fenced ? "hot+fence" : "hot"),
+                    row->clients);
             for (int j = 0; j < ni; j++) {
                 const struct run_result *x = NULL;
                 for (int k = 0; k < n && !x; k++)
                     if (res[k]->ops == impls[j] && res[k]->per_client_keys == mode &&
-                        res[k]->clients == row->clients)
+                        res[k]->clients == row->clients &&
+                        (res[k]->fencing != FENCING_OFF) == fenced)
                         x = res[k];
                 if (!x) {
                     fprintf(f, " | %-24s", "-");
