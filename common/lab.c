@@ -27,7 +27,8 @@ void lab_err_set(struct lab_err *err, int code, const char *fmt, ...)
 
 static const char *const verdict_names[] = {
     [VERDICT_NONE] = "none",     [VERDICT_SAFE] = "safe",   [VERDICT_VIOLATION] = "violation",
-    [VERDICT_BLOCKED] = "blocked", [VERDICT_ERROR] = "error", [VERDICT_ANY] = "any",
+    [VERDICT_BLOCKED] = "blocked", [VERDICT_ERROR] = "error", [VERDICT_FENCED] = "fenced",
+    [VERDICT_ANY] = "any",
 };
 
 const char *verdict_name(enum verdict v)

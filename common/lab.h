@@ -39,6 +39,8 @@ enum verdict {
     VERDICT_VIOLATION, /* two holders at once, oversold, lost update */
     VERDICT_BLOCKED,   /* an acquire that should have been granted timed out */
     VERDICT_ERROR,     /* backend errors or crashed clients left no verdict */
+    VERDICT_FENCED,    /* holders overlapped, but the fenced store refused every stale
+                        * write and the stock is exact */
     VERDICT_ANY        /* expectation only: any verdict is accepted */
 };
 

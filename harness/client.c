@@ -130,7 +130,7 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
         failpoint_hit(fp_grant, &h->stop);
         int nested =
             s->workload == WORKLOAD_REENTRANT ? nested_acquire(s, ops, lc, key, sl, &err) : 0;
-        enum workload_step ws = workload_step(wl, &err);
+        enum workload_step ws = workload_step(wl, sl->stats.fence_token, &err);
         nested_release(ops, lc, key, sl, nested, &err);
         int64_t t_exit = lab_now_ns();
         sl->cur.exit_ns = t_exit;
@@ -143,7 +143,8 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
         else if (ws == WORKLOAD_FAILED) {
             sl->errors++;
             slot_error(sl, &err);
-        }
+        } else if (ws == WORKLOAD_STALE)
+            sl->stale_refused++;
 
         failpoint_hit(fp_release, &h->stop);
         enum release_status rs = ops->release(lc, key, &err);
@@ -220,6 +221,7 @@ _Noreturn void client_main(const struct scenario *s, const struct lock_ops *ops,
     hist_init(&sl->hold);
     hist_init(&sl->release);
 
+    bool fenced = workload_fenced(s, ops->caps);
     struct lock_env le = {
         .servers = &env->servers,
         .ttl_ns = s->ttl_ns,
@@ -230,12 +232,13 @@ _Noreturn void client_main(const struct scenario *s, const struct lock_ops *ops,
         .client_id = idx,
         .stop = &h->stop,
         .stats = &sl->stats,
+        .fencing = fenced,
     };
     struct lab_err err = {0};
     struct lock_client *lc = NULL;
     struct workload_client *wl = NULL;
     if (ops->open(&lc, &le, &err) != 0 ||
-        workload_open(&wl, s, &env->stock, &rg->keys[s->per_client_keys ? idx : 0].counter,
+        workload_open(&wl, s, fenced, &env->stock, &rg->keys[s->per_client_keys ? idx : 0].counter,
                       &h->stop, &err) != 0) {
         slot_error(sl, &err);
         if (lc)

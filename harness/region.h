@@ -72,6 +72,7 @@ struct client_slot {
     int64_t nested_acquired;   /* reentrant workload: nested acquires granted */
     int64_t nested_timeouts;   /* reentrant workload: nested acquires that ran out of time */
     int64_t units;             /* workload units done */
+    int64_t stale_refused;     /* fencing: units the stock store refused as stale */
     int64_t end_ns;            /* when the client finished its loop */
     atomic_llong n_iv;         /* intervals logged (complete entries only) */
     atomic_int iv_phase;       /* enum iv_phase of `cur` */

@@ -118,6 +118,12 @@ static json_t *faults_json(const struct run_result *r)
     return a;
 }
 
+/* "off", "on" or "unsupported" (asked for, no sound token: ran unfenced). */
+static const char *fencing_name(enum fencing_mode m)
+{
+    return m == FENCING_ON ? "on" : m == FENCING_UNSUPPORTED ? "unsupported" : "off";
+}
+
 static json_t *result_json(const struct run_result *r)
 {
     json_t *o = json_object();
@@ -126,6 +132,7 @@ static json_t *result_json(const struct run_result *r)
     json_object_set_new(o, "scenario", json_string(r->scenario));
     json_object_set_new(o, "clients", json_integer(r->clients));
     json_object_set_new(o, "keys", json_string(r->per_client_keys ? "per-client" : "hot"));
+    json_object_set_new(o, "fencing", json_string(fencing_name(r->fencing)));
     char tag[SCN_NAME_MAX + 32];
     report_result_tag(r, tag, sizeof tag);
     json_object_set_new(o, "files", json_string(tag));
@@ -152,20 +159,23 @@ static json_t *result_json(const struct run_result *r)
                                   latency_json(&r->release), "handoff", latency_json(&r->handoff)));
     json_object_set_new(
         o, "safety",
-        json_pack("{s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:i, s:I}", "violations",
+        json_pack("{s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:I}", "violations",
                   (json_int_t)r->oracle.violations, "max_concurrent_holders",
                   r->oracle.max_concurrent,
                   "overlap_us", (json_int_t)(r->oracle.overlap_ns / 1000), "oversold",
                   (json_int_t)r->work.oversold, "lost_updates", (json_int_t)r->work.lost_updates,
-                  "stale_writes_rejected", (json_int_t)r->stale_writes_rejected, "live_overlaps",
+                  "stale_writes_rejected", (json_int_t)r->work.stale_writes_rejected,
+                  "stale_reads_rejected", (json_int_t)r->work.stale_reads_rejected, "live_overlaps",
                   (json_int_t)r->live_overlaps, "live_max_holders", r->max_holders_live,
                   "intervals_dropped",
                   (json_int_t)r->intervals_dropped));
     safety_oracle_json(json_object_get(o, "safety"), r);
     json_object_set_new(o, "servers", servers_json(r));
     json_object_set_new(o, "workload",
-                        json_pack("{s:I, s:I}", "units_done", (json_int_t)r->work.units_done,
-                                  "final_value", (json_int_t)r->work.final_value));
+                        json_pack("{s:I, s:I, s:I}", "units_done", (json_int_t)r->work.units_done,
+                                  "final_value", (json_int_t)r->work.final_value,
+                                  "stale_refused_by_clients",
+                                  (json_int_t)r->stale_refused_by_clients));
     json_object_set_new(
         o, "lock_stats",
         json_pack("{s:I, s:I, s:I, s:I, s:I}", "round_trips", (json_int_t)r->stats.round_trips,
@@ -268,6 +278,8 @@ static int write_junit_to(struct report *r, const char *path, struct lab_err *er
         xml_escaped(f, x->ops->name);
         if (x->sweep)
             fprintf(f, " %s/%d", x->per_client_keys ? "per-client" : "hot", x->clients);
+        if (x->fencing != FENCING_OFF)
+            fprintf(f, " fencing=%s", fencing_name(x->fencing));
         fprintf(f, "\" time=\"%.3f\">", x->elapsed_s);
         if (!x->pass) {
             fprintf(f, "\n      <failure message=\"expected %s, got %s\">",
@@ -276,6 +288,10 @@ static int write_junit_to(struct report *r, const char *path, struct lab_err *er
                     (long long)x->oracle.violations, (long long)x->work.oversold,
                     (long long)x->work.lost_updates, (long long)x->timeouts,
                     (long long)x->errors);
+            if (x->fencing == FENCING_ON)
+                fprintf(f, " stale_writes_rejected=%lld stale_reads_rejected=%lld",
+                        (long long)x->work.stale_writes_rejected,
+                        (long long)x->work.stale_reads_rejected);
             if (x->first_error[0]) {
                 fputs(" first_error=", f);
                 xml_escaped(f, x->first_error);
@@ -341,18 +357,22 @@ static int write_hgrms(struct report *r, const struct run_result *x, struct lab_
 }
 
 void report_stem(char *buf, size_t n, const char *scenario, bool sweep, int per_client_keys,
-                 int clients)
+                 int clients, int fencing)
 {
+    const char *fenced = fencing ? "-fenced" : "";
     if (sweep)
-        snprintf(buf, n, "%s-%s-%d", scenario, per_client_keys ? "keyed" : "hot", clients);
+        snprintf(buf, n, "%s-%s-%d%s", scenario, per_client_keys ? "keyed" : "hot", clients,
+                 fenced);
     else
-        snprintf(buf, n, "%s", scenario);
+        snprintf(buf, n, "%s%s", scenario, fenced);
 }
 
 void report_result_tag(const struct run_result *x, char *buf, size_t n)
 {
-    report_stem(buf, n, x->scenario, x->sweep, x->per_client_keys, x->clients);
+    report_stem(buf, n, x->scenario, x->sweep, x->per_client_keys, x->clients,
+                x->fencing != FENCING_OFF);
 }
+
 
 /* ------------------------------------------------------------------ public */
 
@@ -461,8 +481,11 @@ void report_print_heading(FILE *f, const struct scenario *s, int clients)
                  s->n_key_modes > 1 ? "hot and per-client" : s->key_modes[0] ? "per-client" : "hot");
     else
         snprintf(who, sizeof who, "%d clients", clients);
-    fprintf(f, "\n== %s (%s): %s, %s workload, ttl %.0f ms, business %.1f ms\n", s->name,
-            s->path, who, workload_label(s), (double)s->ttl_ns / 1e6,
+    const char *fencing = s->n_fence_modes > 1 ? ", fencing off and on (+fence)"
+                          : s->fencing         ? ", fencing on (+fence)"
+                                               : "";
+    fprintf(f, "\n== %s (%s): %s, %s workload%s, ttl %.0f ms, business %.1f ms\n", s->name,
+            s->path, who, workload_label(s), fencing, (double)s->ttl_ns / 1e6,
             (double)s->business_ns / 1e6);
     fprintf(f, "%-20s %-9s %-9s %-4s %8s %8s %8s %8s %6s %8s %5s %5s %6s %6s %6s %8s %7s\n",
             "impl", "verdict", "expect", "pass", "ops/s", "acq p50", "acq p99", "handoff", "viol",
@@ -504,12 +527,11 @@ static void print_faults(FILE *f, const struct run_result *x)
 
 void report_print_row(FILE *f, const struct run_result *x)
 {
-    char a[24], b[24], c[24], d[24], label[64];
+    char a[24], b[24], c[24], d[24], label[64], step[32] = "";
     if (x->sweep)
-        snprintf(label, sizeof label, "%s %s/%d", x->ops->name,
-                 x->per_client_keys ? "keyed" : "hot", x->clients);
-    else
-        snprintf(label, sizeof label, "%s", x->ops->name);
+        snprintf(step, sizeof step, " %s/%d", x->per_client_keys ? "keyed" : "hot", x->clients);
+    snprintf(label, sizeof label, "%s%s%s", x->ops->name, step,
+             x->fencing == FENCING_ON ? " +fence" : x->fencing ? " -fence" : "");
     fprintf(f,
             "%-20s %-9s %-9s %-4s %8.0f %8s %8s %8s %6lld %8s %5lld %5lld %6lld %6lld %6lld "
             "%8.2f %7.2f%s\n",
@@ -523,6 +545,13 @@ void report_print_row(FILE *f, const struct run_result *x)
             (long long)x->release_not_owner, (long long)x->release_deleted_other,
             (long long)x->stats.renewals, x->wakeups_per_release, x->server_ops_per_acquire,
             x->complete ? "" : "  (incomplete)");
+    if (x->fencing == FENCING_ON)
+        fprintf(f, "%20s   fencing on: the stock store refused %lld stale writes and %lld stale reads\n",
+                "", (long long)x->work.stale_writes_rejected,
+                (long long)x->work.stale_reads_rejected);
+    else if (x->fencing == FENCING_UNSUPPORTED)
+        fprintf(f, "%20s   fencing asked for, but %s gives no sound token: ran unfenced\n", "",
+                x->ops->name);
     if (x->first_error[0] && (x->verdict == VERDICT_ERROR || !x->pass))
         fprintf(f, "%20s   first error: %s\n", "", x->first_error);
     if (x->clients_crashed || x->clients_killed || x->clients_failed_start)
@@ -579,12 +608,16 @@ void report_print_comparison(FILE *f, const struct run_result *const *res, int n
             if (row->ops != impls[0] || row->per_client_keys != mode)
                 continue;
             double best_a = 0, best_b = 0;
-            fprintf(f, "%-10s %7d", mode ? "per-client" : "hot", row->clients);
+            bool fenced = row->fencing != FENCING_OFF; /* a step of a fencing sweep */
+            fprintf(f, "%-10s %7d", mode ? (fenced ? "keyed+fnc" : "per-client")
+                                         : (fenced ? "hot+fence" : "hot"),
+                    row->clients);
             for (int j = 0; j < ni; j++) {
                 const struct run_result *x = NULL;
                 for (int k = 0; k < n && !x; k++)
                     if (res[k]->ops == impls[j] && res[k]->per_client_keys == mode &&
-                        res[k]->clients == row->clients)
+                        res[k]->clients == row->clients &&
+                        (res[k]->fencing != FENCING_OFF) == fenced)
                         x = res[k];
                 if (!x) {
                     fprintf(f, " | %-24s", "-");

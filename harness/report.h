@@ -45,14 +45,15 @@ int report_finish(struct report *r, bool complete, struct lab_err *err);
 void report_free(struct report *r);
 
 /* The name stem of a result's files: "<scenario>" or, for one step of a
- * sweep, "<scenario>-<hot|keyed>-<clients>" (files <impl>/<stem>.acquire.hgrm,
- * .hold.hgrm, .release.hgrm, .handoff.hgrm, .timeline.tsv). */
+ * sweep, "<scenario>-<hot|keyed>-<clients>", followed by "-fenced" when the
+ * step asked for fencing (files <impl>/<stem>.acquire.hgrm, .hold.hgrm,
+ * .release.hgrm, .handoff.hgrm, .timeline.tsv). */
 void report_result_tag(const struct run_result *x, char *buf, size_t n);
 
 /* The same stem from its parts: scenario name, whether the result is one
- * step of a sweep, and that step's key layout and client count. */
+ * step of a sweep, and that step's key layout, client count and fencing. */
 void report_stem(char *buf, size_t n, const char *scenario, bool sweep, int per_client_keys,
-                 int clients);
+                 int clients, int fencing);
 
 /* Console table: a scenario heading, a column header, one row per result. */
 void report_print_heading(FILE *f, const struct scenario *s, int clients);

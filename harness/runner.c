@@ -382,6 +382,7 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
         res->stats.renewal_failures += sl->stats.renewal_failures;
         res->intervals_dropped += sl->iv_dropped;
         units += sl->units;
+        res->stale_refused_by_clients += sl->stale_refused;
         total_iv += atomic_load_explicit(&sl->n_iv, memory_order_acquire);
         hist_merge(&res->acquire, &sl->acquire);
         hist_merge(&res->hold, &sl->hold);
@@ -446,8 +447,16 @@ enum verdict runner_verdict(const struct run_result *r)
      * client died in the middle of a mark (the parent cannot tell whether
      * the count saw it, so it may be off by one from then on). */
     bool live_counts = r->oracle_marks_unknown == 0;
-    if (r->oracle.violations > 0 || (live_counts && r->live_overlaps > 0) ||
-        r->work.oversold > 0 || r->work.lost_updates > 0)
+    bool overlap = r->oracle.violations > 0 || (live_counts && r->live_overlaps > 0);
+    if (r->work.oversold > 0 || r->work.lost_updates > 0)
+        return VERDICT_VIOLATION;
+    /* Two holders, but the fenced store refused the stale one (and the
+     * stock is exact, above): the fence did its work. Overlap that it
+     * never had to refuse is still two holders, a violation. */
+    if (overlap && r->fencing == FENCING_ON &&
+        r->work.stale_writes_rejected + r->work.stale_reads_rejected > 0)
+        return VERDICT_FENCED;
+    if (overlap)
         return VERDICT_VIOLATION;
     if (r->cross_check == CROSS_MISMATCH)
         return VERDICT_ERROR; /* the lab lost track: nothing it says is sure */
@@ -478,6 +487,9 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
     snprintf(res->scenario, sizeof res->scenario, "%s", s->name);
     res->clients = s->clients;
     res->per_client_keys = s->per_client_keys;
+    res->fencing = !s->fencing                         ? FENCING_OFF
+                   : workload_fenced(s, ops->caps) ? FENCING_ON
+                                                       : FENCING_UNSUPPORTED;
     res->expect = scenario_expected(s, ops->name);
     json_t *desc = be ? be->describe(ops, s) : json_object();
     char *text = desc ? json_dumps(desc, JSON_COMPACT) : NULL;

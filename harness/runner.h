@@ -61,7 +61,14 @@ struct run_result {
 
     char servers[512];            /* what it ran on: a JSON object, from its store's table */
     struct workload_outcome work; /* oversold, lost updates, final value */
-    int64_t stale_writes_rejected; /* fencing (not used by this build's workloads) */
+    enum fencing_mode {
+        FENCING_OFF = 0,         /* the step did not ask for fencing */
+        FENCING_ON,              /* the stock store checked the grants' tokens */
+        FENCING_UNSUPPORTED      /* asked for, but the design gives no sound token:
+                                    the step ran unfenced */
+    } fencing;
+    int64_t stale_refused_by_clients; /* fencing: refusals the clients saw (the store's
+                                         own counts are in work) */
 
     double wakeups_per_release;    /* (polls + notifications) / releases */
     double server_ops_per_acquire; /* lock store commands per acquire (INFO commandstats) */
@@ -98,7 +105,9 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
 /* Async-signal-safe: SIGKILL every client of the run in progress. */
 void runner_kill_all_now(void);
 
-/* The verdict the numbers in res support (before comparing to expect). */
+/* The verdict the numbers in res support (before comparing to expect):
+ * violation for any damage, or for overlap unless fencing was on and
+ * refused something (then fenced, when the stock is exact). */
 enum verdict runner_verdict(const struct run_result *res);
 
 #endif

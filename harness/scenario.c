@@ -199,6 +199,7 @@ struct opt_loader {
     const yaml_node_t *design_impl[LOADER_MAX_DESIGNS]; /* the impls item naming design i */
     const yaml_node_t *design_node[LOADER_MAX_DESIGNS]; /* the value of its first key given */
     const yaml_node_t *keys_node;   /* lock.keys, if any */
+    const yaml_node_t *fencing_node; /* workload.fencing, if any */
     char *err;             /* caller's message buffer (may be NULL) */
     size_t errlen;         /* its size */
     yaml_document_t *doc;  /* the parsed document */
@@ -347,6 +348,7 @@ struct key_row {
 static int load_impls(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
 static int load_clients(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
 static int load_keys(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
+static int load_fencing(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
 static int load_faults(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
 static int load_expect(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
 
@@ -425,6 +427,8 @@ static const struct opt workload_opts[] = {
       .help = "nested acquires of the same lock for kind reentrant" },
     { .name = "think", .type = OPT_DUR, FIELD(think_ns), .min = 0, .def = "0",
       .help = "pause outside the lock after each release" },
+    { .name = "fencing", .type = OPT_NODE, .fn = load_fencing,
+      .help = "stock: the store checks fencing tokens; true, false or [false, true]" },
     { .name = NULL }
 };
 
@@ -991,6 +995,27 @@ static int load_clients(struct opt_loader *L, const yaml_node_t *value, const ch
     return load_sweep(L, &clients_sweep, value, keypath);
 }
 
+/* workload.fencing: false | true, or a sequence of both. */
+static const struct opt fencing_opt = {
+    .name = "fencing", .type = OPT_CHOICE, FIELD(fencing), .choices = bool_words,
+    .help = "fencing" };
+static const struct sweep_key fencing_sweep = {
+    .opt = &fencing_opt, .steps_off = offsetof(struct scenario, fence_modes),
+    .n_off = offsetof(struct scenario, n_fence_modes), .max_steps = 2,
+    .one_or_list = "true, false, or a list of them",
+    .wrong_type = "true, false, or a list of them such as [false, true]",
+    .one = "true or false", .steps = "fencing settings", .count = "1 or 2" };
+
+_Static_assert(sizeof(((struct scenario *)0)->fencing) == sizeof(int) &&
+               sizeof(((struct scenario *)0)->fence_modes) == 2 * sizeof(int),
+               "a sweep key's value and steps are ints");
+
+static int load_fencing(struct opt_loader *L, const yaml_node_t *value, const char *keypath)
+{
+    L->fencing_node = value;
+    return load_sweep(L, &fencing_sweep, value, keypath);
+}
+
 /* lock.keys: hot | per-client, or a sequence of them. */
 static const char *const key_words[] = { "hot", "per-client", NULL };
 static const struct opt keys_opt = {
@@ -1194,12 +1219,70 @@ static const char *verdict_list(char *buf, size_t n)
     return join_words(buf, n, words);
 }
 
+/* One verdict (a real one, or any) at path into *out. */
+static int expect_verdict(struct opt_loader *L, const yaml_node_t *val, const char *path,
+                          const char *list, enum verdict *out)
+{
+    char shown[SHOW_MAX], expected[192];
+
+    snprintf(expected, sizeof expected, "a verdict (one of: %s)", list);
+    if (want_scalar(L, val, path, expected) != 0)
+        return -1;
+    *out = verdict_parse(scalar_text(val));
+    if (*out == VERDICT_NONE)
+        return fail_at(L, val, "unknown verdict '%s' for %s (expected one of: %s)",
+                       show(shown, sizeof shown, scalar_text(val), val->data.scalar.length),
+                       path, list);
+    return 0;
+}
+
+/* An expectation: one verdict for every step, or {unfenced: V, fenced: V}
+ * for the steps with workload.fencing off and on (both keys required). */
+static int expect_verdicts(struct opt_loader *L, const yaml_node_t *val, const char *entry,
+                           const char *list, enum verdict v[2])
+{
+    static const char *const modes[] = { "unfenced", "fenced" };
+    char path[160], shown[SHOW_MAX];
+    const yaml_node_t *given_at[2] = { NULL, NULL };
+
+    if (val->type != YAML_MAPPING_NODE) {
+        if (expect_verdict(L, val, entry, list, &v[0]) != 0)
+            return -1;
+        v[1] = v[0];
+        return 0;
+    }
+    const yaml_node_pair_t *pairs = val->data.mapping.pairs.start;
+    size_t n = (size_t)(val->data.mapping.pairs.top - pairs);
+    for (size_t p = 0; p < n; p++) {
+        const yaml_node_t *key = node_at(L, pairs[p].key);
+        int m = key->type == YAML_SCALAR_NODE ? find_word(modes, scalar_text(key)) : -1;
+        if (m < 0)
+            return fail_at(L, key, "unknown key '%s' in %s (expected unfenced and fenced)",
+                           key->type == YAML_SCALAR_NODE
+                               ? show(shown, sizeof shown, scalar_text(key),
+                                      key->data.scalar.length)
+                               : "?",
+                           entry);
+        if (given_at[m])
+            return fail_at(L, key, "duplicate key '%s' in %s", modes[m], entry);
+        given_at[m] = key;
+        snprintf(path, sizeof path, "%s.%s", entry, modes[m]);
+        if (expect_verdict(L, node_at(L, pairs[p].value), path, list, &v[m]) != 0)
+            return -1;
+    }
+    for (int m = 0; m < 2; m++)
+        if (!given_at[m])
+            return fail_at(L, val, "%s needs both unfenced and fenced (missing: %s)", entry,
+                           modes[m]);
+    return 0;
+}
+
 /* expect runs after impls has been read, since its keys must name them. */
 static int load_expect(struct opt_loader *L, const yaml_node_t *value, const char *keypath)
 {
     struct scenario *s = L->s;
     const yaml_node_t *first[SCN_MAX_IMPLS + 1];
-    char shown[SHOW_MAX], list[128], entry[128], expected[192];
+    char shown[SHOW_MAX], list[128], entry[128];
 
     verdict_list(list, sizeof list);
     if (value->type != YAML_MAPPING_NODE)
@@ -1231,16 +1314,12 @@ static int load_expect(struct opt_loader *L, const yaml_node_t *value, const cha
             return fail_at(L, key, "too many entries in %s", keypath);
 
         snprintf(entry, sizeof entry, "%s.%s", keypath, name);
-        snprintf(expected, sizeof expected, "a verdict (one of: %s)", list);
-        if (want_scalar(L, val, entry, expected) != 0)
+        enum verdict v[2]; /* unfenced, fenced */
+        if (expect_verdicts(L, val, entry, list, v) != 0)
             return -1;
-        enum verdict v = verdict_parse(scalar_text(val)); /* a real verdict, or any */
-        if (v == VERDICT_NONE)
-            return fail_at(L, val, "unknown verdict '%s' for %s (expected one of: %s)",
-                           show(shown, sizeof shown, scalar_text(val), val->data.scalar.length),
-                           entry, list);
         memcpy(s->expect[s->n_expect].impl, name, len + 1);
-        s->expect[s->n_expect].verdict = v;
+        s->expect[s->n_expect].verdict = v[0];
+        s->expect[s->n_expect].verdict_fenced = v[1];
         first[s->n_expect++] = key;
     }
     return 0;
@@ -1344,6 +1423,15 @@ static int load_root(struct opt_loader *L)
         s->key_modes[0] = s->per_client_keys = KEYS_HOT;
         s->n_key_modes = 1;
     }
+    if (s->n_fence_modes == 0) {
+        s->fence_modes[0] = s->fencing = 0;
+        s->n_fence_modes = 1;
+    }
+    for (int i = 0; i < s->n_fence_modes; i++)
+        if (s->fence_modes[i] && s->workload != WORKLOAD_STOCK)
+            return fail_at(L, L->fencing_node,
+                           "workload.fencing needs kind stock (the stock store is the "
+                           "resource that checks the tokens)");
     for (int i = 0; i < s->n_key_modes; i++)
         if (s->key_modes[i] == KEYS_PER_CLIENT && s->workload == WORKLOAD_STOCK)
             return fail_at(L, L->keys_node,
@@ -1418,10 +1506,11 @@ enum verdict scenario_expected(const struct scenario *s, const char *impl)
     enum verdict star = VERDICT_NONE;
 
     for (int i = 0; i < s->n_expect; i++) {
+        enum verdict v = s->fencing ? s->expect[i].verdict_fenced : s->expect[i].verdict;
         if (strcmp(s->expect[i].impl, impl) == 0)
-            return s->expect[i].verdict;
+            return v;
         if (strcmp(s->expect[i].impl, "*") == 0)
-            star = s->expect[i].verdict;
+            star = v;
     }
     return star;
 }

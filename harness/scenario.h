@@ -43,6 +43,8 @@ enum key_mode {
 struct scenario_expect {
     char impl[SCN_NAME_MAX]; /* implementation name, or "*" for every other one */
     enum verdict verdict;    /* expected verdict, or VERDICT_ANY */
+    enum verdict verdict_fenced; /* ... in a step with workload.fencing on (the same unless
+                                    the file gives {unfenced: V, fenced: V}) */
 };
 
 struct scenario {
@@ -82,6 +84,10 @@ struct scenario {
     int64_t business_ns;          /* workload.business: time inside the critical section, default 0 */
     int depth;                    /* workload.depth: nested acquires for kind reentrant, default 3 */
     int64_t think_ns;             /* workload.think: pause after each release, default 0 */
+    int fencing;                  /* workload.fencing of this run (set by the caller per step):
+                                     the stock store checks the grants' fencing tokens */
+    int n_fence_modes;            /* workload.fencing: false (default) | true | [false, true] */
+    int fence_modes[2];
 
     int n_faults;                 /* faults: the timeline (fault.h) */
     struct fault_spec faults[FAULT_SPECS_MAX];
@@ -108,7 +114,8 @@ struct lock_ops;
  * declares none or is not in the registry. */
 const void *scenario_options(const struct scenario *s, const struct lock_ops *ops);
 
-/* The verdict expected for impl: its own entry, else "*", else VERDICT_NONE. */
+/* The verdict expected for impl: its own entry, else "*", else VERDICT_NONE;
+ * in a step with s->fencing on, the entry's fenced verdict. */
 enum verdict scenario_expected(const struct scenario *s, const char *impl);
 
 /* Parse a duration: a non-negative number (integer or decimal) followed by a

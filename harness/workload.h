@@ -10,10 +10,15 @@
  *             faults never touch: GET stock, business time, SET stock-1,
  *             INCR sold. Oversold = sold - initial stock; lost updates =
  *             sold - (initial - final stock).
+ * With fencing (workload.fencing on, and a design that gives tokens), the
+ * stock store checks the grant's token as well: the read and the write
+ * are each one Lua script that refuses a token below the highest the store
+ * has seen (and raises that mark), counting what it refused.
  */
 #ifndef LOCKLAB_WORKLOAD_H
 #define LOCKLAB_WORKLOAD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "lab.h"
@@ -24,7 +29,8 @@ struct workload_client; /* per-client state (a stock connection) */
 enum workload_step {
     WORKLOAD_DONE = 0,  /* one unit of work done */
     WORKLOAD_SOLD_OUT,  /* nothing left to do: the client stops */
-    WORKLOAD_FAILED     /* the resource failed; err says how */
+    WORKLOAD_FAILED,    /* the resource failed; err says how */
+    WORKLOAD_STALE      /* fencing: the store refused the unit, its token was stale */
 };
 
 /* Where the stock lives (ignored by the counter workload). */
@@ -37,13 +43,19 @@ struct workload_target {
 int workload_reset(const struct scenario *s, const struct workload_target *t,
                    volatile int64_t *counter, struct lab_err *err);
 
-/* Client: open the resource. */
-int workload_open(struct workload_client **out, const struct scenario *s,
+/* Whether the stock writes of a run are fenced: the step asks for
+ * fencing (s->fencing) and the design gives tokens (LOCK_CAP_FENCING in
+ * caps). A design without tokens runs such a step unfenced. */
+bool workload_fenced(const struct scenario *s, unsigned caps);
+
+/* Client: open the resource (fenced as workload_fenced says). */
+int workload_open(struct workload_client **out, const struct scenario *s, bool fenced,
                   const struct workload_target *t, volatile int64_t *counter,
                   const volatile int *stop, struct lab_err *err);
 
-/* Client, holding the lock: one unit of work. */
-enum workload_step workload_step(struct workload_client *w, struct lab_err *err);
+/* Client, holding the lock: one unit of work. token is the grant's fencing
+ * token (lock_stats.fence_token), used when the client is fenced. */
+enum workload_step workload_step(struct workload_client *w, int64_t token, struct lab_err *err);
 
 void workload_close(struct workload_client *w);
 
@@ -54,6 +66,8 @@ struct workload_outcome {
     int64_t final_value;   /* counter value or stock left */
     int64_t oversold;      /* sales beyond the initial stock (stock only) */
     int64_t lost_updates;  /* writes that overwrote another client's write */
+    int64_t stale_writes_rejected; /* fencing: writes the stock store refused */
+    int64_t stale_reads_rejected;  /* fencing: reads it refused (the unit ended there) */
 };
 int workload_outcome(const struct scenario *s, const struct workload_target *t,
                      volatile int64_t *counter, int64_t units_reported,

@@ -65,7 +65,7 @@ enum lock_caps {
     LOCK_CAP_REENTRANT = 1u << 0, /* the owner may acquire again */
     LOCK_CAP_TTL = 1u << 1,       /* the lock expires by itself */
     LOCK_CAP_RENEWS = 1u << 2,    /* a watchdog extends the TTL */
-    LOCK_CAP_FENCING = 1u << 3,   /* grants carry a fencing token */
+    LOCK_CAP_FENCING = 1u << 3,   /* grants carry a fencing token (lock_env.fencing) */
     LOCK_CAP_NOTIFIES = 1u << 4,  /* waiters are woken, not polling */
     LOCK_CAP_MULTI_MASTER = 1u << 5 /* runs on N independent masters (every lock_env.servers) */
 };
@@ -80,6 +80,9 @@ struct lock_stats {
     int64_t lease_floor_ns;   /* not a counter: after each grant, the CLOCK_MONOTONIC time
                                * before which that lock cannot expire (when the granting
                                * request was sent + its TTL); 0 for a lock without a TTL */
+    int64_t fence_token;      /* not a counter: with lock_env.fencing, the fencing token of
+                               * the latest grant (a nested re-grant keeps the outer one's),
+                               * ordered by the lock service; 0 = none */
 };
 
 /* One server address. */
@@ -115,6 +118,8 @@ struct lock_env {
     int client_id;              /* 0-based client index */
     const volatile int *stop;   /* non-zero when the run is stopping: give up waiting */
     struct lock_stats *stats;   /* counters to update (never NULL) */
+    int fencing;                /* 1: put each grant's token in stats->fence_token (only
+                                 * designs with LOCK_CAP_FENCING are asked; 0 costs nothing) */
 };
 
 struct lock_client; /* each implementation defines its own */
@@ -137,6 +142,8 @@ struct lock_ops {
     const char *backend; /* "none", "redis", "zookeeper", "mysql" */
     const char *summary; /* one line for `locklab list` */
     unsigned caps;       /* enum lock_caps */
+    const char *no_fencing; /* why a design without LOCK_CAP_FENCING cannot give a sound
+                             * token, for `locklab list` (NULL: nothing to say) */
 
     int (*open)(struct lock_client **out, const struct lock_env *env, struct lab_err *err);
     enum lock_status (*acquire)(struct lock_client *c, const char *key, int64_t wait_ns,

@@ -34,6 +34,14 @@ const char redis_compare_and_pexpire_lua[] =
     "end\n"
     "return 0\n";
 
+/* KEYS[1] lock, KEYS[2] its fence counter; ARGV[1] token, ARGV[2] ttl ms.
+ * The new counter value when granted, 0 when the lock is taken. */
+static const char fenced_set_nx_px_lua[] =
+    "if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
+    "  return redis.call('incr', KEYS[2])\n"
+    "end\n"
+    "return 0\n";
+
 /* Turn a missing or -ERR reply into err; returns r when it is usable. */
 static redisReply *checked(redisContext *rc, redisReply *r, struct lab_err *err)
 {
@@ -257,4 +265,41 @@ enum release_status redis_release_script(struct lock_client *c, const char *key,
 {
     long long n = redis_script_call(c, &c->release, key, err);
     return n < 0 ? RELEASE_ERROR : n > 0 ? RELEASE_OK : RELEASE_NOT_OWNER;
+}
+
+int redis_fence_key(char *out, size_t len, const char *key, struct lab_err *err)
+{
+    int n = snprintf(out, len, "%s" REDIS_FENCE_SUFFIX, key);
+    if (n < 0 || (size_t)n >= len) {
+        lab_err_set(err, ENAMETOOLONG, "lock key too long for its fence counter");
+        return -1;
+    }
+    return 0;
+}
+
+/* One fenced attempt: the script grants and counts in one step. */
+static int fenced_try(struct lock_client *c, const char *key, struct lab_err *err)
+{
+    char fence[300], ttl[32];
+    if (redis_fence_key(fence, sizeof fence, key, err) != 0 || redis_conn_ready(c, err) != 0)
+        return -1;
+    snprintf(ttl, sizeof ttl, "%lld", redis_ttl_ms(c));
+    const char *argv[] = {key, fence, c->token, ttl};
+    redisReply *r = redis_script_argv(c->rc, c->env->stats, &c->acquire, 2, 4, argv, err);
+    if (!r)
+        return -1;
+    int granted = r->type == REDIS_REPLY_INTEGER && r->integer > 0;
+    if (granted)
+        c->env->stats->fence_token = r->integer;
+    freeReplyObject(r);
+    return granted;
+}
+
+int redis_fencing_setup(struct lock_client *c, struct lab_err *err)
+{
+    if (!c->env->fencing)
+        return 0;
+    c->acquire.src = fenced_set_nx_px_lua;
+    c->attempt = fenced_try;
+    return redis_script_load(c->rc, &c->acquire, err);
 }

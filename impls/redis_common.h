@@ -120,6 +120,21 @@ enum lock_status redis_watchdog_acquire(struct lock_client *c, const char *key, 
 enum release_status redis_watchdog_release(struct lock_client *c, const char *key,
                                            struct lab_err *err);
 
+/* Fencing (lock_env.fencing): the suffix of the counter key next to each
+ * lock ("<key>:fence") whose INCR, in the granting script, is the token. */
+#define REDIS_FENCE_SUFFIX ":fence"
+
+/* The name of key's fence counter into out (len bytes); -1 with err filled
+ * when it does not fit. */
+int redis_fence_key(char *out, size_t len, const char *key, struct lab_err *err);
+
+/* For the SET NX PX designs (redis-lua, redis-watchdog, redis-reentrant):
+ * with env->fencing, load a script that does SET NX PX and, when it
+ * granted, INCR of the fence counter in the same atomic step, and make it
+ * c->attempt; the token lands in env->stats->fence_token. Without fencing
+ * nothing changes. 0 or -1 with err filled. */
+int redis_fencing_setup(struct lock_client *c, struct lab_err *err);
+
 /* TTL in whole milliseconds, at least 1. */
 long long redis_ttl_ms(const struct lock_client *c);
 

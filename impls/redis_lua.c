@@ -5,6 +5,11 @@
  * release are each one atomic step, and a client can only delete its own
  * lock. What it cannot survive is a critical section longer than the TTL:
  * the lock expires under its holder and a second client gets it.
+ *
+ * With fencing (lock_env.fencing) the grant is one script instead of the
+ * SET: SET NX PX and, when it granted, INCR of "<key>:fence", whose value
+ * is the grant's token (redis_fencing_setup). The store behind the lock
+ * can then refuse the late writes of a holder whose lock expired.
  */
 #include "redis_common.h"
 
@@ -18,7 +23,8 @@ static int rlua_open(struct lock_client **out, const struct lock_env *env, struc
     if (redis_lock_open(out, env, rlua_try, err) != 0)
         return -1;
     (*out)->release.src = redis_compare_and_delete_lua;
-    if (redis_script_load((*out)->rc, &(*out)->release, err) != 0) {
+    if (redis_script_load((*out)->rc, &(*out)->release, err) != 0 ||
+        redis_fencing_setup(*out, err) != 0) {
         redis_lock_close(*out);
         *out = NULL;
         return -1;
@@ -30,7 +36,7 @@ const struct lock_ops lock_redis_lua = {
     .name = "redis-lua",
     .backend = "redis",
     .summary = "unique token, SET NX PX, Lua compare-and-delete: breaks when business time > TTL",
-    .caps = LOCK_CAP_TTL,
+    .caps = LOCK_CAP_TTL | LOCK_CAP_FENCING,
     .open = rlua_open,
     .acquire = redis_poll_acquire,
     .release = redis_release_script,

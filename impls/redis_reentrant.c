@@ -5,7 +5,8 @@
  * holding it. The count is local (each client process is one thread), so a
  * nested acquire costs no round trip, and only the last release deletes the
  * key and stops the watchdog. It inherits the watchdog's weakness: a paused
- * process loses the lock.
+ * process loses the lock. With fencing, the outer grant's token stands for
+ * the nested holds too: they never reach Redis.
  */
 #include <stdio.h>
 #include <string.h>
@@ -41,7 +42,7 @@ const struct lock_ops lock_redis_reentrant = {
     .name = "redis-reentrant",
     .backend = "redis",
     .summary = "redis-watchdog plus a local hold count: the owner may re-acquire",
-    .caps = LOCK_CAP_TTL | LOCK_CAP_RENEWS | LOCK_CAP_REENTRANT,
+    .caps = LOCK_CAP_TTL | LOCK_CAP_RENEWS | LOCK_CAP_REENTRANT | LOCK_CAP_FENCING,
     .open = redis_watchdog_open,
     .acquire = rre_acquire,
     .release = rre_release,

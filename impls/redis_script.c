@@ -108,6 +108,7 @@ const struct lock_ops lock_redis_script = {
     .backend = "redis",
     .summary = "acquire/release/renew Lua scripts from the scenario: test your own lock script",
     .caps = LOCK_CAP_TTL,
+    .no_fencing = "the scenario's own scripts grant the lock; they return no token",
     .open = rscr_open,
     .acquire = rscr_acquire,
     .release = rscr_release,

@@ -14,8 +14,9 @@ static int rwd_try(struct lock_client *c, const char *key, struct lab_err *err)
     return redis_set_nx_px(c, key, c->token, err);
 }
 
-/* Connect, load the release script, start the watchdog with the
- * compare-and-pexpire renewal every ttl/3 (also redis-reentrant's open). */
+/* Connect, load the release script (and with fencing redis-lua's fenced
+ * grant), start the watchdog with the compare-and-pexpire renewal every
+ * ttl/3 (also redis-reentrant's open). */
 int redis_watchdog_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
     if (redis_lock_open(out, env, rwd_try, err) != 0)
@@ -23,7 +24,7 @@ int redis_watchdog_open(struct lock_client **out, const struct lock_env *env, st
     struct lock_client *c = *out;
     c->release.src = redis_compare_and_delete_lua;
     c->renew.src = redis_compare_and_pexpire_lua;
-    if (redis_script_load(c->rc, &c->release, err) != 0 ||
+    if (redis_script_load(c->rc, &c->release, err) != 0 || redis_fencing_setup(c, err) != 0 ||
         redis_watchdog_start(c, env->ttl_ns, err) != 0) {
         redis_lock_close(c);
         *out = NULL;
@@ -52,7 +53,7 @@ const struct lock_ops lock_redis_watchdog = {
     .name = "redis-watchdog",
     .backend = "redis",
     .summary = "redis-lua plus a thread renewing the TTL every ttl/3: a paused process still loses it",
-    .caps = LOCK_CAP_TTL | LOCK_CAP_RENEWS,
+    .caps = LOCK_CAP_TTL | LOCK_CAP_RENEWS | LOCK_CAP_FENCING,
     .open = redis_watchdog_open,
     .acquire = redis_watchdog_acquire,
     .release = redis_watchdog_release,

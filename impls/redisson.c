@@ -44,6 +44,11 @@
  * replicates asynchronously: a master that granted the lock and failed
  * before the write reached a replica leaves a promoted replica with no
  * lock, which it grants to the next client.
+ *
+ * With fencing (lock_env.fencing), acquire runs a variant of its script
+ * that also INCRs "<key>:fence" on a first hold and returns the counter as
+ * the grant's token, as Redisson's RFencedLock hands out a token; a nested
+ * hold keeps the outer one's.
  */
 #include "redis_common.h"
 #include "redis_conn.h"
@@ -76,6 +81,24 @@ static const char rsn_acquire_lua[] =
     "  return nil\n"
     "end\n"
     "return redis.call('pttl', KEYS[1])\n";
+
+/* With fencing (as Redisson's RFencedLock, though not its script): the
+ * same, plus KEYS[2] the lock's fence counter. {1, token} when granted:
+ * a first hold INCRs the counter, a nested hold keeps the token of the
+ * outer one (the counter's value, which only a grant moves and nobody can
+ * move while we hold the lock); {0, PTTL} when someone else holds it. */
+static const char rsn_fenced_acquire_lua[] =
+    "if redis.call('exists', KEYS[1]) == 0 then\n"
+    "  redis.call('hincrby', KEYS[1], ARGV[2], 1)\n"
+    "  redis.call('pexpire', KEYS[1], ARGV[1])\n"
+    "  return {1, redis.call('incr', KEYS[2])}\n"
+    "end\n"
+    "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then\n"
+    "  redis.call('hincrby', KEYS[1], ARGV[2], 1)\n"
+    "  redis.call('pexpire', KEYS[1], ARGV[1])\n"
+    "  return {1, tonumber(redis.call('get', KEYS[2]) or '0')}\n"
+    "end\n"
+    "return {0, redis.call('pttl', KEYS[1])}\n";
 
 /* KEYS[1] lock, KEYS[2] channel; ARGV[1] unlock message, ARGV[2] lease ms,
  * ARGV[3] owner. nil: not ours; 0: still held (nested); 1: released. */
@@ -301,19 +324,37 @@ static int rsn_try(struct lock_client *c, const char *key, long long *ttl_ms,
                    struct lab_err *err)
 {
     struct redisson *st = rsn(c);
+    char fence[300];
+    bool fenced = c->env->fencing;
+    if (fenced && redis_fence_key(fence, sizeof fence, key, err) != 0)
+        return -1;
     const char *argv[] = {key, st->lease, st->owner};
+    const char *fenced_argv[] = {key, fence, st->lease, st->owner};
     if (redis_conn_ready(c, err) != 0)
         return -1;
     int64_t sent = lab_now_ns();
-    redisReply *r = redis_script_argv(c->rc, c->env->stats, &c->acquire, 1, 3, argv, err);
+    redisReply *r = fenced ? redis_script_argv(c->rc, c->env->stats, &c->acquire, 2, 4,
+                                               fenced_argv, err)
+                           : redis_script_argv(c->rc, c->env->stats, &c->acquire, 1, 3, argv, err);
     if (!r)
         return -1;
+    /* the fenced script answers {granted, token or PTTL}: read it as the
+     * plain one's nil (granted) or PTTL */
+    const redisReply *v = r;
+    bool granted = r->type == REDIS_REPLY_NIL;
+    if (fenced && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[0]->type == REDIS_REPLY_INTEGER && r->element[1]->type == REDIS_REPLY_INTEGER) {
+        v = r->element[1];
+        granted = r->element[0]->integer == 1;
+        if (granted)
+            c->env->stats->fence_token = v->integer;
+    }
     int res = -1;
-    if (r->type == REDIS_REPLY_NIL) {
+    if (granted) {
         res = 1;
         c->env->stats->lease_floor_ns = sent + st->lease_ns; /* PEXPIRE ran after sent */
-    } else if (r->type == REDIS_REPLY_INTEGER) {
-        *ttl_ms = r->integer;
+    } else if (v->type == REDIS_REPLY_INTEGER) {
+        *ttl_ms = v->integer;
         res = 0;
     } else {
         lab_err_set(err, EPROTO, "redisson: acquire script returned reply type %d", r->type);
@@ -527,7 +568,7 @@ static int rsn_open(struct lock_client **out, const struct lock_env *env, struct
     snprintf(st->lease, sizeof st->lease, "%lld", lease_ms);
     st->lease_ns = lease_ms * 1000000;
 
-    c->acquire.src = rsn_acquire_lua;
+    c->acquire.src = env->fencing ? rsn_fenced_acquire_lua : rsn_acquire_lua;
     c->release.src = rsn_release_lua;
     if (redis_script_load(c->rc, &c->acquire, err) != 0 ||
         redis_script_load(c->rc, &c->release, err) != 0)
@@ -555,7 +596,8 @@ const struct lock_ops lock_redisson = {
     .backend = "redis",
     .summary = "Redisson RLock: hash of hold counts, pub/sub wakeups, watchdog without a lease; "
                "lost on async failover",
-    .caps = LOCK_CAP_TTL | LOCK_CAP_RENEWS | LOCK_CAP_REENTRANT | LOCK_CAP_NOTIFIES,
+    .caps = LOCK_CAP_TTL | LOCK_CAP_RENEWS | LOCK_CAP_REENTRANT | LOCK_CAP_NOTIFIES |
+            LOCK_CAP_FENCING,
     .open = rsn_open,
     .acquire = rsn_acquire,
     .release = rsn_release,

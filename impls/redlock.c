@@ -29,7 +29,12 @@
  * key early, and a second client can build a majority with it while the
  * first still holds its own. And there is no fencing token: the resource
  * cannot tell the stale holder's write from the new holder's, so a lapse
- * turns straight into lost updates.
+ * turns straight into lost updates. One cannot be made up either: an INCR
+ * on each master gives N counters that count different grants (a master
+ * misses the grants it did not vote for, or forgets its count when it
+ * restarts empty), and no majority of them orders two grants the way the
+ * lock's own history does. So redlock does not claim LOCK_CAP_FENCING,
+ * and a fencing step runs it unfenced and says so.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -416,6 +421,8 @@ const struct lock_ops lock_redlock = {
     .summary = "Redlock: majority of N independent masters within validity; breaks on "
                "clock jumps and pauses, no fencing",
     .caps = LOCK_CAP_TTL | LOCK_CAP_MULTI_MASTER,
+    .no_fencing = "tokens from N independent masters are not ordered: each master counts "
+                  "only the grants it voted for and forgets them when it restarts empty",
     .open = redlock_open,
     .acquire = redlock_acquire,
     .release = redlock_release,

@@ -184,11 +184,14 @@ int zk_recover(struct lock_client *c, uint64_t gen, int64_t deadline, struct lab
 
 /* ---------------------------------------------------------------- calls */
 
-int zk_create(struct lock_client *c, const char *path, int mode, char *out, int outlen)
+int zk_create(struct lock_client *c, const char *path, int mode, char *out, int outlen,
+              struct Stat *stat)
 {
     if (!c->zh)
         return ZINVALIDSTATE;
     c->env->stats->round_trips++;
+    if (stat) /* create2: the same one request, answered with the node's Stat */
+        return zoo_create2(c->zh, path, "", 0, &ZOO_OPEN_ACL_UNSAFE, mode, out, outlen, stat);
     return zoo_create(c->zh, path, "", 0, &ZOO_OPEN_ACL_UNSAFE, mode, out, outlen);
 }
 
@@ -266,7 +269,7 @@ static int ensure_node(struct lock_client *c, const char *path, int64_t deadline
                        struct lab_err *err)
 {
     for (;;) {
-        int rc = zk_create(c, path, ZOO_PERSISTENT, NULL, 0);
+        int rc = zk_create(c, path, ZOO_PERSISTENT, NULL, 0, NULL);
         if (rc == ZOK || rc == ZNODEEXISTS)
             return 1;
         if (!zk_transient(rc) && !zk_session_gone(rc))
@@ -363,7 +366,8 @@ struct zk_hold *zk_hold_find(struct lock_client *c, const char *key)
     return i < 0 ? NULL : &c->held[i];
 }
 
-int zk_hold_push(struct lock_client *c, const char *key, const char *path, struct lab_err *err)
+int zk_hold_push(struct lock_client *c, const char *key, const char *path, int64_t token,
+                 struct lab_err *err)
 {
     if (c->n_held >= ZK_MAX_HOLDS) {
         lab_err_set(err, ENOSPC, "zookeeper: more than %d locks held at once", ZK_MAX_HOLDS);
@@ -374,7 +378,23 @@ int zk_hold_push(struct lock_client *c, const char *key, const char *path, struc
     snprintf(h->path, sizeof h->path, "%s", path);
     h->gen = c->session_gen;
     h->count = 1;
+    if (c->env->fencing)
+        c->env->stats->fence_token = token;
     return 0;
+}
+
+int64_t zk_sequence_of(const char *path)
+{
+    size_t n = strlen(path);
+    if (n < 10)
+        return 0;
+    int64_t v = 0;
+    for (const char *p = path + n - 10; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        v = v * 10 + (*p - '0');
+    }
+    return v + 1;
 }
 
 enum release_status zk_hold_release(struct lock_client *c, const char *key, struct lab_err *err)

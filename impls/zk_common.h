@@ -92,7 +92,8 @@ int zk_prepare(struct lock_client *c, const char *key, int64_t deadline, struct 
  * variable (see zk_wait). They return the ZooKeeper code. zk_get_watch
  * reads the node (getData) and watches it: unlike an exists-watch, it sets
  * no watch when the node is missing (ZNONODE). */
-int zk_create(struct lock_client *c, const char *path, int mode, char *out, int outlen);
+int zk_create(struct lock_client *c, const char *path, int mode, char *out, int outlen,
+              struct Stat *stat /* the new node's, NULL when not wanted */);
 int zk_exists_watch(struct lock_client *c, const char *path, struct Stat *stat);
 int zk_get_watch(struct lock_client *c, const char *path);
 int zk_children(struct lock_client *c, const char *path, struct String_vector *names);
@@ -133,9 +134,19 @@ int zk_recover(struct lock_client *c, uint64_t gen, int64_t deadline, struct lab
  * that is gone since (hold->gen != c->session_gen): then it is not ours. */
 struct zk_hold *zk_hold_find(struct lock_client *c, const char *key);
 
-/* Record a grant of key by node path in the current session; -1 with err
- * filled when the table is full (the caller deletes the node). */
-int zk_hold_push(struct lock_client *c, const char *key, const char *path, struct lab_err *err);
+/* Record a grant of key by node path in the current session, with its
+ * fencing token (set in env->stats->fence_token when env->fencing; 0 when
+ * the design has none); -1 with err filled when the table is full (the
+ * caller deletes the node). */
+int zk_hold_push(struct lock_client *c, const char *key, const char *path, int64_t token,
+                 struct lab_err *err);
+
+/* The fencing token of the sequential designs: the sequence number
+ * ZooKeeper appended to an ephemeral-sequential node's path (its last 10
+ * digits; the ensemble numbers a parent's children in creation order),
+ * plus one, since the first child's 0 would read as "no token". 0 when
+ * the path has none. */
+int64_t zk_sequence_of(const char *path);
 
 /* Release the innermost hold of key: delete its node (the reentrant design
  * decrements its count first and calls this at zero). RELEASE_NOT_OWNER

@@ -18,6 +18,11 @@
  * creates it, and the paused one resumes believing it still holds the lock:
  * two holders. And it is not reentrant: a nested acquire by the holder
  * finds its own node, waits for it to go and times out (blocked).
+ *
+ * Fencing token: the czxid of the lock node, the id of the transaction
+ * that created it (create2 returns the node's Stat in the same request).
+ * Every grant is a new create, after the node of the previous one was
+ * deleted, and the ensemble orders its transactions: tokens rise.
  */
 #include "zk_common.h"
 
@@ -37,6 +42,7 @@ static enum lock_status zke_try_acquire(struct lock_client *c, const char *key, 
 {
     int64_t deadline = lab_now_ns() + wait_ns;
     char path[ZK_PATH_MAX + sizeof ZKE_NODE];
+    struct Stat made = {0}; /* with fencing: the node's, whose czxid is the token */
     for (bool first = true;; first = false) {
         if (!first && (lab_now_ns() >= deadline || *c->env->stop))
             return LOCK_TIMEOUT;
@@ -48,7 +54,7 @@ static enum lock_status zke_try_acquire(struct lock_client *c, const char *key, 
         struct zk_hold *h = zk_hold_find(c, key);
         bool nested = h && h->gen == c->session_gen;
 
-        int rc = zk_create(c, path, ZOO_EPHEMERAL, NULL, 0);
+        int rc = zk_create(c, path, ZOO_EPHEMERAL, NULL, 0, c->env->fencing ? &made : NULL);
         *maybe_created = zk_transient(rc);
         if (rc == ZOK)
             break;
@@ -57,8 +63,10 @@ static enum lock_status zke_try_acquire(struct lock_client *c, const char *key, 
             uint64_t seen = zk_wakes(c);
             rc = zk_exists_watch(c, path, &st);
             if (rc == ZOK) {
-                if (!nested && zke_ours(c, &st))
+                if (!nested && zke_ours(c, &st)) {
+                    made = st;
                     break; /* our own create, whose reply a connection loss ate */
+                }
                 if (!zk_wait(c, seen, deadline))
                     return LOCK_TIMEOUT;
                 continue;
@@ -77,7 +85,7 @@ static enum lock_status zke_try_acquire(struct lock_client *c, const char *key, 
         if (r <= 0)
             return r < 0 ? LOCK_ERROR : LOCK_TIMEOUT;
     }
-    if (zk_hold_push(c, key, path, err) != 0) {
+    if (zk_hold_push(c, key, path, made.czxid, err) != 0) {
         zk_delete(c, path);
         return LOCK_ERROR;
     }
@@ -101,7 +109,7 @@ const struct lock_ops lock_zk_ephemeral = {
     .backend = "zookeeper",
     .summary = "one ephemeral node, losers exists-watch it: every release wakes every waiter "
                "(herd); not reentrant",
-    .caps = LOCK_CAP_NOTIFIES,
+    .caps = LOCK_CAP_NOTIFIES | LOCK_CAP_FENCING,
     .open = zk_lock_open,
     .acquire = zke_acquire,
     .release = zk_hold_release,

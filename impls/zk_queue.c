@@ -128,7 +128,7 @@ int zk_enter(struct lock_client *c, const char *key, const char *sub, const char
                 unknown = false; /* it never happened: create again */
         }
         if (!unknown) {
-            rc = zk_create(c, want, ZOO_EPHEMERAL_SEQUENTIAL, mine, (int)len);
+            rc = zk_create(c, want, ZOO_EPHEMERAL_SEQUENTIAL, mine, (int)len, NULL);
             if (rc == ZOK)
                 return 1;
             if (rc == ZNONODE) { /* someone removed the parent: make it again */
@@ -228,7 +228,7 @@ enum lock_status zk_queue_acquire(struct lock_client *c, const char *key, int64_
     int r = zk_queue_lock(c, key, NULL, mine, sizeof mine, deadline, err);
     if (r <= 0)
         return r < 0 ? LOCK_ERROR : LOCK_TIMEOUT;
-    if (zk_hold_push(c, key, mine, err) != 0) {
+    if (zk_hold_push(c, key, mine, zk_sequence_of(mine), err) != 0) {
         zk_leave(c, mine, c->session_gen);
         return LOCK_ERROR;
     }

@@ -32,6 +32,13 @@
  * (blocked), deleting its lease and releasing the mutex on the way out.
  * Like every session lock, a holder paused past the session timeout loses
  * its lease while it still believes it holds the lock: two holders.
+ *
+ * Fencing token: the sequence number of the lease node. It is sound here
+ * only because the semaphore has one lease: a client creates its lease
+ * while it holds the internal mutex and keeps the mutex until the lease is
+ * granted, so leases are granted in creation order and tokens rise. A
+ * semaphore of N > 1 leases hands out N holds at once, which no token can
+ * make exclusive.
  */
 #include "zk_common.h"
 
@@ -153,7 +160,7 @@ static enum lock_status sem_acquire(struct lock_client *c, const char *key, int6
                     uerr.code ? ": " : "", uerr.msg);
         return LOCK_ERROR;
     }
-    if (zk_hold_push(c, key, lease, err) != 0) {
+    if (zk_hold_push(c, key, lease, zk_sequence_of(lease), err) != 0) {
         zk_leave(c, lease, gen);
         return LOCK_ERROR;
     }
@@ -165,7 +172,7 @@ const struct lock_ops lock_zk_semaphore = {
     .backend = "zookeeper",
     .summary = "Curator InterProcessSemaphoreMutex: a one-lease semaphore (internal mutex under "
                "locks/, lease nodes under leases/), not reentrant: recursion waits on itself",
-    .caps = LOCK_CAP_NOTIFIES,
+    .caps = LOCK_CAP_NOTIFIES | LOCK_CAP_FENCING,
     .open = sem_open,
     .acquire = sem_acquire,
     .release = zk_hold_release, /* delete the lease */

@@ -25,6 +25,11 @@
  * its critical section: two holders. Curator's own nested acquire does not
  * look at ZooKeeper either, so it too trusts a lock the session may have
  * lost; the last release then finds the node gone (not owner).
+ *
+ * Fencing token: the sequence number of the holder's node. The ensemble
+ * numbers the children in creation order and only the lowest node holds,
+ * so a node granted later was created later: tokens rise. A nested hold
+ * keeps the outer one's (it never reaches ZooKeeper).
  */
 #include "zk_common.h"
 
@@ -55,7 +60,7 @@ const struct lock_ops lock_zk_sequential = {
     .backend = "zookeeper",
     .summary = "Curator InterProcessMutex: ephemeral-sequential queue, watch the predecessor "
                "only, reentrant; session expiry while paused gives two holders",
-    .caps = LOCK_CAP_REENTRANT | LOCK_CAP_NOTIFIES,
+    .caps = LOCK_CAP_REENTRANT | LOCK_CAP_NOTIFIES | LOCK_CAP_FENCING,
     .open = zk_lock_open,
     .acquire = zks_acquire,
     .release = zks_release,

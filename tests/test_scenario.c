@@ -236,6 +236,28 @@ static void test_quoted(void)
     CHECK(scenario_expected(&s, "redis-set-del") == VERDICT_ERROR, "expected via *");
 }
 
+/* workload.fencing: a sweep off and on, and expectations per fencing step. */
+static void test_fencing(void)
+{
+    struct scenario s;
+
+    if (!load_good("fencing.yaml", &s))
+        return;
+    CHECK(s.n_fence_modes == 2 && s.fence_modes[0] == 0 && s.fence_modes[1] == 1 &&
+          s.fencing == 0, "fencing steps %d: %d %d, first %d", s.n_fence_modes,
+          s.fence_modes[0], s.fence_modes[1], s.fencing);
+    CHECK(scenario_expected(&s, "redis-lua") == VERDICT_VIOLATION, "unfenced redis-lua");
+    CHECK(scenario_expected(&s, "redlock") == VERDICT_VIOLATION, "unfenced redlock");
+    s.fencing = 1;
+    CHECK(scenario_expected(&s, "redis-lua") == VERDICT_FENCED, "fenced redis-lua (from *)");
+    CHECK(scenario_expected(&s, "redlock") == VERDICT_VIOLATION, "fenced redlock (scalar)");
+    CHECK(verdict_parse("fenced") == VERDICT_FENCED && strcmp(verdict_name(VERDICT_FENCED),
+                                                              "fenced") == 0, "verdict name");
+    if (!load_good("minimal.yaml", &s))
+        return;
+    CHECK(s.n_fence_modes == 1 && s.fencing == 0, "fencing off by default");
+}
+
 static void test_markers(void)
 {
     struct scenario s;
@@ -288,7 +310,15 @@ static const struct bad_case {
     { "impls-duplicate.yaml", "2:26", "implementation 'redis-lua' is listed twice in impls (first at 2:9)" },
     { "unknown-verdict.yaml", "4:14",
       "unknown verdict 'fine' for expect.redis-lua (expected one of: safe, violation, "
-      "blocked, error, any)" },
+      "blocked, error, fenced, any)" },
+    { "fencing-counter.yaml", "3:36",
+      "workload.fencing needs kind stock (the stock store is the resource that checks the "
+      "tokens)" },
+    { "fencing-twice.yaml", "3:41", "workload.fencing lists true twice" },
+    { "expect-fenced-missing.yaml", "4:21",
+      "expect.redis-lua needs both unfenced and fenced (missing: fenced)" },
+    { "expect-fenced-key.yaml", "4:22",
+      "unknown key 'fencing' in expect.redis-lua (expected unfenced and fenced)" },
     { "expect-not-in-impls.yaml", "3:3", "expect names 'none', which is not in impls" },
     { "expect-duplicate.yaml", "3:37", "duplicate key 'redis-lua' in expect (first at 3:10)" },
     { "expect-null.yaml", "4:13", "expect.redis-lua has no value; expected a verdict" },
@@ -642,6 +672,7 @@ int main(int argc, char **argv)
     test_durations_files();
     test_quoted();
     test_markers();
+    test_fencing();
     test_all_good();
     test_bad();
     test_err_buffer();

@@ -122,6 +122,8 @@ int cmd_list(int argc, char **argv)
         char caps[96];
         caps_string(o->caps, caps, sizeof caps);
         printf("%-22s %-9s %-24s %s\n", o->name, o->backend, caps, o->summary);
+        if (o->no_fencing)
+            printf("%-22s %-9s %-24s no fencing: %s\n", "", "", "", o->no_fencing);
         list_options(o->options, "lock");
     }
     list_scenarios();

@@ -168,20 +168,21 @@ static bool is_sweep(const struct scenario *s)
 /* Every file stem scenario t writes when it is named name (report_stem):
  * its name, or one per step of a sweep. Returns how many. */
 static int stems(const struct scenario *t, const char *name,
-                 char (*out)[STEM_MAX] /* [2 * SCN_MAX_STEPS] */)
+                 char (*out)[STEM_MAX] /* [4 * SCN_MAX_STEPS] */)
 {
     int n = 0;
     for (int k = 0; k < t->n_key_modes; k++)
         for (int c = 0; c < t->n_client_steps; c++)
-            report_stem(out[n++], STEM_MAX, name, is_sweep(t), t->key_modes[k],
-                        t->client_steps[c]);
+            for (int f = 0; f < t->n_fence_modes; f++)
+                report_stem(out[n++], STEM_MAX, name, is_sweep(t), t->key_modes[k],
+                            t->client_steps[c], t->fence_modes[f]);
     return n;
 }
 
 /* Would scenario t, named name, share a file with one of the first n? */
 static bool name_taken(struct scenario **scns, int n, const struct scenario *t, const char *name)
 {
-    char mine[2 * SCN_MAX_STEPS][STEM_MAX], theirs[2 * SCN_MAX_STEPS][STEM_MAX];
+    char mine[4 * SCN_MAX_STEPS][STEM_MAX], theirs[4 * SCN_MAX_STEPS][STEM_MAX];
     int n_mine = stems(t, name, mine);
     for (int i = 0; i < n; i++) {
         if (scns[i] == t)
@@ -262,8 +263,9 @@ static int load_all(int argc, char **argv, const struct run_opts *o, struct scen
 
 /* Run one implementation at one step of a scenario, print its row and add it
  * to the report; returns the updated exit code. */
-static int run_one(struct scenario *s, const struct lock_ops *ops, const struct run_env *env,
-                   struct run_result *res, struct report *rep, const struct run_opts *o, int code)
+static int run_step(struct scenario *s, const struct lock_ops *ops, const struct run_env *env,
+                    struct run_result *res, struct report *rep, const struct run_opts *o,
+                    int code)
 {
     struct lab_err err = {0};
     if (runner_run(s, ops, env, &lab_stop, res, &err) != 0) {
@@ -280,6 +282,17 @@ static int run_one(struct scenario *s, const struct lock_ops *ops, const struct 
     if (report_add(rep, res, &err) != 0) {
         fprintf(stderr, "locklab: %s\n", err.msg);
         return LAB_EXIT_ENV;
+    }
+    return code;
+}
+
+/* run_step with workload.fencing off and/or on, as the scenario sweeps it. */
+static int run_one(struct scenario *s, const struct lock_ops *ops, const struct run_env *env,
+                   struct run_result *res, struct report *rep, const struct run_opts *o, int code)
+{
+    for (int f = 0; f < s->n_fence_modes && !lab_stop && code != LAB_EXIT_ENV; f++) {
+        s->fencing = s->fence_modes[f];
+        code = run_step(s, ops, env, res, rep, o, code);
     }
     return code;
 }
