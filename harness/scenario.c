@@ -1241,7 +1241,7 @@ static int expect_verdict(struct opt_loader *L, const yaml_node_t *val, const ch
 static int expect_verdicts(struct opt_loader *L, const yaml_node_t *val, const char *entry,
                            const char *list, enum verdict v[2])
 {
-    static const char *const modes[] = { "unfenced", "fenced" };
+    static const char *const modes[] = { "unfenced", "fenced", NULL }; /* find_word's list */
     char path[160], shown[SHOW_MAX];
     const yaml_node_t *given_at[2] = { NULL, NULL };
 
