@@ -367,12 +367,12 @@ static int64_t end_pauses(struct faults *F, int64_t now, bool force)
             r->action != FAULT_PAUSE || r->pid <= 0)
             continue;
         int64_t end = r->start_ns + F->s->faults[r->spec].duration_ns;
-        char st = proc_state(r->pid);
         if (!force && now < end) {
             if (end < next)
                 next = end;
             continue;
         }
+        char st = proc_state(r->pid); /* only once it is due: /proc is a read per call */
         if (st == 'T' || st == 't' || force) {
             kill(r->pid, SIGCONT);
         } else if (st != 0 && st != 'Z') {
