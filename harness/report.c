@@ -487,7 +487,7 @@ void report_print_heading(FILE *f, const struct scenario *s, int clients)
     fprintf(f, "\n== %s (%s): %s, %s workload%s, ttl %.0f ms, business %.1f ms\n", s->name,
             s->path, who, workload_label(s), fencing, (double)s->ttl_ns / 1e6,
             (double)s->business_ns / 1e6);
-    fprintf(f, "%-20s %-9s %-9s %-4s %8s %8s %8s %8s %6s %8s %5s %5s %6s %6s %6s %8s %7s\n",
+    fprintf(f, "%-21s %-9s %-9s %-4s %8s %8s %8s %8s %6s %8s %5s %5s %6s %6s %6s %8s %7s\n",
             "impl", "verdict", "expect", "pass", "ops/s", "acq p50", "acq p99", "handoff", "viol",
             "overlap", "overs", "lost", "notown", "misdel", "renew", "wake/rel", "srv/acq");
 }
@@ -533,7 +533,7 @@ void report_print_row(FILE *f, const struct run_result *x)
     snprintf(label, sizeof label, "%s%s%s", x->ops->name, step,
              x->fencing == FENCING_ON ? " +fence" : x->fencing ? " -fence" : "");
     fprintf(f,
-            "%-20s %-9s %-9s %-4s %8.0f %8s %8s %8s %6lld %8s %5lld %5lld %6lld %6lld %6lld "
+            "%-21s %-9s %-9s %-4s %8.0f %8s %8s %8s %6lld %8s %5lld %5lld %6lld %6lld %6lld "
             "%8.2f %7.2f%s\n",
             label, verdict_name(x->verdict),
             x->expect == VERDICT_NONE ? "-" : verdict_name(x->expect), x->pass ? "ok" : "FAIL",

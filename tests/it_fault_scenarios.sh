@@ -1,18 +1,35 @@
 # it_fault_scenarios.sh - the shipped fault scenarios meet their
 # expectations on real servers: gc-pause (every design loses the lock to a
-# frozen holder) and crash-holder (TTL designs recover after about the TTL,
+# frozen holder; fenced, the stock store refuses its late writes) and crash-holder (TTL designs recover after about the TTL,
 # the ZooKeeper designs after about the session timeout, SETNX killed before
 # EXPIRE blocks the lock).
 . "$(dirname "$0")/lib.sh"
 
 run_ok "gc-pause" "$SRC/scenarios/gc-pause.yaml"
 for impl in redis-lua redis-watchdog redisson redlock zk-sequential; do
-    r=results.impl=$impl
-    expect_eq "gc-pause $impl: verdict" "$(jget "$S" $r.verdict)" violation
-    expect_eq "gc-pause $impl: four pauses landed" \
-        "$(jget "$S" "$r.faults.outcome=done.action")" pause
-    expect_gt "gc-pause $impl: the overlap is counted" "$(jget "$S" $r.safety.violations)" 0
+    steps="off on"
+    [ $impl = redlock ] && steps="off unsupported"
+    for fencing in $steps; do
+        r="results.impl=$impl,fencing=$fencing"
+        expect_eq "gc-pause $impl fencing $fencing: four pauses landed" \
+            "$(jget "$S" "$r.faults.3.outcome")/$(jget "$S" "$r.faults.3.action")" done/pause
+        expect_gt "gc-pause $impl fencing $fencing: holders overlapped" \
+            "$(jget "$S" "$r.safety.violations")" 0
+        if [ $fencing = on ]; then
+            expect_eq "gc-pause $impl fenced: verdict" "$(jget "$S" "$r.verdict")" fenced
+            expect_gt "gc-pause $impl fenced: late writes refused" \
+                "$(jget "$S" "$r.safety.stale_writes_rejected")" 0
+            expect_eq "gc-pause $impl fenced: no lost update" "$(jget "$S" "$r.safety.lost_updates")" 0
+        else
+            expect_eq "gc-pause $impl fencing $fencing: verdict" "$(jget "$S" "$r.verdict")" violation
+            expect_gt "gc-pause $impl fencing $fencing: late writes lose sales" \
+                "$(jget "$S" "$r.safety.lost_updates")" 0
+        fi
+    done
 done
+expect_eq "gc-pause: redlock runs its fenced step unfenced" \
+    "$(jget "$S" "results.impl=redlock,fencing=unsupported.safety.stale_writes_rejected")" 0
+expect_eq "gc-pause: every design ran twice" "$(jget "$S" results)" 10
 
 run_ok "crash-holder" "$SRC/scenarios/crash-holder.yaml"
 for impl in redis-lua redis-watchdog redisson; do

@@ -7,7 +7,8 @@
  *
  * PATH is dot-separated: an object key, an array index, or key=value to
  * pick the first array element whose field key is the string value, e.g.
- * `results.impl=redis-lua.safety.oversold`. Prints a scalar (strings raw,
+ * `results.impl=redis-lua.safety.oversold`; several such tests joined by
+ * commas must all hold (`results.impl=redis-lua,fencing=on.verdict`). Prints a scalar (strings raw,
  * numbers, true/false, null), or the array length / object size for a
  * container. Exit 1 when the path does not exist, 2 on bad usage or JSON.
  */
@@ -16,17 +17,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Does every `key=value` test of the comma-separated list hold for el? */
+static int matches(json_t *el, const char *tests)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", tests);
+    for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        if (!eq)
+            return 0;
+        *eq = '\0';
+        json_t *f = json_object_get(el, t);
+        if (!json_is_string(f) || strcmp(json_string_value(f), eq + 1) != 0)
+            return 0;
+    }
+    return 1;
+}
+
 static json_t *step(json_t *cur, char *part)
 {
-    char *eq = strchr(part, '=');
-    if (json_is_array(cur) && eq) {
-        *eq = '\0';
+    if (json_is_array(cur) && strchr(part, '=')) {
         size_t i;
         json_t *el;
         json_array_foreach(cur, i, el)
         {
-            json_t *f = json_object_get(el, part);
-            if (json_is_string(f) && strcmp(json_string_value(f), eq + 1) == 0)
+            if (matches(el, part))
                 return el;
         }
         return NULL;
