@@ -40,11 +40,26 @@ static void slot_error(struct client_slot *sl, const struct lab_err *err)
         snprintf(sl->err, sizeof sl->err, "%s", err->msg);
 }
 
+/* A lock operation failed: while a server fault is on (or settling) that
+ * is the fault's doing and counted apart; otherwise it is an error of the
+ * design or the lab, in *count. */
+static void lock_error(struct shared_head *h, struct client_slot *sl, int64_t *count,
+                       const struct lab_err *err)
+{
+    if (lab_now_ns() <= atomic_load(&h->excused_until_ns)) {
+        if (!sl->fault_errors++)
+            snprintf(sl->fault_err, sizeof sl->fault_err, "%s", err->msg);
+        return;
+    }
+    (*count)++;
+    slot_error(sl, err);
+}
+
 /* Reentrant workload: take the lock again, s->depth times, inside the
  * critical section. Returns how many nested holds were granted; a nested
  * acquire that times out is the "blocked" of a non-reentrant design. */
-static int nested_acquire(const struct scenario *s, const struct lock_ops *ops,
-                          struct lock_client *lc, const char *key, struct client_slot *sl,
+static int nested_acquire(struct shared_head *h, const struct scenario *s,
+                          const struct lock_ops *ops, struct lock_client *lc, const char *key, struct client_slot *sl,
                           struct lab_err *err)
 {
     int held = 0;
@@ -57,18 +72,17 @@ static int nested_acquire(const struct scenario *s, const struct lock_ops *ops,
         }
         if (st == LOCK_TIMEOUT)
             sl->nested_timeouts++;
-        else {
-            sl->errors++;
-            slot_error(sl, err);
-        }
+        else
+            lock_error(h, sl, &sl->errors, err);
         break;
     }
     return held;
 }
 
 /* Give back the nested holds, innermost first. */
-static void nested_release(const struct lock_ops *ops, struct lock_client *lc, const char *key,
-                           struct client_slot *sl, int held, struct lab_err *err)
+static void nested_release(struct shared_head *h, const struct lock_ops *ops,
+                           struct lock_client *lc, const char *key, struct client_slot *sl,
+                           int held, struct lab_err *err)
 {
     for (; held > 0; held--) {
         enum release_status rs = ops->release(lc, key, err);
@@ -76,10 +90,8 @@ static void nested_release(const struct lock_ops *ops, struct lock_client *lc, c
             sl->released++;
         else if (rs == RELEASE_NOT_OWNER)
             sl->release_not_owner++;
-        else if (rs == RELEASE_ERROR) {
-            sl->release_errors++;
-            slot_error(sl, err);
-        }
+        else if (rs == RELEASE_ERROR)
+            lock_error(h, sl, &sl->release_errors, err);
     }
 }
 
@@ -114,8 +126,7 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
             continue;
         }
         if (st == LOCK_ERROR) {
-            sl->errors++;
-            slot_error(sl, &err);
+            lock_error(h, sl, &sl->errors, &err);
             lab_sleep_ns(s->retry_interval_ns, &h->stop); /* do not spin on a dead backend */
             continue;
         }
@@ -129,9 +140,9 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
         hist_record(&sl->acquire, (t_enter - t_wait + 500) / 1000);
         failpoint_hit(fp_grant, &h->stop);
         int nested =
-            s->workload == WORKLOAD_REENTRANT ? nested_acquire(s, ops, lc, key, sl, &err) : 0;
+            s->workload == WORKLOAD_REENTRANT ? nested_acquire(h, s, ops, lc, key, sl, &err) : 0;
         enum workload_step ws = workload_step(wl, sl->stats.fence_token, &err);
-        nested_release(ops, lc, key, sl, nested, &err);
+        nested_release(h, ops, lc, key, sl, nested, &err);
         int64_t t_exit = lab_now_ns();
         sl->cur.exit_ns = t_exit;
         atomic_store(&sl->iv_phase, IV_EXITING);
@@ -174,10 +185,8 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
             sl->released++;
         } else if (rs == RELEASE_NOT_OWNER)
             sl->release_not_owner++;
-        else {
-            sl->release_errors++;
-            slot_error(sl, &err);
-        }
+        else
+            lock_error(h, sl, &sl->release_errors, &err);
         if (ws == WORKLOAD_SOLD_OUT)
             break;
         lab_sleep_ns(s->think_ns, &h->stop); /* outside the lock: others get their turn */

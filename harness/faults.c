@@ -23,6 +23,10 @@
 
 #define HOLDER_POLL_NS (1000000LL)     /* while waiting for a holder */
 #define STOP_CONFIRM_NS (500000000LL)  /* a SIGSTOP lands within this */
+/* after a server fault ends (the server continued, back, a failover over),
+ * lock errors are still its doing for this long: clients find out about a
+ * broken connection only at their next command */
+#define SETTLE_NS (1000000000LL)
 
 /* --------------------------------------------------------------- records */
 
@@ -286,7 +290,15 @@ static void bring_back(struct faults *F, int k)
 static enum fire fire_server(struct faults *F, int spec, int64_t now)
 {
     const struct fault_spec *f = &F->s->faults[spec];
+    /* roles can move (a failover makes a replica the master, an election
+     * another ZooKeeper server the leader): ask the backend again */
+    const struct backend_ops *be = backend_of(F->ops);
+    F->n_roles = be->roles(F->ops, F->s, F->roles, BACKEND_MAX_ROLES);
     struct server *srv = find_role(F, f);
+    if (!srv) {
+        rec_skip(F, spec, now, false, "no %s now", f->target_text);
+        return FIRED;
+    }
     if (f->action == FAULT_START) {
         for (int k = 0; k < F->n_down; k++)
             if (F->down[k].srv == srv) {
@@ -390,6 +402,24 @@ static int64_t end_pauses(struct faults *F, int64_t now, bool force)
     return next;
 }
 
+/* Publish whether a server fault is on (a record of a server hit still
+ * active): while one is, and for SETTLE_NS after the last one ended, the
+ * clients count lock errors as the fault's doing (region.h). */
+static void update_excuse(struct faults *F, int64_t now)
+{
+    struct fault_log *log = &F->rg->head->faults;
+    int n = atomic_load(&log->n);
+    bool on = false;
+    for (int i = 0; i < n && i < FAULT_RECORDS_MAX && !on; i++)
+        on = atomic_load(&log->published[i]) && log->rec[i].outcome == FAULT_ACTIVE &&
+             log->rec[i].client < 0 && log->rec[i].pid > 0;
+    atomic_llong *until = &F->rg->head->excused_until_ns;
+    if (on)
+        atomic_store(until, INT64_MAX);
+    else if (atomic_load(until) == INT64_MAX)
+        atomic_store(until, now + SETTLE_NS);
+}
+
 int64_t faults_tick(struct faults *F, int64_t now)
 {
     int64_t next = INT64_MAX, retry = INT64_MAX;
@@ -418,6 +448,7 @@ int64_t faults_tick(struct faults *F, int64_t now)
     int64_t pause_end = end_pauses(F, now, false);
     if (pause_end < next)
         next = pause_end;
+    update_excuse(F, lab_now_ns());
     return retry < next ? retry : next;
 }
 

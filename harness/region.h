@@ -50,6 +50,11 @@ struct shared_head {
     atomic_int ready;         /* clients that finished opening (ok or failed) */
     atomic_int go;            /* the start barrier's futex word */
     int64_t start_ns;         /* the start barrier opened (fault times count from it) */
+    /* a server fault is under way, or ended less than a settle time ago,
+     * until then (CLOCK_MONOTONIC; 0 none, INT64_MAX while one lasts): a
+     * lock operation that fails meanwhile is the fault's doing, counted
+     * apart from the errors that make a verdict `error` (faults.c) */
+    atomic_llong excused_until_ns;
     struct fault_log faults;
 };
 
@@ -80,6 +85,8 @@ struct client_slot {
     int64_t iv_dropped;        /* intervals not logged: the log was full */
     struct lock_stats stats;   /* the implementation's counters */
     char err[160];             /* first error this client hit */
+    int64_t fault_errors;      /* lock operations that failed while a server fault was on */
+    char fault_err[160];       /* the first of those */
     struct hist acquire, hold, release;
 };
 

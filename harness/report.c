@@ -153,6 +153,9 @@ static json_t *result_json(const struct run_result *r)
                   (json_int_t)r->release_deleted_other, "nested_acquired",
                   (json_int_t)r->nested_acquired, "nested_timeouts",
                   (json_int_t)r->nested_timeouts));
+    json_object_set_new(o, "fault_errors", json_integer(r->fault_errors));
+    if (r->fault_errors)
+        json_object_set_new(o, "fault_error", json_string(r->fault_error));
     json_object_set_new(o, "latency_us",
                         json_pack("{s:o, s:o, s:o, s:o}", "acquire", latency_json(&r->acquire),
                                   "hold", latency_json(&r->hold), "release",
@@ -519,9 +522,13 @@ static void print_faults(FILE *f, const struct run_result *x)
     char rec[32] = "";
     if (x->recovery_ns >= 0)
         fmt_us(rec, sizeof rec, x->recovery_ns / 1000);
-    fprintf(f, "%20s   faults: %d landed, %d skipped, %d failed%s%s%s%s\n", "", n[FAULT_DONE],
+    char errs[64] = "";
+    if (x->fault_errors)
+        snprintf(errs, sizeof errs, "; %lld lock errors while a server was down",
+                 (long long)x->fault_errors);
+    fprintf(f, "%20s   faults: %d landed, %d skipped, %d failed%s%s%s%s%s\n", "", n[FAULT_DONE],
             n[FAULT_SKIPPED], n[FAULT_FAILED], not_used ? " (others not for this design)" : "",
-            rec[0] ? "; recovery " : "", rec,
+            rec[0] ? "; recovery " : "", rec, errs,
             x->unrecovered_kills ? "; a killed holder's lock was never granted again" : "");
 }
 

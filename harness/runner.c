@@ -392,6 +392,9 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
             end = e;
         if (!res->first_error[0] && sl->err[0])
             snprintf(res->first_error, sizeof res->first_error, "client %d: %s", i, sl->err);
+        if (!res->fault_errors && sl->fault_errors)
+            snprintf(res->fault_error, sizeof res->fault_error, "client %d: %s", i, sl->fault_err);
+        res->fault_errors += sl->fault_errors;
     }
     *units_out = units;
     res->elapsed_s = (double)(end - start) / 1e9;

@@ -39,6 +39,8 @@ struct run_result {
     double throughput_per_s;     /* acquired / elapsed */
 
     int64_t acquired, timeouts, errors, released, release_not_owner, release_errors;
+    int64_t fault_errors;        /* lock operations that failed during a server fault (region.h) */
+    char fault_error[200];       /* the first of those */
     int64_t release_deleted_other; /* locks taken from their holder by someone else (victims) */
     int64_t nested_acquired;       /* reentrant workload: nested acquires granted */
     int64_t nested_timeouts;       /* reentrant workload: nested acquires timed out (blocked) */
