@@ -9,10 +9,13 @@
 #include "lab.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 void lab_err_set(struct lab_err *err, int code, const char *fmt, ...)
 {
@@ -105,4 +108,35 @@ int lab_parse_hostport(const char *s, char *host, size_t hostlen, int *port)
     host[colon - s] = '\0';
     *port = (int)p;
     return 0;
+}
+
+char lab_proc_state(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces and parens */
+    return p && p[1] == ' ' ? p[2] : 0;
+}
+
+bool lab_stop_confirmed(pid_t pid, int64_t timeout_ns)
+{
+    if (kill(pid, SIGSTOP) != 0)
+        return false;
+    int64_t deadline = lab_now_ns() + timeout_ns;
+    for (;;) {
+        char c = lab_proc_state(pid);
+        if (c == 'T' || c == 't')
+            return true;
+        if (c == 0 || c == 'Z' || lab_now_ns() > deadline)
+            return false;
+        lab_sleep_ns(20000, NULL);
+    }
 }

@@ -11,8 +11,10 @@
 #define LOCKLAB_LAB_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 /* Exit codes of the locklab program (DESIGN.md, "Verdicts and exit codes"). */
@@ -59,6 +61,14 @@ static inline int64_t lab_now_ns(void)
 
 /* Sleep for ns nanoseconds (restarting after signals unless *stop is set). */
 void lab_sleep_ns(int64_t ns, const volatile int *stop);
+
+/* The state letter of process pid from /proc (R, S, T, Z...), 0 when it
+ * is gone. */
+char lab_proc_state(pid_t pid);
+
+/* SIGSTOP pid and wait (up to timeout_ns) until the kernel says it is
+ * stopped: true then, false when it died or the stop did not land. */
+bool lab_stop_confirmed(pid_t pid, int64_t timeout_ns);
 
 /* Fill buf with len random bytes from the OS (getrandom); 0 or -errno. */
 int lab_random_bytes(void *buf, size_t len);

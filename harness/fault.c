@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const action_names[] = {"pause", "kill", "restart", "stop", "start", "sleep"};
+static const char *const action_names[] = {"pause", "kill", "restart", "stop", "start", "sleep",
+                                            "failover"};
 static const char *const outcome_names[] = {"done", "skipped", "failed", "active"};
 
 /* Server roles a target may name, with whether it takes an index. */
@@ -18,7 +19,10 @@ static const struct {
     const char *name;
     int indexed; /* 0: no index, 1: optional, 2: required */
 } roles[] = {
-    {"redis", 0},      /* the Redis lock store */
+    {"redis", 0},      /* the Redis lock store (in the sentinel topology: its master now) */
+    {"redis-master", 0},  /* the sentinel topology's master, as the sentinels name it now */
+    {"redis-replica", 2}, /* one of its replicas (0-based, in start order) */
+    {"sentinel", 2},      /* one of its sentinels */
     {"redis-node", 2}, /* one independent master (redlock) */
     {"zookeeper", 1},  /* the ensemble's only server, or server I */
 };

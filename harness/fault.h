@@ -20,7 +20,9 @@
 #define FAULT_RECORDS_MAX 128 /* faults one run records */
 
 enum fault_action { FAULT_PAUSE = 0, FAULT_KILL, FAULT_RESTART, FAULT_STOP, FAULT_START,
-                    FAULT_SLEEP };
+                    FAULT_SLEEP, FAULT_FAILOVER };
+
+#define FAULT_PHASES_MAX 6 /* named instants of a fault with phases (a failover) */
 
 enum fault_target { TARGET_HOLDER = 0, TARGET_CLIENT, TARGET_RANDOM_CLIENT, TARGET_SERVER,
                     TARGET_FAILPOINT };
@@ -56,6 +58,11 @@ struct fault_record {
     bool not_used;          /* skipped because the design does not use the target */
     bool holder;            /* the client hit held the lock (or was taking it, at a failpoint) */
     int64_t recovery_ns;    /* a killed client: from the kill to the next grant, -1 none */
+    int n_phases;           /* a fault with phases (failover): its instants, in order */
+    struct {
+        char name[24];      /* "cut", "granted", "killed", "switched", "writable", "rejoined" */
+        int64_t at_ns;      /* CLOCK_MONOTONIC */
+    } phase[FAULT_PHASES_MAX];
 };
 
 const char *fault_action_name(enum fault_action a);

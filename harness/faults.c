@@ -27,6 +27,7 @@
  * lock errors are still its doing for this long: clients find out about a
  * broken connection only at their next command */
 #define SETTLE_NS (1000000000LL)
+#define FAILOVER_POLL_NS (2000000LL)  /* a failover's steps are looked at this often */
 
 /* --------------------------------------------------------------- records */
 
@@ -73,42 +74,9 @@ static void rec_skip(struct faults *F, int spec, int64_t now, bool not_used, con
 
 /* ------------------------------------------------------------- processes */
 
-/* The state letter of pid from /proc (R, S, T, Z...), or 0 when it is gone. */
-static char proc_state(pid_t pid)
-{
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')'); /* the command name may hold spaces and parens */
-    return p && p[1] == ' ' ? p[2] : 0;
-}
-
-static bool is_stopped(pid_t pid)
-{
-    char c = proc_state(pid);
-    return c == 'T' || c == 't';
-}
-
-/* Stop pid and wait until the kernel says it is stopped. */
 static bool stop_confirmed(pid_t pid)
 {
-    if (kill(pid, SIGSTOP) != 0)
-        return false;
-    int64_t deadline = lab_now_ns() + STOP_CONFIRM_NS;
-    while (!is_stopped(pid)) {
-        char c = proc_state(pid);
-        if (c == 0 || c == 'Z' || lab_now_ns() > deadline)
-            return false;
-        lab_sleep_ns(20000, NULL);
-    }
-    return true;
+    return lab_stop_confirmed(pid, STOP_CONFIRM_NS);
 }
 
 /* ----------------------------------------------------------------- setup */
@@ -287,6 +255,121 @@ static void bring_back(struct faults *F, int k)
     F->down[k] = F->down[--F->n_down];
 }
 
+/* ------------------------------------------------------------- failover */
+
+/* Start a failover (the backend's steps, backend.h); step_failover() drives
+ * it from then on. */
+static enum fire fire_failover(struct faults *F, int spec, int64_t now)
+{
+    const struct fault_spec *f = &F->s->faults[spec];
+    const struct backend_ops *be = backend_of(F->ops);
+    if (!be->failover_step) {
+        rec_skip(F, spec, now, true, "%s has no failover", be->title);
+        return FIRED;
+    }
+    if (F->fo.on) {
+        rec_skip(F, spec, now, false, "the last failover is still under way");
+        return FIRED;
+    }
+    int idx;
+    struct fault_record *r = rec_new(&F->rg->head->faults, F->s, spec, &idx);
+    if (!r)
+        return FIRED;
+    memset(&F->fo, 0, sizeof F->fo);
+    r->start_ns = now;
+    r->outcome = FAULT_ACTIVE;
+    region_key_of(F->s, 0, F->fo.fo.key, sizeof F->fo.fo.key);
+    struct lab_err err = {0};
+    if (be->failover_step(&F->fo.fo, false, false, now, &err) != 0) {
+        r->end_ns = now;
+        r->outcome = FAULT_FAILED;
+        snprintf(r->note, sizeof r->note, "%.120s", err.msg);
+    } else {
+        F->fo.on = true;
+        F->fo.spec = spec;
+        F->fo.rec = idx;
+        F->fo.window_end = now + f->window_ns;
+        snprintf(r->hit, sizeof r->hit, "%s", f->target_text);
+    }
+    rec_publish(&F->rg->head->faults, idx);
+    return FIRED;
+}
+
+/* Add phase name at t (when reached) to r. */
+static void add_phase(struct fault_record *r, const char *name, int64_t t)
+{
+    if (t <= 0 || r->n_phases >= FAULT_PHASES_MAX)
+        return;
+    snprintf(r->phase[r->n_phases].name, sizeof r->phase[0].name, "%s", name);
+    r->phase[r->n_phases++].at_ns = t;
+}
+
+/* Close the failover's record: its phases and what they took. */
+static void failover_record(struct faults *F, int rc, const struct lab_err *err, int64_t now)
+{
+    struct fault_record *r = &F->rg->head->faults.rec[F->fo.rec];
+    const struct failover *fo = &F->fo.fo;
+    add_phase(r, "cut", fo->cut_ns);
+    add_phase(r, "granted", fo->granted_ns);
+    add_phase(r, "killed", fo->killed_ns);
+    add_phase(r, "switched", fo->switched_ns);
+    add_phase(r, "writable", fo->writable_ns);
+    add_phase(r, "rejoined", fo->rejoined_ns);
+    if (fo->cut_ns)
+        r->start_ns = fo->cut_ns; /* the fault's band: from the cut to the first write */
+    r->end_ns = fo->writable_ns ? fo->writable_ns : now;
+    r->outcome = rc == 1 ? FAULT_DONE : FAULT_FAILED;
+    char what[64] = "no client was granted while replication was cut";
+    if (fo->granted_ns)
+        snprintf(what, sizeof what, "client %d granted after the cut, not replicated", r->client);
+    else if (fo->killed_ns)
+        snprintf(what, sizeof what, "no unreplicated grant in the window");
+    if (rc == 1)
+        snprintf(r->note, sizeof r->note, "%s; switched %.2f s and writable %.2f s after the kill",
+                 what, (double)(fo->switched_ns - fo->killed_ns) / 1e9,
+                 (double)(fo->writable_ns - fo->killed_ns) / 1e9);
+    else
+        snprintf(r->note, sizeof r->note, "%.60s; %.60s", what, err ? err->msg : "interrupted");
+    F->fo.on = false;
+}
+
+/* The next step of the failover under way; when the engine needs to look
+ * again. A grant after the cut is read from the shared slots: a client
+ * inside a critical section it entered after the replication was cut. */
+static int64_t step_failover(struct faults *F, int64_t now)
+{
+    if (!F->fo.on)
+        return INT64_MAX;
+    struct failover *fo = &F->fo.fo;
+    bool granted = false;
+    int64_t was_granted = fo->granted_ns;
+    int who = -1;
+    for (int i = 0; i < F->n_clients && !granted && fo->cut_ns && !fo->killed_ns; i++) {
+        const struct client_slot *sl = &F->rg->slots[i];
+        if (F->pids[i] > 0 && atomic_load(&sl->iv_phase) == IV_INSIDE &&
+            sl->cur.enter_ns > fo->cut_ns) {
+            granted = true;
+            who = i;
+        }
+    }
+    struct lab_err err = {0};
+    int rc = backend_of(F->ops)->failover_step(fo, granted, now >= F->fo.window_end, now, &err);
+    struct fault_record *r = &F->rg->head->faults.rec[F->fo.rec];
+    if (!r->pid && fo->master_pid) {
+        r->pid = fo->master_pid; /* from the cut on, errors are the fault's */
+        snprintf(r->hit, sizeof r->hit, "%s (pid %d)", F->s->faults[F->fo.spec].target_text,
+                 (int)r->pid);
+    }
+    if (!was_granted && fo->granted_ns) {
+        r->client = who;
+        r->holder = true;
+    }
+    if (rc == 0)
+        return now + FAILOVER_POLL_NS;
+    failover_record(F, rc, &err, now);
+    return INT64_MAX;
+}
+
 static enum fire fire_server(struct faults *F, int spec, int64_t now)
 {
     const struct fault_spec *f = &F->s->faults[spec];
@@ -299,6 +382,8 @@ static enum fire fire_server(struct faults *F, int spec, int64_t now)
         rec_skip(F, spec, now, false, "no %s now", f->target_text);
         return FIRED;
     }
+    if (f->action == FAULT_FAILOVER)
+        return fire_failover(F, spec, now);
     if (f->action == FAULT_START) {
         for (int k = 0; k < F->n_down; k++)
             if (F->down[k].srv == srv) {
@@ -384,7 +469,7 @@ static int64_t end_pauses(struct faults *F, int64_t now, bool force)
                 next = end;
             continue;
         }
-        char st = proc_state(r->pid); /* only once it is due: /proc is a read per call */
+        char st = lab_proc_state(r->pid); /* only once it is due: /proc is a read per call */
         if (st == 'T' || st == 't' || force) {
             kill(r->pid, SIGCONT);
         } else if (st != 0 && st != 'Z') {
@@ -448,6 +533,9 @@ int64_t faults_tick(struct faults *F, int64_t now)
     int64_t pause_end = end_pauses(F, now, false);
     if (pause_end < next)
         next = pause_end;
+    int64_t fo_next = step_failover(F, now);
+    if (fo_next < next)
+        next = fo_next;
     update_excuse(F, lab_now_ns());
     return retry < next ? retry : next;
 }
@@ -460,6 +548,16 @@ void faults_release(struct faults *F)
 void faults_finish(struct faults *F, bool interrupted)
 {
     faults_release(F);
+    /* a failover the run's end caught half-way: see it through, so the
+     * next run starts on a whole topology (undo it when interrupted) */
+    while (F->fo.on && !interrupted) {
+        lab_sleep_ns(FAILOVER_POLL_NS, NULL);
+        step_failover(F, lab_now_ns());
+    }
+    if (F->fo.on) {
+        backend_of(F->ops)->failover_abort(&F->fo.fo);
+        failover_record(F, -1, NULL, lab_now_ns());
+    }
     while (F->n_down > 0) {
         if (!interrupted) {
             bring_back(F, F->n_down - 1);

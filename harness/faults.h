@@ -49,6 +49,12 @@ struct faults {
         int64_t due;                      /* when */
     } down[FAULTS_MAX_PENDING];
     int n_down;
+    struct {
+        bool on;                          /* a failover is under way */
+        int spec, rec;                    /* its entry and its record */
+        int64_t window_end;               /* stop waiting for a grant after the cut */
+        struct failover fo;               /* the backend's steps (servers.h) */
+    } fo;
     unsigned rnd;                         /* random-client / holder choice */
 };
 

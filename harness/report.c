@@ -109,6 +109,13 @@ static json_t *faults_json(const struct run_result *r)
         json_object_set_new(o, "hit", f->hit[0] ? json_string(f->hit) : json_null());
         json_object_set_new(o, "pid", f->pid ? json_integer(f->pid) : json_null());
         json_object_set_new(o, "client", f->client >= 0 ? json_integer(f->client) : json_null());
+        if (f->n_phases) {
+            json_t *ph = json_object();
+            for (int k = 0; k < f->n_phases; k++)
+                json_object_set_new(ph, f->phase[k].name,
+                                    json_real(ms_after(f->phase[k].at_ns, r->start_ns)));
+            json_object_set_new(o, "phases_ms", ph);
+        }
         if (f->action == FAULT_KILL && f->client >= 0)
             json_object_set_new(o, "recovery_ms", f->recovery_ns >= 0
                                                       ? json_real((double)f->recovery_ns / 1e6)

@@ -366,8 +366,10 @@ _Static_assert(sizeof(enum workload_kind) == sizeof(int) && sizeof(enum retry_ki
 
 static const struct opt redis_opts[] = {
     { .name = "topology", .type = OPT_STR, FIELD(redis_topology), .def = "single",
-      .choices = topology_words, .n_supported = 2,
+      .choices = topology_words, .n_supported = 3,
       .help = "how the Redis lock store is laid out" },
+    { .name = "replicas", .type = OPT_INT, FIELD(redis_replicas), .min = 1, .max = SCN_MAX_REPLICAS,
+      .def = "2", .help = "replicas of the master, in the sentinel topology" },
     { .name = "masters", .type = OPT_INT, FIELD(redis_masters), .min = 1, .max = SCN_MAX_MASTERS,
       .def = "5", .flags = OPT_ODD, .help = "independent Redis masters, for redlock" },
     { .name = NULL }
@@ -1081,9 +1083,12 @@ static int fault_check(struct opt_loader *L, const yaml_node_t *entry, const cha
         return fail_at(L, entry, "%s: %s takes no duration", kp, act);
     if (has_at && has_count)
         return fail_at(L, entry, "%s: count goes with every or failpoint, not at", kp);
-    if (has_window && f->target != TARGET_HOLDER)
+    if (has_window && f->target != TARGET_HOLDER && f->action != FAULT_FAILOVER)
         return fail_at(L, entry, "%s: window is how long to wait for a holder; the target "
                                  "is not holder", kp);
+    if (f->action == FAULT_FAILOVER && strcmp(f->role, "redis-master") != 0)
+        return fail_at(L, entry, "%s: failover applies to redis-master (the sentinel "
+                                 "topology's master), not to %s", kp, f->target_text);
     bool server = f->target == TARGET_SERVER;
     if ((f->action == FAULT_RESTART || f->action == FAULT_STOP || f->action == FAULT_START) &&
         !server)
@@ -1096,7 +1101,7 @@ static int load_fault(struct opt_loader *L, const yaml_node_t *entry, const char
                       struct fault_spec *f)
 {
     static const char *const actions[] = {"pause", "kill", "restart", "stop", "start", "sleep",
-                                          NULL};
+                                          "failover", NULL};
     static const char *const keys[] = {"at", "every", "count", "duration", "action", "target",
                                        "failpoint", "window", NULL};
     char shown[SHOW_MAX], list[160], sub[128];
@@ -1158,7 +1163,8 @@ static int load_fault(struct opt_loader *L, const yaml_node_t *entry, const char
                 return -1;
             if (fault_target_parse(scalar_text(v), f) != 0)
                 return fail_at(L, v, "%s: unknown target '%s' (valid: holder, client:N, "
-                                     "random-client, redis, redis-node:I, zookeeper)", sub,
+                                     "random-client, redis, redis-node:I, redis-master, "
+                                     "redis-replica:I, sentinel:I, zookeeper[:I])", sub,
                                show(shown, sizeof shown, scalar_text(v), v->data.scalar.length));
             break;
         case 6:

@@ -21,6 +21,7 @@
 #define SCN_NAME_MAX 64
 #define SCN_MAX_CLIENTS 1024
 #define SCN_MAX_MASTERS 9
+#define SCN_MAX_REPLICAS 4
 #define SCN_OPTIONS_MAX 16384 /* bytes for the settings of every design (lock_ops.options) */
 #define SCN_MAX_STEPS 16
 
@@ -55,7 +56,9 @@ struct scenario {
     int n_impls;                          /* impls: required, 1..SCN_MAX_IMPLS, no duplicates */
     char impls[SCN_MAX_IMPLS][SCN_NAME_MAX];
 
-    char redis_topology[16]; /* backends.redis.topology: "single" (default) | "independent" */
+    char redis_topology[16]; /* backends.redis.topology: "single" (default) | "independent"
+                              * | "sentinel" (a master, its replicas and 3 sentinels) */
+    int redis_replicas;      /* backends.redis.replicas: replicas in the sentinel topology */
     int redis_masters;       /* backends.redis.masters: independent masters (redlock), default 5 */
     int zk_ensemble;         /* backends.zookeeper.ensemble: 1 (default) or 3 */
     int64_t zk_session_timeout_ns; /* backends.zookeeper.session_timeout: default 10s */

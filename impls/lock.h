@@ -103,6 +103,8 @@ struct lock_servers {
     struct lock_endpoint node[LOCK_MAX_SERVERS];
     char conn[256];                          /* all of them as a connection string,
                                                 "host:port[,host:port...]" */
+    char sentinel_master[32];                /* non-empty: node[] are Redis sentinels, and
+                                                the store is the master they name so */
 };
 
 /* Where the lock store is and how to behave; filled by the harness. */

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,11 @@
 /* Connect and command timeout: long enough for a loaded 2-core machine,
  * short enough that a dead lock store ends a client's loop. */
 #define REDIS_TIMEOUT_MS 10000
+/* Sentinel topology: how long a client looks for the master across a
+ * failover (a few times the failover the lab tunes for), and how often it
+ * asks the sentinels meanwhile. */
+#define SENTINEL_SEARCH_NS (10000000000LL)
+#define SENTINEL_RETRY_NS (20000000LL)
 
 const char redis_compare_and_delete_lua[] =
     "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
@@ -51,6 +57,10 @@ static redisReply *checked(redisContext *rc, redisReply *r, struct lab_err *err)
     }
     if (r->type == REDIS_REPLY_ERROR) {
         lab_err_set(err, EPROTO, "redis: %s", r->str);
+        /* a master demoted by a failover answers writes with READONLY:
+         * drop the connection, so the next command asks the sentinels */
+        if (strncmp(r->str, "READONLY", 8) == 0 && !rc->err)
+            rc->err = REDIS_ERR_OTHER;
         freeReplyObject(r);
         return NULL;
     }
@@ -97,9 +107,55 @@ int redis_lock_open(struct lock_client **out, const struct lock_env *env, lock_t
     return 0;
 }
 
+/* Does the server on c say it is a master (ROLE)? */
+static bool says_master(redisContext *c)
+{
+    redisReply *r = redisCommand(c, "ROLE");
+    bool yes = r && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+               r->element[0]->type == REDIS_REPLY_STRING && strcmp(r->element[0]->str, "master") == 0;
+    if (r)
+        freeReplyObject(r);
+    return yes;
+}
+
+/* The sentinel topology: ask the sentinels which server is the master,
+ * connect to it and check that it says so, as Redisson's and Jedis's
+ * sentinel clients do. While a failover is under way the sentinels still
+ * name the dead master, or a replica not yet promoted: ask again, until
+ * SENTINEL_SEARCH_NS has passed or the run stops. */
+static redisContext *sentinel_store_open(const char *what, const struct lock_env *env,
+                                         int timeout_ms, struct lab_err *err)
+{
+    const struct lock_servers *sv = env->servers;
+    int64_t deadline = lab_now_ns() + SENTINEL_SEARCH_NS;
+    for (;;) {
+        for (int i = 0; i < sv->n; i++) {
+            char host[64];
+            int port;
+            if (redis_sentinel_ask(sv->node[i].host, sv->node[i].port, sv->sentinel_master,
+                                   timeout_ms, host, sizeof host, &port, err) != 0)
+                continue; /* this sentinel is down: ask the next */
+            redisContext *c = redis_conn_open(what, host, port, timeout_ms, err);
+            if (c && says_master(c))
+                return c;
+            if (c) {
+                lab_err_set(err, EAGAIN, "%s:%d, named by the sentinels, is not a master", host,
+                            port);
+                redisFree(c);
+            }
+            break; /* the master they name is down or demoted: wait for the switch */
+        }
+        if (lab_now_ns() >= deadline || (env->stop && *env->stop))
+            return NULL;
+        lab_sleep_ns(SENTINEL_RETRY_NS, env->stop);
+    }
+}
+
 redisContext *redis_store_open(const char *what, const struct lock_env *env, int timeout_ms,
                                struct lab_err *err)
 {
+    if (env->servers->sentinel_master[0])
+        return sentinel_store_open(what, env, timeout_ms, err);
     const struct lock_endpoint *ep = &env->servers->node[0];
     return redis_conn_open(what, ep->host, ep->port, timeout_ms, err);
 }
@@ -140,16 +196,41 @@ int redis_watchdog_conn_ready(struct lock_client *c, struct lab_err *err)
     return reconnect_if_broken(c, &c->wd_rc, err);
 }
 
+/* A command on the client's connection failed: was it the connection
+ * (the server died, closed it, or turned out to be a demoted master)
+ * rather than an answer? Then the command is sent once more on a new
+ * connection, found through the sentinels when there are some, as
+ * Redisson's client retries a command after a reconnect. */
+static bool retry_on_new_connection(const struct lock_client *c, int tries)
+{
+    return tries == 0 && c->rc && c->rc->err;
+}
+
 redisReply *redis_cmd(struct lock_client *c, struct lab_err *err, const char *fmt, ...)
 {
-    if (reconnect_if_broken(c, &c->rc, err) != 0)
-        return NULL;
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(c->rc, fmt, ap);
-    va_end(ap);
-    c->env->stats->round_trips++;
-    return checked(c->rc, r, err);
+    for (int tries = 0;; tries++) {
+        if (reconnect_if_broken(c, &c->rc, err) != 0)
+            return NULL;
+        va_list ap;
+        va_start(ap, fmt);
+        redisReply *r = checked(c->rc, redisvCommand(c->rc, fmt, ap), err);
+        va_end(ap);
+        c->env->stats->round_trips++;
+        if (r || !retry_on_new_connection(c, tries))
+            return r;
+    }
+}
+
+redisReply *redis_client_script(struct lock_client *c, struct redis_script *s, int nkeys,
+                                int argc, const char **argv, struct lab_err *err)
+{
+    for (int tries = 0;; tries++) {
+        if (reconnect_if_broken(c, &c->rc, err) != 0)
+            return NULL;
+        redisReply *r = redis_script_argv(c->rc, c->env->stats, s, nkeys, argc, argv, err);
+        if (r || !retry_on_new_connection(c, tries))
+            return r;
+    }
 }
 
 redisReply *redis_script_argv(redisContext *rc, struct lock_stats *stats, struct redis_script *s,
@@ -184,15 +265,16 @@ long long redis_ttl_ms(const struct lock_client *c)
     return ms > 0 ? ms : 1;
 }
 
-/* Run s on rc with KEYS[1] = key, ARGV = token, ttl: integer result or -1. */
-static long long script_key_token_ttl(redisContext *rc, struct lock_stats *stats,
-                                      struct lock_client *c, struct redis_script *s,
+/* Run s with KEYS[1] = key, ARGV = token, ttl on the client's connection
+ * (wd: on the watchdog's): integer result or -1. */
+static long long script_key_token_ttl(struct lock_client *c, bool wd, struct redis_script *s,
                                       const char *key, struct lab_err *err)
 {
     char ttl[32];
     snprintf(ttl, sizeof ttl, "%lld", redis_ttl_ms(c));
     const char *argv[] = {key, c->token, ttl};
-    redisReply *r = redis_script_argv(rc, stats, s, 1, 3, argv, err);
+    redisReply *r = wd ? redis_script_argv(c->wd_rc, NULL, s, 1, 3, argv, err)
+                       : redis_client_script(c, s, 1, 3, argv, err);
     if (!r)
         return -1;
     long long v = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
@@ -203,9 +285,7 @@ static long long script_key_token_ttl(redisContext *rc, struct lock_stats *stats
 long long redis_script_call(struct lock_client *c, struct redis_script *s, const char *key,
                             struct lab_err *err)
 {
-    if (reconnect_if_broken(c, &c->rc, err) != 0)
-        return -1;
-    return script_key_token_ttl(c->rc, c->env->stats, c, s, key, err);
+    return script_key_token_ttl(c, false, s, key, err);
 }
 
 /* The watchdog's renewal: the renew script on the watchdog's connection. */
@@ -215,7 +295,7 @@ static int watchdog_renew(void *arg, const char *key)
     struct lab_err err = {0};
     if (redis_watchdog_conn_ready(c, &err) != 0)
         return -1;
-    long long v = script_key_token_ttl(c->wd_rc, NULL, c, &c->renew, key, &err);
+    long long v = script_key_token_ttl(c, true, &c->renew, key, &err);
     return v < 0 ? -1 : v > 0;
 }
 

@@ -63,8 +63,9 @@ redisContext *redis_store_open(const char *what, const struct lock_env *env, int
 /* The same for the watchdog thread's c->wd_rc (call it on that thread). */
 int redis_watchdog_conn_ready(struct lock_client *c, struct lab_err *err);
 
-/* Send one command (printf-style, hiredis format) and count the round trip.
- * Returns the reply, or NULL with err filled when the connection failed or
+/* Send one command (printf-style, hiredis format) and count the round trip;
+ * when the connection breaks under it (a server killed, a master demoted)
+ * it is sent once more on a new connection. Returns the reply, or NULL with err filled when the connection failed or
  * Redis answered with an error. The caller frees the reply. */
 redisReply *redis_cmd(struct lock_client *c, struct lab_err *err, const char *fmt, ...);
 
@@ -76,6 +77,12 @@ int redis_script_load(redisContext *rc, struct redis_script *s, struct lab_err *
  * when stats is not NULL. Returns the reply or NULL with err filled. */
 redisReply *redis_script_argv(redisContext *rc, struct lock_stats *stats, struct redis_script *s,
                               int nkeys, int argc, const char **argv, struct lab_err *err);
+
+/* redis_script_argv on the client's connection, replaced first when it
+ * failed, and sent once more on a new connection when the connection broke
+ * under it (as redis_cmd does). */
+redisReply *redis_client_script(struct lock_client *c, struct redis_script *s, int nkeys,
+                                int argc, const char **argv, struct lab_err *err);
 
 /* EVALSHA s on the client's connection with KEYS[1] = key, ARGV[1] = token,
  * ARGV[2] = TTL in ms. Returns the integer result (nil counts as 0), or -1

@@ -333,9 +333,9 @@ static int rsn_try(struct lock_client *c, const char *key, long long *ttl_ms,
     if (redis_conn_ready(c, err) != 0)
         return -1;
     int64_t sent = lab_now_ns();
-    redisReply *r = fenced ? redis_script_argv(c->rc, c->env->stats, &c->acquire, 2, 4,
+    redisReply *r = fenced ? redis_client_script(c, &c->acquire, 2, 4,
                                                fenced_argv, err)
-                           : redis_script_argv(c->rc, c->env->stats, &c->acquire, 1, 3, argv, err);
+                           : redis_client_script(c, &c->acquire, 1, 3, argv, err);
     if (!r)
         return -1;
     /* the fenced script answers {granted, token or PTTL}: read it as the
@@ -455,7 +455,7 @@ static enum release_status rsn_release(struct lock_client *c, const char *key,
         return RELEASE_ERROR;
     const char *argv[] = {key, channel, RSN_UNLOCK_MESSAGE, st->lease, st->owner};
     redisReply *r = redis_conn_ready(c, err) == 0
-                        ? redis_script_argv(c->rc, c->env->stats, &c->release, 2, 5, argv, err)
+                        ? redis_client_script(c, &c->release, 2, 5, argv, err)
                         : NULL;
     if (ours)
         c->holds--;

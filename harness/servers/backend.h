@@ -85,6 +85,17 @@ struct backend_ops {
     int (*roles)(const struct lock_ops *ops, const struct scenario *s,
                  struct backend_role *out, int max);
 
+    /* The failover fault (NULL: this store has no replicated topology).
+     * step is called again and again from the fault engine: cut the
+     * replication, wait for a grant after the cut (granted: a client that
+     * was granted after fo->cut_ns is inside now; window_over: stop
+     * waiting), kill the master, follow the switch; 1 when done, 0 not yet,
+     * -1 failed with err filled. abort undoes what a failover still holds
+     * stopped or down (interrupted runs). */
+    int (*failover_step)(struct failover *fo, bool granted, bool window_over, int64_t now,
+                         struct lab_err *err);
+    void (*failover_abort)(struct failover *fo);
+
     /* `locklab bench overhead --backend <name>`: the design whose cycle the
      * bare loop (a binary next to locklab, given the servers' connection
      * string and seconds) repeats without the harness, what that cycle is,

@@ -1,10 +1,12 @@
 /*
  * backend_redis.c - the Redis store table (see backend.h): one lock store
- * (embedded, or the user's --redis), and for multi-master designs
- * (redlock) as many independent embedded masters as the largest scenario
- * asks for, of which each run uses its own scenario's number. Keys are
- * cleared with DEL, operations counted from INFO commandstats
- * (redis_admin.c).
+ * (embedded, or the user's --redis); for multi-master designs (redlock) as
+ * many independent embedded masters as the largest scenario asks for, of
+ * which each run uses its own scenario's number; and for scenarios with
+ * `topology: sentinel` a master with replicas and three sentinels
+ * (sentinel.c), which single-store designs then reach through the
+ * sentinels. Keys are cleared with DEL, operations counted from INFO
+ * commandstats (redis_admin.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include "backend.h"
 #include "redis_admin.h"
 #include "region.h"
+#include "sentinel.h"
 
 /* This invocation's Redis: what was planned and what runs. */
 static struct {
@@ -23,11 +26,20 @@ static struct {
     struct server store_srv;                  /* embedded store (pid 0 when external) */
     int n_masters;                            /* masters started */
     struct server master_srv[LOCK_MAX_SERVERS];
+    int need_replicas;                        /* most replicas a sentinel scenario asks for */
+    struct sentinel_group sg;                 /* the sentinel topology, when one runs */
 } rd;
 
 static bool multi(const struct lock_ops *ops)
 {
     return (ops->caps & LOCK_CAP_MULTI_MASTER) != 0;
+}
+
+/* Does this run reach its store through the sentinels? (Multi-master
+ * designs keep their independent masters.) */
+static bool sentinel_run(const struct lock_ops *ops, const struct scenario *s)
+{
+    return !multi(ops) && strcmp(s->redis_topology, "sentinel") == 0;
 }
 
 static int redis_check_external(const char *addr, struct lab_err *err)
@@ -42,7 +54,10 @@ static int redis_check_external(const char *addr, struct lab_err *err)
 
 static void redis_plan(const struct scenario *s, const struct lock_ops *ops)
 {
-    if (!multi(ops))
+    if (sentinel_run(ops, s)) {
+        if (s->redis_replicas > rd.need_replicas)
+            rd.need_replicas = s->redis_replicas;
+    } else if (!multi(ops))
         rd.need_store = true;
     else if (s->redis_masters > rd.need_masters)
         rd.need_masters = s->redis_masters;
@@ -53,12 +68,12 @@ static void redis_stop(void)
     for (int i = 0; i < rd.n_masters; i++)
         servers_stop(&rd.master_srv[i]);
     servers_stop(&rd.store_srv);
+    sentinel_stop(&rd.sg);
     memset(&rd, 0, sizeof rd);
 }
 
 static int redis_start(const char *external, const volatile int *stop, struct lab_err *err)
 {
-    (void)stop; /* a redis-server answers within milliseconds */
     if (rd.need_store && external) {
         if (redis_check_external(external, err) != 0)
             return -1;
@@ -78,6 +93,10 @@ static int redis_start(const char *external, const volatile int *stop, struct la
         if (servers_redis_start(&rd.master_srv[rd.n_masters], role, err) != 0)
             return -1;
     }
+    /* the sentinel topology is always embedded: --redis names one store */
+    if (rd.need_replicas && !rd.sg.n_redis &&
+        sentinel_start(&rd.sg, rd.need_replicas, stop, err) != 0)
+        return -1;
     return 0;
 }
 
@@ -85,7 +104,14 @@ static void redis_servers(const struct lock_ops *ops, const struct scenario *s,
                           struct lock_servers *out)
 {
     memset(out, 0, sizeof *out);
-    if (multi(ops)) {
+    if (sentinel_run(ops, s)) {
+        out->n = SENTINEL_COUNT;
+        for (int i = 0; i < out->n; i++) {
+            snprintf(out->node[i].host, sizeof out->node[i].host, "%s", rd.sg.sentinel[i].host);
+            out->node[i].port = rd.sg.sentinel[i].port;
+        }
+        snprintf(out->sentinel_master, sizeof out->sentinel_master, "%s", SENTINEL_NAME);
+    } else if (multi(ops)) {
         /* a run uses its scenario's own number of masters, even when
          * another scenario of the same invocation had more started */
         out->n = s->redis_masters < rd.n_masters ? s->redis_masters : rd.n_masters;
@@ -100,15 +126,29 @@ static void redis_servers(const struct lock_ops *ops, const struct scenario *s,
     backend_fill_conn(out);
 }
 
+#define SETTLE_NS (30000000000LL) /* a failover's aftermath settles within seconds */
+
 static int redis_clear(const struct lock_servers *sv, const struct scenario *s,
                        struct lab_err *err)
 {
     int n_keys = s->per_client_keys ? s->clients : 1;
     char key[160];
+    struct lock_servers data = *sv;
+    if (sv->sentinel_master[0]) {
+        /* a run starts on a settled topology: a failover of the last run
+         * has finished and its old master rejoined as a replica */
+        int m = sentinel_settle(&rd.sg, SETTLE_NS, NULL, err) == 0 ? sentinel_master(&rd.sg, err)
+                                                                   : -1;
+        if (m < 0)
+            return -1;
+        data.n = 1;
+        snprintf(data.node[0].host, sizeof data.node[0].host, "%s", rd.sg.redis[m].host);
+        data.node[0].port = rd.sg.redis[m].port;
+    }
     for (int k = 0; k < n_keys; k++) {
         region_key_of(s, k, key, sizeof key);
-        for (int i = 0; i < sv->n; i++)
-            if (redis_admin_del(sv->node[i].host, sv->node[i].port, key, err) != 0)
+        for (int i = 0; i < data.n; i++)
+            if (redis_admin_del(data.node[i].host, data.node[i].port, key, err) != 0)
                 return -1;
     }
     return 0;
@@ -118,6 +158,10 @@ static int redis_server_ops(const struct lock_servers *sv, int64_t *ops_served,
                             struct lab_err *err)
 {
     *ops_served = 0;
+    if (sv->sentinel_master[0]) {
+        lab_err_set(err, ENOTSUP, "not counted: the master can move during a run");
+        return -1;
+    }
     for (int i = 0; i < sv->n; i++) {
         int64_t c;
         if (redis_admin_calls(sv->node[i].host, sv->node[i].port, &c, err) != 0)
@@ -131,6 +175,13 @@ static json_t *redis_describe(const struct lock_ops *ops, const struct scenario 
 {
     struct lock_servers sv;
     redis_servers(ops, s, &sv);
+    if (sentinel_run(ops, s)) {
+        struct lab_err e = {0};
+        int m = sentinel_master(&rd.sg, &e);
+        return json_pack("{s:s, s:b, s:i, s:i, s:i}", "topology", "sentinel", "external", 0,
+                         "replicas", rd.sg.n_redis - 1, "sentinels", SENTINEL_COUNT,
+                         "master_port", m >= 0 ? rd.sg.redis[m].port : 0);
+    }
     json_t *r = json_pack("{s:s, s:b}", "topology", multi(ops) ? "independent" : "single",
                           "external", !multi(ops) && rd.external); /* masters: always embedded */
     if (multi(ops))
@@ -142,6 +193,20 @@ static int redis_roles(const struct lock_ops *ops, const struct scenario *s,
                        struct backend_role *out, int max)
 {
     int n = 0;
+    if (sentinel_run(ops, s)) {
+        /* by what each server is now: a failover moves redis-master */
+        int m = sentinel_master(&rd.sg, NULL);
+        if (m >= 0) {
+            out[n++] = (struct backend_role){"redis-master", -1, &rd.sg.redis[m]};
+            out[n++] = (struct backend_role){"redis", -1, &rd.sg.redis[m]};
+        }
+        for (int i = 0, r = 0; i < rd.sg.n_redis && n < max; i++)
+            if (i != m)
+                out[n++] = (struct backend_role){"redis-replica", r++, &rd.sg.redis[i]};
+        for (int i = 0; i < SENTINEL_COUNT && n < max; i++)
+            out[n++] = (struct backend_role){"sentinel", i, &rd.sg.sentinel[i]};
+        return n;
+    }
     if (multi(ops)) {
         struct lock_servers sv;
         redis_servers(ops, s, &sv);
@@ -151,6 +216,17 @@ static int redis_roles(const struct lock_ops *ops, const struct scenario *s,
         out[n++] = (struct backend_role){"redis", -1, &rd.store_srv};
     }
     return n;
+}
+
+static int redis_failover_step(struct failover *fo, bool granted, bool window_over, int64_t now,
+                               struct lab_err *err)
+{
+    return sentinel_failover_step(&rd.sg, fo, granted, window_over, now, err);
+}
+
+static void redis_failover_abort(struct failover *fo)
+{
+    sentinel_failover_abort(&rd.sg, fo);
 }
 
 const struct backend_ops backend_redis = {
@@ -169,6 +245,8 @@ const struct backend_ops backend_redis = {
     .server_ops = redis_server_ops,
     .describe = redis_describe,
     .roles = redis_roles,
+    .failover_step = redis_failover_step,
+    .failover_abort = redis_failover_abort,
     .bench_impl = "redis-lua",
     .bench_bare_loop = "locklab-bare-redis",
     .bench_cycle = "redis-lua cycle (SET NX PX + EVALSHA)",

@@ -180,12 +180,18 @@ int servers_spawn(struct server *s, const char *logname, char *const argv[], str
 
 static pid_t spawn_redis(struct server *s, struct lab_err *err)
 {
-    char port[16];
+    char port[16], extra[sizeof s->extra];
     snprintf(port, sizeof port, "%d", s->port);
-    char *const argv[] = {(char *)redis_binary(), "--port", port, "--bind", "127.0.0.1",
-                          "--save", "", "--appendonly", "no", "--dir", s->dir,
-                          "--daemonize", "no", "--protected-mode", "no", "--maxclients", "4096",
-                          NULL};
+    char *argv[32] = {(char *)redis_binary(), "--port", port, "--bind", "127.0.0.1",
+                      "--save", "", "--appendonly", "no", "--dir", s->dir,
+                      "--daemonize", "no", "--protected-mode", "no", "--maxclients", "4096"};
+    int n = 0;
+    while (argv[n])
+        n++;
+    snprintf(extra, sizeof extra, "%s", s->extra);
+    char *save;
+    for (char *w = strtok_r(extra, " ", &save); w && n < 31; w = strtok_r(NULL, " ", &save))
+        argv[n++] = w;
     return servers_spawn(s, "redis.log", argv, err);
 }
 
@@ -231,7 +237,14 @@ static int respawn_redis(struct server *s, struct lab_err *err)
 
 int servers_redis_start(struct server *s, const char *role, struct lab_err *err)
 {
+    return servers_redis_start_with(s, role, "", err);
+}
+
+int servers_redis_start_with(struct server *s, const char *role, const char *extra,
+                             struct lab_err *err)
+{
     memset(s, 0, sizeof *s);
+    snprintf(s->extra, sizeof s->extra, "%s", extra);
     if (!servers_binary_exists(redis_binary())) {
         lab_err_set(err, ENOENT, "%s not found: install it (apt-get install redis-server, or "
                     "`make test`) or point --redis at a server", redis_binary());

@@ -12,6 +12,8 @@
 #ifndef LOCKLAB_SERVERS_H
 #define LOCKLAB_SERVERS_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "lab.h"
@@ -23,15 +25,39 @@ struct server {
     char role[32];  /* what it is for: "lock-store", "stock", ... */
     char dir[512];  /* its private working directory */
     int stop_signal; /* how to stop it: SIGTERM (0 means SIGTERM) or SIGKILL */
+    char extra[160]; /* redis-server: more arguments, space-separated (--replicaof H P) */
     /* start it again on the same port and directory and wait until it
      * answers (set by its kind's start; a restart fault uses it) */
     int (*respawn)(struct server *s, struct lab_err *err);
+};
+
+/* A failover fault in progress, driven by the backend whose servers it
+ * hits (action failover): the instants it reached, CLOCK_MONOTONIC, 0 until
+ * then. */
+struct failover {
+    int phase;              /* the backend's own steps; 0 before the first */
+    char key[160];          /* the lock key (set by the engine) */
+    int64_t cut_ns;         /* replication to every replica cut */
+    int64_t copy_gone_ns;   /* the replicas' copy of the lock key expires (INT64_MAX never) */
+    int64_t granted_ns;     /* a client was granted after the cut (0: none was) */
+    int64_t killed_ns;      /* the master killed, the replicas continued */
+    int64_t switched_ns;    /* the sentinels name another master */
+    int64_t writable_ns;    /* the new master took a write */
+    int64_t rejoined_ns;    /* the old master back, as a replica */
+    int master, new_master; /* the backend's own server numbers */
+    pid_t master_pid;       /* the master killed */
+    char note[128];         /* what happened, for the fault's record */
 };
 
 /* Start redis-server for role and wait until it answers PING.
  * Returns 0, or -1 with err filled (err->code ENOENT when redis-server is
  * not installed). The binary is $LOCKLAB_REDIS_SERVER or redis-server on PATH. */
 int servers_redis_start(struct server *s, const char *role, struct lab_err *err);
+
+/* The same with more redis-server arguments (space-separated, kept in
+ * s->extra for restarts), e.g. "--replicaof 127.0.0.1 6379". */
+int servers_redis_start_with(struct server *s, const char *role, const char *extra,
+                             struct lab_err *err);
 
 /* Stop one server (SIGTERM, then SIGKILL after a grace period) and remove its
  * directory. Safe to call on a server that is not running. */
