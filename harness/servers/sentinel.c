@@ -41,27 +41,10 @@ static int spawn_sentinel(struct server *s, struct lab_err *err)
     return servers_spawn(s, "sentinel.log", argv, err);
 }
 
-/* Wait until the sentinel answers PING. */
-static int sentinel_ready(struct server *s, struct lab_err *err)
-{
-    int64_t deadline = lab_now_ns() + 10000000000LL;
-    while (lab_now_ns() < deadline) {
-        if (servers_exited(s)) {
-            lab_err_set(err, ECHILD, "a sentinel exited during start-up (see %s/sentinel.log)",
-                        s->dir);
-            return -1;
-        }
-        if (servers_redis_ping(s->host, s->port, 200, NULL) == 0)
-            return 0;
-        lab_sleep_ns(10000000, NULL);
-    }
-    lab_err_set(err, ETIMEDOUT, "the sentinel on port %d did not answer", s->port);
-    return -1;
-}
-
 static int respawn_sentinel(struct server *s, struct lab_err *err)
 {
-    return spawn_sentinel(s, err) == 0 ? sentinel_ready(s, err) : -1;
+    return spawn_sentinel(s, err) == 0 ? servers_wait_ping(s, "a sentinel", "sentinel.log", err)
+                                       : -1;
 }
 
 /* Start sentinel i watching the master on master_port. */

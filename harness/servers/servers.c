@@ -211,23 +211,28 @@ int servers_redis_ping(const char *host, int port, int timeout_ms, struct lab_er
     return ok ? 0 : -1;
 }
 
-/* Wait until the server answers PING; -1 if it died or never answered. */
-static int wait_ready(struct server *s, struct lab_err *err)
+int servers_wait_ping(struct server *s, const char *what, const char *logname,
+                      struct lab_err *err)
 {
     int64_t deadline = lab_now_ns() + (int64_t)START_TIMEOUT_MS * 1000000;
     while (lab_now_ns() < deadline) {
         if (servers_exited(s)) {
-            lab_err_set(err, ECHILD, "redis-server exited during start-up (see %s/redis.log)",
-                        s->dir);
+            lab_err_set(err, ECHILD, "%s exited during start-up (see %s/%s)", what, s->dir,
+                        logname);
             return -1;
         }
         if (servers_redis_ping(s->host, s->port, 200, NULL) == 0)
             return 0;
         lab_sleep_ns(10 * 1000000, NULL);
     }
-    lab_err_set(err, ETIMEDOUT, "redis-server on port %d did not answer within %d ms", s->port,
+    lab_err_set(err, ETIMEDOUT, "%s on port %d did not answer within %d ms", what, s->port,
                 START_TIMEOUT_MS);
     return -1;
+}
+
+static int wait_ready(struct server *s, struct lab_err *err)
+{
+    return servers_wait_ping(s, "redis-server", "redis.log", err);
 }
 
 static int respawn_redis(struct server *s, struct lab_err *err)

@@ -113,6 +113,12 @@ int servers_exited(struct server *s);
 int servers_binary_exists(const char *name);
 int servers_free_port(void);
 
+/* Wait until s (a redis-server, or one in sentinel mode: what names it)
+ * answers PING; -1 with err filled if it died (its log is s->dir/logname)
+ * or never answered. */
+int servers_wait_ping(struct server *s, const char *what, const char *logname,
+                      struct lab_err *err);
+
 /* Check that a Redis at host:port answers PING within timeout_ms. 0 or -1. */
 int servers_redis_ping(const char *host, int port, int timeout_ms, struct lab_err *err);
 
