@@ -175,7 +175,7 @@ void redis_lock_close(struct lock_client *c)
 /* hiredis leaves a context that failed (I/O error, timeout, the server
  * closed it) unusable: replace it before the next command, so one failure
  * costs one operation, not every operation after it. */
-static int reconnect_if_broken(const struct lock_client *c, redisContext **rc,
+static int reconnect_if_broken(struct lock_client *c, redisContext **rc,
                                struct lab_err *err)
 {
     if (*rc && !(*rc)->err)
@@ -183,6 +183,8 @@ static int reconnect_if_broken(const struct lock_client *c, redisContext **rc,
     if (*rc)
         redisFree(*rc);
     *rc = redis_store_open("Redis", c->env, REDIS_TIMEOUT_MS, err);
+    if (rc == &c->rc)
+        c->reconnects++;
     return *rc ? 0 : -1;
 }
 

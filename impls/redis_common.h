@@ -38,6 +38,7 @@ struct lock_client {
     int holds;                     /* reentrant designs: nested holds of held_key */
     char held_key[256];
     void *ext;                     /* design-specific state (freed by the design) */
+    unsigned reconnects;           /* times rc was replaced by a new connection */
 };
 
 /* Connect to env's Redis with a random token. attempt is the design's

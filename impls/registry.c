@@ -21,6 +21,7 @@ extern const struct lock_ops lock_redisson;
 extern const struct lock_ops lock_redis_watchdog;
 extern const struct lock_ops lock_redis_reentrant;
 extern const struct lock_ops lock_redis_script;
+extern const struct lock_ops lock_redis_wait;
 extern const struct lock_ops lock_zk_ephemeral;
 extern const struct lock_ops lock_zk_sequential;
 extern const struct lock_ops lock_zk_semaphore;
@@ -34,6 +35,7 @@ const struct lock_ops *const lock_registry[] = {
     &lock_redis_reentrant,
     &lock_redlock,
     &lock_redis_script,
+    &lock_redis_wait,
     &lock_zk_ephemeral,
     &lock_zk_sequential,
     &lock_zk_semaphore,

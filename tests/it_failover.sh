@@ -2,7 +2,7 @@
 # sentinel topology (a master, 2 replicas, 3 sentinels): the failover fault
 # cuts replication, waits for a grant the replicas never saw, kills the
 # master and follows the sentinels' switch. Single-instance designs lose
-# the lock (violation), redlock on 5 masters with one killed keeps it
+# the lock (violation), redis-wait grants nothing unreplicated (safe), redlock on 5 masters with one killed keeps it
 # (safe); every phase of the fault is recorded, the old master rejoins as a
 # replica, and nothing is left running.
 . "$(dirname "$0")/lib.sh"
@@ -22,6 +22,11 @@ for impl in redis-lua redis-watchdog redisson; do
     expect_eq "failover $impl: not a lab error" "$(jget "$S" "$r.ops.errors")" 0
     expect_eq "failover $impl: topology" "$(jget "$S" "$r.servers.redis.topology")" sentinel
 done
+r=results.impl=redis-wait
+expect_safe "failover redis-wait (WAIT 1 replica)" $r
+expect_eq "failover redis-wait: the failover landed" "$(jget "$S" "$r.faults.action=failover.outcome")" done
+expect_eq "failover redis-wait: no grant went unreplicated" \
+    "$(jget "$S" "$r.faults.action=failover.note" | grep -c 'no unreplicated grant')" 1
 r=results.impl=redlock
 expect_safe "failover redlock (one of 5 masters killed)" $r
 expect_eq "failover redlock: the kill landed" "$(jget "$S" "$r.faults.action=kill.outcome")" done
