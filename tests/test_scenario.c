@@ -285,9 +285,9 @@ static const struct bad_case {
       "unknown key 'client' in the top-level mapping (expected one of: name, description, "
       "impls, backends, clients, run, lock, workload, faults, expect)" },
     { "unknown-key-nested.yaml", "5:3",
-      "unknown key 'ttls' in lock (expected one of: key, ttl, wait, retry_interval, retry, watchdog_lease, script, keys)" },
+      "unknown key 'ttls' in lock (expected one of: key, ttl, wait, retry_interval, retry, watchdog_lease, script, wait_replicas, wait_timeout, keys)" },
     { "unknown-key-deep.yaml", "3:20",
-      "unknown key 'topolgy' in backends.redis (expected one of: topology, masters)" },
+      "unknown key 'topolgy' in backends.redis (expected one of: topology, replicas, masters)" },
     { "duplicate-key.yaml", "5:1", "duplicate key 'clients' in the top-level mapping (first at 3:1)" },
     { "duplicate-key-nested.yaml", "6:3", "duplicate key 'ttl' in lock (first at 4:3)" },
     { "bad-duration.yaml", "4:17",
@@ -340,7 +340,6 @@ static const struct bad_case {
     { "ensemble-even.yaml", "5:15", "backends.zookeeper.ensemble must be an odd number from 1 to 3, not 2" },
     { "faults-bad-key.yaml", "4:6", "unknown key 'kill'" },
     { "faults-scalar.yaml", "3:9", "faults must be a sequence" },
-    { "topology-unsupported.yaml", "5:15", "backends.redis.topology 'sentinel' is not supported yet" },
     { "topology-unknown.yaml", "3:30", "unknown value 'cluster' for backends.redis.topology" },
     { "retry-unknown.yaml", "3:15",
       "unknown value 'linear' for lock.retry (expected one of: fixed, backoff)" },
@@ -584,7 +583,7 @@ static void test_redisson_lease(void)
     rc = load_text("name: t\nimpls: [redisson]\nlock: {leaseTime: 50ms}\n", &s, err, sizeof err,
                    path);
     CHECK(rc == -1 && strstr(err, ":3:8: unknown key 'leaseTime' in lock (expected one of: key, "
-                                  "ttl, wait, retry_interval, retry, watchdog_lease, script, keys)"),
+                                  "ttl, wait, retry_interval, retry, watchdog_lease, script, wait_replicas, wait_timeout, keys)"),
           "a derived value is not a key: %s", err);
 }
 
