@@ -121,6 +121,12 @@ enum release_status redis_release_script(struct lock_client *c, const char *key,
 extern const char redis_compare_and_delete_lua[]; /* del if ours: 1 deleted, 0 not ours */
 extern const char redis_compare_and_pexpire_lua[]; /* pexpire if ours: 1 extended, 0 not */
 
+/* redis-lua's open (redis_lua.c) with another acquire attempt, which
+ * redis-wait builds on: the compare-and-delete release, and fencing when
+ * env asks for it. */
+int redis_lua_open_with(struct lock_client **out, const struct lock_env *env, lock_try_fn attempt,
+                        struct lab_err *err);
+
 /* redis-watchdog's hooks (redis_watchdog.c), which redis-reentrant builds on. */
 int redis_watchdog_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err);
 enum lock_status redis_watchdog_acquire(struct lock_client *c, const char *key, int64_t wait_ns,

@@ -18,9 +18,10 @@ static int rlua_try(struct lock_client *c, const char *key, struct lab_err *err)
     return redis_set_nx_px(c, key, c->token, err);
 }
 
-static int rlua_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
+int redis_lua_open_with(struct lock_client **out, const struct lock_env *env, lock_try_fn attempt,
+                        struct lab_err *err)
 {
-    if (redis_lock_open(out, env, rlua_try, err) != 0)
+    if (redis_lock_open(out, env, attempt, err) != 0)
         return -1;
     (*out)->release.src = redis_compare_and_delete_lua;
     if (redis_script_load((*out)->rc, &(*out)->release, err) != 0 ||
@@ -30,6 +31,11 @@ static int rlua_open(struct lock_client **out, const struct lock_env *env, struc
         return -1;
     }
     return 0;
+}
+
+static int rlua_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
+{
+    return redis_lua_open_with(out, env, rlua_try, err);
 }
 
 const struct lock_ops lock_redis_lua = {
