@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const action_names[] = {"pause", "kill", "restart", "stop", "start", "sleep",
-                                            "failover"};
+const char *const fault_action_words[] = {"pause", "kill", "restart", "stop", "start", "sleep",
+                                          "failover", NULL};
+_Static_assert(sizeof fault_action_words / sizeof fault_action_words[0] == FAULT_FAILOVER + 2,
+               "one word per enum fault_action, then NULL");
 static const char *const outcome_names[] = {"done", "skipped", "failed", "active"};
 
 /* Server roles a target may name, with whether it takes an index. */
@@ -29,7 +31,9 @@ static const struct {
 
 const char *fault_action_name(enum fault_action a)
 {
-    return (unsigned)a < sizeof action_names / sizeof action_names[0] ? action_names[a] : "?";
+    return (unsigned)a < sizeof fault_action_words / sizeof fault_action_words[0] - 1
+               ? fault_action_words[a]
+               : "?";
 }
 
 const char *fault_outcome_name(enum fault_outcome o)

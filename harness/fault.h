@@ -65,6 +65,9 @@ struct fault_record {
     } phase[FAULT_PHASES_MAX];
 };
 
+/* The action words, in enum order, NULL-terminated (the loader's list). */
+extern const char *const fault_action_words[];
+
 const char *fault_action_name(enum fault_action a);
 const char *fault_outcome_name(enum fault_outcome o);
 

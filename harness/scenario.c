@@ -1100,8 +1100,7 @@ static int fault_check(struct opt_loader *L, const yaml_node_t *entry, const cha
 static int load_fault(struct opt_loader *L, const yaml_node_t *entry, const char *kp,
                       struct fault_spec *f)
 {
-    static const char *const actions[] = {"pause", "kill", "restart", "stop", "start", "sleep",
-                                          "failover", NULL};
+    const char *const *actions = fault_action_words;
     static const char *const keys[] = {"at", "every", "count", "duration", "action", "target",
                                        "failpoint", "window", NULL};
     char shown[SHOW_MAX], list[160], sub[128];

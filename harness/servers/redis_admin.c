@@ -22,6 +22,17 @@ static redisReply *admin_cmd(redisContext *c, struct lab_err *err, const char *f
     return r;
 }
 
+redisReply *redis_admin_command(const char *host, int port, int timeout_ms, const char *cmd,
+                                struct lab_err *err)
+{
+    redisContext *c = redis_conn_open("Redis", host, port, timeout_ms, err);
+    if (!c)
+        return NULL;
+    redisReply *r = admin_cmd(c, err, cmd, NULL);
+    redisFree(c);
+    return r;
+}
+
 int redis_admin_del(const char *host, int port, const char *key, struct lab_err *err)
 {
     redisContext *c = redis_conn_open("Redis", host, port, 5000, err);

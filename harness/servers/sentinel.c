@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "redis_conn.h"
+#include "redis_admin.h"
 
 #define DOWN_AFTER_MS 500
 #define FAILOVER_TIMEOUT_MS 2000
@@ -141,12 +141,7 @@ int sentinel_master(const struct sentinel_group *g, struct lab_err *err)
 /* One command on a new connection to s; the reply or NULL. */
 static redisReply *ask(const struct server *s, const char *cmd)
 {
-    redisContext *c = redis_conn_open("Redis", s->host, s->port, ASK_TIMEOUT_MS, NULL);
-    if (!c)
-        return NULL;
-    redisReply *r = redisCommand(c, cmd);
-    redisFree(c);
-    return r;
+    return redis_admin_command(s->host, s->port, ASK_TIMEOUT_MS, cmd, NULL);
 }
 
 /* The value of field in an INFO text ("field:value\r\n"), as a number. */

@@ -29,7 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "redis_conn.h"
+#include "redis_admin.h"
 
 #define GIVE_UP_NS (30000000000LL) /* from the kill: a failover that never ends */
 #define STOP_CONFIRM_NS (500000000LL)
@@ -42,24 +42,6 @@ static void continue_replicas(const struct sentinel_group *g, const struct failo
     for (int i = 0; i < g->n_redis; i++)
         if (i != fo->master && g->redis[i].pid > 0)
             kill(g->redis[i].pid, SIGCONT);
-}
-
-/* One command on a new connection to s: 0 when it answered OK (or a
- * non-error reply), -1 otherwise. */
-static int command_ok(const struct server *s, const char *cmd, struct lab_err *err)
-{
-    redisContext *c = redis_conn_open("Redis", s->host, s->port, 1000, err);
-    if (!c)
-        return -1;
-    redisReply *r = redisCommand(c, cmd);
-    int rc = r && r->type != REDIS_REPLY_ERROR ? 0 : -1;
-    if (rc != 0)
-        lab_err_set(err, EIO, "%s on port %d: %s", cmd, s->port,
-                    r ? r->str : c->errstr);
-    if (r)
-        freeReplyObject(r);
-    redisFree(c);
-    return rc;
 }
 
 /* On the master, in one transaction: close the replication links and
@@ -170,12 +152,17 @@ int sentinel_failover_step(struct sentinel_group *g, struct failover *fo, bool g
         }
         break;
     }
-    case PH_SWITCHED:
-        if (command_ok(&g->redis[fo->new_master], "SET locklab:failover-probe 1", NULL) == 0) {
+    case PH_SWITCHED: {
+        const struct server *m = &g->redis[fo->new_master];
+        redisReply *r = redis_admin_command(m->host, m->port, 1000, "SET locklab:failover-probe 1",
+                                            NULL);
+        if (r) {
+            freeReplyObject(r);
             fo->writable_ns = lab_now_ns();
             return rejoin(g, fo, err) == 0 ? 1 : -1;
         }
         break;
+    }
     default:
         return 1;
     }
