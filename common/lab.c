@@ -1,6 +1,7 @@
 /*
  * lab.c - small shared helpers: error filling, verdict names, sleeping that
- * honours the run's stop flag, and random tokens from the OS.
+ * honours the run's stop flag, random tokens from the OS, and a process's
+ * state as /proc shows it.
  *
  * Lock tokens must be unpredictable and distinct across forked clients, so
  * they come from getrandom(2), never from rand(): forked processes would
@@ -9,10 +10,12 @@
 #include "lab.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 void lab_err_set(struct lab_err *err, int code, const char *fmt, ...)
 {
@@ -105,4 +108,20 @@ int lab_parse_hostport(const char *s, char *host, size_t hostlen, int *port)
     host[colon - s] = '\0';
     *port = (int)p;
     return 0;
+}
+
+char lab_proc_state(int pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces and parens */
+    return p && p[1] == ' ' ? p[2] : 0;
 }

@@ -69,4 +69,8 @@ int lab_random_hex(char *out, size_t nbytes);
 /* Split "host:port" into host (hostlen bytes) and port (1..65535). 0 or -1. */
 int lab_parse_hostport(const char *s, char *host, size_t hostlen, int *port);
 
+/* The state letter of process pid as /proc/<pid>/stat shows it (R, S, D,
+ * T or t when stopped, Z...), or 0 when there is no such process. */
+char lab_proc_state(int pid);
+
 #endif
