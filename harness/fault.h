@@ -56,6 +56,10 @@ struct fault_record {
     bool not_used;          /* skipped because the design does not use the target */
     bool holder;            /* the client hit held the lock (or was taking it, at a failpoint) */
     int64_t recovery_ns;    /* a killed client: from the kill to the next grant, -1 none */
+    char leader[32];        /* a server fault on a store that elects (fault_watch.h): who
+                               led once it served again, "" when not watched */
+    int64_t leader_ns;      /* ... when a leader served again after the fault took the
+                               store's away (an election), 0 when it never went */
 };
 
 const char *fault_action_name(enum fault_action a);
@@ -66,5 +70,8 @@ const char *fault_outcome_name(enum fault_outcome o);
  * syntax and the engine matches the role). 0, or -1 when it is none of
  * these. */
 int fault_target_parse(const char *text, struct fault_spec *f);
+
+/* The server targets for messages: "redis, redis-node:I, zookeeper[:I], ...". */
+const char *fault_server_targets(void);
 
 #endif

@@ -24,6 +24,7 @@
 
 #include "backend.h"
 #include "failpoint.h"
+#include "fault_watch.h"
 #include "region.h"
 #include "scenario.h"
 
@@ -49,6 +50,7 @@ struct faults {
         int64_t due;                      /* when */
     } down[FAULTS_MAX_PENDING];
     int n_down;
+    struct fault_watches watch;           /* records kept open while the store recovers */
     unsigned rnd;                         /* random-client / holder choice */
 };
 
