@@ -43,7 +43,7 @@ static const struct backend_ops *health_of(const struct faults *F)
     return be && be->health ? be : NULL;
 }
 
-bool fault_watch_open(struct faults *F, int rec, const char *name)
+bool fault_watch_open(struct faults *F, int rec, const struct server *srv, const char *name)
 {
     const struct backend_ops *be = health_of(F);
     struct fault_watches *W = &F->watch;
@@ -53,6 +53,7 @@ bool fault_watch_open(struct faults *F, int rec, const char *name)
     be->health(F->ops, F->s, &h);
     memset(&W->w[W->n], 0, sizeof W->w[0]);
     W->w[W->n].rec = rec;
+    W->w[W->n].srv = srv;
     snprintf(W->w[W->n].leader_before, sizeof W->w[0].leader_before, "%s",
              h.available ? h.leader : "");
     W->n++;
@@ -91,10 +92,15 @@ static void watch_close(struct faults *F, int k, int64_t now, const struct backe
         note_add(r, "%s leads again after %.2f s", h->leader, after_s(r->leader_ns, r));
     else
         note_add(r, "new leader %s after %.2f s", h->leader, after_s(r->leader_ns, r));
-    note_add(r, "all serving after %.2f s", after_s(now, r));
+    /* the others may serve while the one started again has died */
+    bool died = (r->action == FAULT_RESTART || r->action == FAULT_START) && W->w[k].srv->pid <= 0;
+    if (died)
+        note_add(r, "it exited after it was started again (its log says why)");
+    else
+        note_add(r, "all serving after %.2f s", after_s(now, r));
     if (r->end_ns < now)
         r->end_ns = now;
-    r->outcome = FAULT_DONE;
+    r->outcome = died ? FAULT_FAILED : FAULT_DONE;
     W->w[k] = W->w[--W->n];
 }
 
@@ -138,16 +144,19 @@ void fault_watch_settle(struct faults *F, bool interrupted)
     struct fault_watches *W = &F->watch;
     if (!W->used || !health_of(F))
         return;
-    int64_t deadline = lab_now_ns() + FAULT_WATCH_SETTLE_NS;
+    int64_t began = lab_now_ns(), deadline = began + FAULT_WATCH_SETTLE_NS;
     struct backend_health h = {0};
     const char *why = "the run was interrupted before the servers settled";
     while (!interrupted) {
         int64_t now = lab_now_ns();
         watch_look(F, now, &h);
-        if (W->n == 0 && h.available && h.whole)
+        if (W->n == 0 && h.available && h.whole && h.running == h.servers)
             return;
-        if (h.running == 0 || now >= deadline) {
-            why = h.running ? "the servers did not settle in time" : "no server runs";
+        /* every server was brought back: one still down a second on has died
+         * (or a second Ctrl-C killed them all) */
+        if ((h.running < h.servers && now - began > 1000000000LL) || now >= deadline) {
+            why = h.running == h.servers ? "the servers did not settle in time"
+                                         : "a server is not running after the run";
             break;
         }
         lab_sleep_ns(FAULT_WATCH_POLL_NS, NULL);

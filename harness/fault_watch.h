@@ -20,6 +20,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "servers.h"
+
 #define FAULT_WATCH_MAX 16
 #define FAULT_WATCH_POLL_NS (20 * 1000000LL)        /* between two looks at the store */
 #define FAULT_WATCH_SETTLE_NS (60 * 1000000000LL)   /* at the end of a run, at most */
@@ -27,6 +29,7 @@
 struct fault_watches {
     struct {
         int rec;                 /* the record kept open */
+        const struct server *srv; /* the server it hit */
         char leader_before[32];  /* who led when the fault fired, "" when none did */
         bool lost;               /* the store was seen without a leader since */
         int64_t leader_ns;       /* a leader served again after it was lost or changed */
@@ -38,11 +41,11 @@ struct fault_watches {
 
 struct faults;
 
-/* Before record rec's action hits server `name` (the name it keeps, e.g.
- * "zookeeper:0"): note who leads now and watch the store from the next
+/* Before record rec's action hits server srv, `name` by the name it keeps
+ * ("zookeeper:0"): note who leads now and watch the store from the next
  * tick. False (nothing watched) when the design's store has no health
  * hook. */
-bool fault_watch_open(struct faults *F, int rec, const char *name);
+bool fault_watch_open(struct faults *F, int rec, const struct server *srv, const char *name);
 
 /* Is record rec watched (its end is the watch's to set)? */
 bool fault_watch_has(const struct faults *F, int rec);
@@ -52,8 +55,8 @@ bool fault_watch_has(const struct faults *F, int rec);
 int64_t fault_watch_poll(struct faults *F, int64_t now);
 
 /* The end of a run (after the engine brought its servers back): wait
- * until the store is whole again for the next design, at most
- * FAULT_WATCH_SETTLE_NS, and end every record still watched; when
+ * until the store is whole again for the next design, every server up, at
+ * most FAULT_WATCH_SETTLE_NS, and end every record still watched; when
  * interrupted, end them at once. */
 void fault_watch_settle(struct faults *F, bool interrupted);
 

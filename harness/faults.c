@@ -326,7 +326,7 @@ static enum fire fire_start(struct faults *F, int spec, int64_t now, struct serv
         r->end_ns = lab_now_ns();
         r->pid = back->pid;
         snprintf(r->hit, sizeof r->hit, "%s (pid %d)", name, (int)back->pid);
-        if (back->pid > 0 && fault_watch_open(F, idx, name))
+        if (back->pid > 0 && fault_watch_open(F, idx, back, name))
             r->outcome = FAULT_ACTIVE; /* until it has joined */
         rec_publish(&F->rg->head->faults, idx);
     }
@@ -364,7 +364,7 @@ static enum fire fire_server(struct faults *F, int spec, int64_t now)
     server_name(F, srv, name, sizeof name);
     snprintf(r->hit, sizeof r->hit, "%s (pid %d)", name, (int)srv->pid);
     r->outcome = FAULT_ACTIVE;
-    fault_watch_open(F, idx, name); /* a store that elects: until it serves again */
+    fault_watch_open(F, idx, srv, name); /* a store that elects: until it serves again */
     switch (f->action) {
     case FAULT_PAUSE:
         if (!stop_confirmed(srv->pid)) {

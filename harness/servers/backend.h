@@ -52,6 +52,7 @@ struct backend_health {
     bool available;       /* it serves requests: a leader (a master) is up with a quorum */
     bool whole;           /* every server that runs serves: none still joining or syncing */
     int running;          /* servers up (neither down nor stopped by a fault) */
+    int servers;          /* servers it has, up or not */
     char leader[32];      /* the server that leads, by the name it keeps ("zookeeper:2");
                              "" when none does */
 };

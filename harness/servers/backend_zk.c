@@ -222,6 +222,7 @@ static void zk_health(const struct lock_ops *ops, const struct scenario *s,
     struct zk_ensemble *e = ens_of(s);
     int leaders = 0, serving = 0;
     memset(out, 0, sizeof *out);
+    out->servers = e->n_srv;
     for (int i = 0; i < e->n_srv; i++) {
         enum zk_mode m = servers_zk_mode(&e->srv[i], NULL);
         if (m == ZK_MODE_DOWN)
