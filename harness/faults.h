@@ -13,7 +13,8 @@
  * started and ended, and its outcome. faults_release() continues every
  * process a fault paused (before the clients are told to stop, and on any
  * exit path); faults_finish() also brings back every server a fault left
- * down, so the next design of the scenario starts on whole servers.
+ * down, so the next design of the scenario starts on whole servers (an
+ * ensemble that elects is waited for: fault_watch.h).
  */
 #ifndef LOCKLAB_FAULTS_H
 #define LOCKLAB_FAULTS_H
