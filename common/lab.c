@@ -1,6 +1,7 @@
 /*
  * lab.c - small shared helpers: error filling, verdict names, sleeping that
- * honours the run's stop flag, and random tokens from the OS.
+ * honours the run's stop flag, random tokens from the OS, and a process's
+ * state as /proc shows it.
  *
  * Lock tokens must be unpredictable and distinct across forked clients, so
  * they come from getrandom(2), never from rand(): forked processes would

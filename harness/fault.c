@@ -27,6 +27,8 @@ static const struct {
     {"sentinel", 2},      /* one of its sentinels */
     {"redis-node", 2}, /* one independent master (redlock) */
     {"zookeeper", 1},  /* the ensemble's only server, or server I */
+    {"zookeeper-leader", 0},   /* whichever server of the ensemble leads when it fires */
+    {"zookeeper-follower", 2}, /* the I-th (0-based) of the servers following then */
 };
 
 const char *fault_action_name(enum fault_action a)
@@ -52,6 +54,19 @@ static int small_index(const char *p, int *out)
         return -1;
     *out = (int)v;
     return 0;
+}
+
+const char *fault_server_targets(void)
+{
+    static char list[256];
+    if (list[0])
+        return list;
+    for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++) {
+        size_t len = strlen(list);
+        snprintf(list + len, sizeof list - len, "%s%s%s", i ? ", " : "", roles[i].name,
+                 roles[i].indexed == 2 ? ":I" : roles[i].indexed ? "[:I]" : "");
+    }
+    return list;
 }
 
 int fault_target_parse(const char *text, struct fault_spec *f)

@@ -63,6 +63,10 @@ struct fault_record {
         char name[24];      /* "cut", "granted", "killed", "switched", "writable", "rejoined" */
         int64_t at_ns;      /* CLOCK_MONOTONIC */
     } phase[FAULT_PHASES_MAX];
+    char leader[32];        /* a server fault on a store that elects (fault_watch.h): who
+                               led once it served again, "" when not watched */
+    int64_t leader_ns;      /* ... when a leader served again after the fault took the
+                               store's away (an election), 0 when it never went */
 };
 
 /* The action words, in enum order, NULL-terminated (the loader's list). */
@@ -76,5 +80,8 @@ const char *fault_outcome_name(enum fault_outcome o);
  * syntax and the engine matches the role). 0, or -1 when it is none of
  * these. */
 int fault_target_parse(const char *text, struct fault_spec *f);
+
+/* The server targets for messages: "redis, redis-node:I, zookeeper[:I], ...". */
+const char *fault_server_targets(void);
 
 #endif

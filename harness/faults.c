@@ -13,7 +13,6 @@
 #include "faults.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -95,6 +94,28 @@ static struct server *find_role(struct faults *F, const struct fault_spec *f)
     return NULL;
 }
 
+/* The name server srv keeps ("zookeeper:0", "redis"): its first role. */
+static void server_name(const struct faults *F, const struct server *srv, char *buf, size_t n)
+{
+    for (int i = 0; i < F->n_roles; i++)
+        if (F->roles[i].srv == srv) {
+            if (F->roles[i].index < 0)
+                snprintf(buf, n, "%s", F->roles[i].name);
+            else
+                snprintf(buf, n, "%s:%d", F->roles[i].name, F->roles[i].index);
+            return;
+        }
+    snprintf(buf, n, "%s", srv->role);
+}
+
+/* Why the design's store has no server for target f (a single ZooKeeper
+ * server has no leader), or NULL when the backend does not say. */
+static const char *no_role(const struct faults *F, const struct fault_spec *f)
+{
+    const struct backend_ops *be = backend_of(F->ops);
+    return be && be->no_role ? be->no_role(F->ops, F->s, f->role, f->index) : NULL;
+}
+
 /* Does failpoint entry f belong to design ops ("<impl>/...")? */
 static bool own_failpoint(const struct fault_spec *f, const struct lock_ops *ops)
 {
@@ -122,8 +143,11 @@ void faults_begin(struct faults *F, const struct scenario *s, const struct lock_
             if (!own_failpoint(f, ops))
                 rec_skip(F, i, start, true, "failpoint of another design");
         } else if (f->target == TARGET_SERVER && !find_role(F, f)) {
-            rec_skip(F, i, start, true, "%s does not run on an embedded %s", ops->name,
-                     f->target_text);
+            if (no_role(F, f))
+                rec_skip(F, i, start, false, "%s", no_role(F, f));
+            else
+                rec_skip(F, i, start, true, "%s does not run on an embedded %s", ops->name,
+                         f->target_text);
         } else {
             F->st[i].due = start + f->at_ns;
             F->st[i].window_end = F->st[i].due + f->window_ns;
@@ -245,13 +269,18 @@ static void bring_back(struct faults *F, int k)
     struct fault_record *r = &F->rg->head->faults.rec[F->down[k].rec];
     struct lab_err err = {0};
     int rc = servers_restart(F->down[k].srv, &err);
-    r->end_ns = lab_now_ns();
-    r->outcome = rc == 0 ? FAULT_DONE : FAULT_FAILED;
-    if (rc != 0)
+    if (r->outcome == FAULT_ACTIVE) { /* else its watch ended it: the store served without it */
+        r->end_ns = lab_now_ns();
+        if (!fault_watch_has(F, F->down[k].rec))
+            r->outcome = FAULT_DONE;
+    }
+    if (rc != 0) {
+        r->outcome = FAULT_FAILED;
         snprintf(r->note, sizeof r->note, "did not come back: %.100s", err.msg);
-    else
+    } else {
         snprintf(r->hit + strlen(r->hit), sizeof r->hit - strlen(r->hit), " -> pid %d",
                  (int)F->down[k].srv->pid);
+    }
     F->down[k] = F->down[--F->n_down];
 }
 
@@ -370,6 +399,40 @@ static int64_t step_failover(struct faults *F, int64_t now)
     return INT64_MAX;
 }
 
+/* Start the server an earlier fault took down: the one an entry with the
+ * same target words hit (a role that moved since, zookeeper-leader, still
+ * names the server it took), else srv, the one the target names now. */
+static enum fire fire_start(struct faults *F, int spec, int64_t now, struct server *srv)
+{
+    const struct fault_spec *f = &F->s->faults[spec];
+    int k = F->n_down - 1;
+    while (k >= 0 && strcmp(F->rg->head->faults.rec[F->down[k].rec].target, f->target_text) != 0)
+        k--;
+    for (int j = F->n_down - 1; k < 0 && j >= 0; j--)
+        if (srv && F->down[j].srv == srv)
+            k = j;
+    if (k < 0) {
+        rec_skip(F, spec, now, false, "%s was not stopped", f->target_text);
+        return FIRED;
+    }
+    struct server *back = F->down[k].srv;
+    char name[48];
+    server_name(F, back, name, sizeof name);
+    bring_back(F, k);
+    int idx;
+    struct fault_record *r = rec_new(&F->rg->head->faults, F->s, spec, &idx);
+    if (r) {
+        r->start_ns = now;
+        r->end_ns = lab_now_ns();
+        r->pid = back->pid;
+        snprintf(r->hit, sizeof r->hit, "%s (pid %d)", name, (int)back->pid);
+        if (back->pid > 0 && fault_watch_open(F, idx, back, name))
+            r->outcome = FAULT_ACTIVE; /* until it has joined */
+        rec_publish(&F->rg->head->faults, idx);
+    }
+    return FIRED;
+}
+
 static enum fire fire_server(struct faults *F, int spec, int64_t now)
 {
     const struct fault_spec *f = &F->s->faults[spec];
@@ -378,29 +441,17 @@ static enum fire fire_server(struct faults *F, int spec, int64_t now)
     const struct backend_ops *be = backend_of(F->ops);
     F->n_roles = be->roles(F->ops, F->s, F->roles, BACKEND_MAX_ROLES);
     struct server *srv = find_role(F, f);
+    if (f->action == FAULT_START)
+        return fire_start(F, spec, now, srv);
     if (!srv) {
-        rec_skip(F, spec, now, false, "no %s now", f->target_text);
+        if (no_role(F, f))
+            rec_skip(F, spec, now, false, "%s", no_role(F, f));
+        else
+            rec_skip(F, spec, now, false, "no %s now", f->target_text);
         return FIRED;
     }
     if (f->action == FAULT_FAILOVER)
         return fire_failover(F, spec, now);
-    if (f->action == FAULT_START) {
-        for (int k = 0; k < F->n_down; k++)
-            if (F->down[k].srv == srv) {
-                bring_back(F, k);
-                int idx;
-                struct fault_record *r = rec_new(&F->rg->head->faults, F->s, spec, &idx);
-                if (r) {
-                    r->start_ns = now;
-                    r->end_ns = lab_now_ns();
-                    snprintf(r->hit, sizeof r->hit, "%s (pid %d)", f->target_text, (int)srv->pid);
-                    rec_publish(&F->rg->head->faults, idx);
-                }
-                return FIRED;
-            }
-        rec_skip(F, spec, now, false, "%s was not stopped", f->target_text);
-        return FIRED;
-    }
     if (srv->pid <= 0) {
         rec_skip(F, spec, now, false, "%s is down", f->target_text);
         return FIRED;
@@ -411,8 +462,11 @@ static enum fire fire_server(struct faults *F, int spec, int64_t now)
         return FIRED;
     r->pid = srv->pid;
     r->start_ns = now;
-    snprintf(r->hit, sizeof r->hit, "%s (pid %d)", f->target_text, (int)srv->pid);
+    char name[48];
+    server_name(F, srv, name, sizeof name);
+    snprintf(r->hit, sizeof r->hit, "%s (pid %d)", name, (int)srv->pid);
     r->outcome = FAULT_ACTIVE;
+    fault_watch_open(F, idx, srv, name); /* a store that elects: until it serves again */
     switch (f->action) {
     case FAULT_PAUSE:
         if (!stop_confirmed(srv->pid)) {
@@ -461,8 +515,8 @@ static int64_t end_pauses(struct faults *F, int64_t now, bool force)
     for (int i = 0; i < n && i < FAULT_RECORDS_MAX; i++) {
         struct fault_record *r = &log->rec[i];
         if (!atomic_load(&log->published[i]) || r->outcome != FAULT_ACTIVE ||
-            r->action != FAULT_PAUSE || r->pid <= 0)
-            continue;
+            r->action != FAULT_PAUSE || r->pid <= 0 || r->end_ns)
+            continue; /* (a pause continued whose watch keeps it open has its end) */
         int64_t end = r->start_ns + F->s->faults[r->spec].duration_ns;
         if (!force && now < end) {
             if (end < next)
@@ -479,7 +533,8 @@ static int64_t end_pauses(struct faults *F, int64_t now, bool force)
             continue;
         }
         r->end_ns = now;
-        r->outcome = FAULT_DONE;
+        if (!fault_watch_has(F, i))
+            r->outcome = FAULT_DONE;
         if (force && now < end)
             snprintf(r->note + strlen(r->note), sizeof r->note - strlen(r->note),
                      "%scontinued early: the run ended", r->note[0] ? "; " : "");
@@ -536,6 +591,9 @@ int64_t faults_tick(struct faults *F, int64_t now)
     int64_t fo_next = step_failover(F, now);
     if (fo_next < next)
         next = fo_next;
+    int64_t look = fault_watch_poll(F, lab_now_ns());
+    if (look < next)
+        next = look;
     update_excuse(F, lab_now_ns());
     return retry < next ? retry : next;
 }
@@ -569,6 +627,7 @@ void faults_finish(struct faults *F, bool interrupted)
         snprintf(r->note, sizeof r->note, "not brought back: the run was interrupted");
         F->n_down--;
     }
+    fault_watch_settle(F, interrupted);
     for (int i = 0; i < F->s->n_faults; i++)
         F->st[i].due = INT64_MAX;
 }

@@ -13,7 +13,8 @@
  * started and ended, and its outcome. faults_release() continues every
  * process a fault paused (before the clients are told to stop, and on any
  * exit path); faults_finish() also brings back every server a fault left
- * down, so the next design of the scenario starts on whole servers.
+ * down, so the next design of the scenario starts on whole servers (an
+ * ensemble that elects is waited for: fault_watch.h).
  */
 #ifndef LOCKLAB_FAULTS_H
 #define LOCKLAB_FAULTS_H
@@ -24,6 +25,7 @@
 
 #include "backend.h"
 #include "failpoint.h"
+#include "fault_watch.h"
 #include "region.h"
 #include "scenario.h"
 
@@ -55,6 +57,7 @@ struct faults {
         int64_t window_end;               /* stop waiting for a grant after the cut */
         struct failover fo;               /* the backend's steps (servers.h) */
     } fo;
+    struct fault_watches watch;           /* records kept open while the store recovers */
     unsigned rnd;                         /* random-client / holder choice */
 };
 

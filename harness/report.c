@@ -116,6 +116,13 @@ static json_t *faults_json(const struct run_result *r)
                                     json_real(ms_after(f->phase[k].at_ns, r->start_ns)));
             json_object_set_new(o, "phases_ms", ph);
         }
+        if (f->leader[0]) { /* a store that elects: who led once it served again, and
+                               when a leader served after the fault took it away */
+            json_object_set_new(o, "leader", json_string(f->leader));
+            json_object_set_new(o, "leader_back_ms",
+                                f->leader_ns ? json_real(ms_after(f->leader_ns, f->start_ns))
+                                             : json_null());
+        }
         if (f->action == FAULT_KILL && f->client >= 0)
             json_object_set_new(o, "recovery_ms", f->recovery_ns >= 0
                                                       ? json_real((double)f->recovery_ns / 1e6)
@@ -529,13 +536,20 @@ static void print_faults(FILE *f, const struct run_result *x)
     char rec[32] = "";
     if (x->recovery_ns >= 0)
         fmt_us(rec, sizeof rec, x->recovery_ns / 1000);
+    int64_t election = 0;
+    for (int i = 0; i < x->n_faults; i++)
+        if (x->faults[i].leader_ns && x->faults[i].leader_ns - x->faults[i].start_ns > election)
+            election = x->faults[i].leader_ns - x->faults[i].start_ns;
+    char elect[48] = "", t[24];
+    if (election)
+        snprintf(elect, sizeof elect, "; a leader again after %s", fmt_us(t, sizeof t, election / 1000));
     char errs[64] = "";
     if (x->fault_errors)
         snprintf(errs, sizeof errs, "; %lld lock errors while a server was down",
                  (long long)x->fault_errors);
-    fprintf(f, "%20s   faults: %d landed, %d skipped, %d failed%s%s%s%s%s\n", "", n[FAULT_DONE],
+    fprintf(f, "%20s   faults: %d landed, %d skipped, %d failed%s%s%s%s%s%s\n", "", n[FAULT_DONE],
             n[FAULT_SKIPPED], n[FAULT_FAILED], not_used ? " (others not for this design)" : "",
-            rec[0] ? "; recovery " : "", rec, errs,
+            rec[0] ? "; recovery " : "", rec, elect, errs,
             x->unrecovered_kills ? "; a killed holder's lock was never granted again" : "");
 }
 

@@ -571,6 +571,11 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
     if (setup_failed || collect(s, &rg, res, start, &units, err) != 0 ||
         workload_outcome(s, &env->stock, &counter_sum, units, &res->work, err) != 0)
         rc = -1;
+    /* a server started again counts from zero: no figure across that */
+    for (int i = 0; i < res->n_faults; i++)
+        if (res->faults[i].client < 0 && res->faults[i].pid > 0 &&
+            res->faults[i].action != FAULT_PAUSE)
+            ops_known = false;
     if (rc == 0 && ops_known) {
         int64_t calls_after = 0;
         if (be->server_ops(&env->servers, &calls_after, &ops_err) == 0 &&

@@ -1068,7 +1068,7 @@ static int fault_check(struct opt_loader *L, const yaml_node_t *entry, const cha
                                  "drop target", kp);
     if (!fp && !has_target)
         return fail_at(L, entry, "%s: target is missing (holder, client:N, random-client, "
-                                 "or a server: redis, redis-node:I, zookeeper)", kp);
+                                 "or a server: %s)", kp, fault_server_targets());
     if (fp && f->action != FAULT_KILL && f->action != FAULT_PAUSE && f->action != FAULT_SLEEP)
         return fail_at(L, entry, "%s: at a failpoint the action is kill, pause or sleep, "
                                  "not %s", kp, act);
@@ -1092,8 +1092,8 @@ static int fault_check(struct opt_loader *L, const yaml_node_t *entry, const cha
     bool server = f->target == TARGET_SERVER;
     if ((f->action == FAULT_RESTART || f->action == FAULT_STOP || f->action == FAULT_START) &&
         !server)
-        return fail_at(L, entry, "%s: %s applies to a server (redis, redis-node:I, "
-                                 "zookeeper), not to %s", kp, act, f->target_text);
+        return fail_at(L, entry, "%s: %s applies to a server (%s), not to %s", kp, act,
+                       fault_server_targets(), f->target_text);
     return 0;
 }
 
@@ -1162,9 +1162,9 @@ static int load_fault(struct opt_loader *L, const yaml_node_t *entry, const char
                 return -1;
             if (fault_target_parse(scalar_text(v), f) != 0)
                 return fail_at(L, v, "%s: unknown target '%s' (valid: holder, client:N, "
-                                     "random-client, redis, redis-node:I, redis-master, "
-                                     "redis-replica:I, sentinel:I, zookeeper[:I])", sub,
-                               show(shown, sizeof shown, scalar_text(v), v->data.scalar.length));
+                                     "random-client, %s)", sub,
+                               show(shown, sizeof shown, scalar_text(v), v->data.scalar.length),
+                               fault_server_targets());
             break;
         case 6:
             if (want_scalar(L, v, sub, "a failpoint name") != 0)

@@ -5,10 +5,10 @@
 #    file again): each result gets its own .hgrm, .timeline.tsv and plots
 #    (the later ones run as <name>-2, <name>-3), and summary.json points at
 #    each result's own files.
-# 2. One invocation starts one ZooKeeper, sized by the largest `ensemble`
-#    asked for, with that scenario's force_sync: a scenario that asked for
-#    another force_sync reports what it really ran on, and a redlock result
-#    the masters it used.
+# 2. One invocation starts one ZooKeeper ensemble per size asked for, with
+#    the force_sync of the first scenario asking for that size: a scenario
+#    that asked for another force_sync reports what it really ran on, and a
+#    redlock result the masters it used.
 . "$(dirname "$0")/lib.sh"
 
 D=$WORK/scn

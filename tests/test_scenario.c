@@ -340,6 +340,12 @@ static const struct bad_case {
     { "ensemble-even.yaml", "5:15", "backends.zookeeper.ensemble must be an odd number from 1 to 3, not 2" },
     { "faults-bad-key.yaml", "4:6", "unknown key 'kill'" },
     { "faults-scalar.yaml", "3:9", "faults must be a sequence" },
+    { "faults-role-typo.yaml", "4:36",
+      "unknown target 'zookeeper-leeder' (valid: holder, client:N, random-client, redis, "
+      "redis-master, redis-replica:I, sentinel:I, redis-node:I, zookeeper[:I], zookeeper-leader, "
+      "zookeeper-follower:I)" },
+    { "faults-follower-index.yaml", "4:36", "unknown target 'zookeeper-follower'" },
+    { "faults-leader-index.yaml", "4:36", "unknown target 'zookeeper-leader:1'" },
     { "topology-unknown.yaml", "3:30", "unknown value 'cluster' for backends.redis.topology" },
     { "retry-unknown.yaml", "3:15",
       "unknown value 'linear' for lock.retry (expected one of: fixed, backoff)" },

@@ -5,8 +5,11 @@
  * runs standalone with forceSync as asked, and servers_zk_clear empties a
  * lock's node however deep its children go (zk-semaphore keeps its nodes
  * under locks/ and leases/: a flat clear failed with "not empty", issue 8);
- * an ensemble of 3 elects exactly one leader; every process is gone and
- * every directory removed after stop.
+ * an ensemble of 3 elects exactly one leader, and when its leader is
+ * killed the other two elect one of them while the killed server, started
+ * again on its port with its zoo.cfg, myid and data, rejoins as a follower
+ * (servers_zk_mode sees it through: down, not serving, following); every
+ * process is gone and every directory removed after stop.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -148,6 +151,48 @@ static void test_zk_single(void)
     CHECK(gone(pid), "ZooKeeper %d still running after stop", (int)pid);
 }
 
+/* Wait (30 s at most) until server s says it is in one of modes a, b. */
+static enum zk_mode wait_mode(struct server *s, enum zk_mode a, enum zk_mode b)
+{
+    enum zk_mode m = ZK_MODE_DOWN;
+    for (int i = 0; i < 1500; i++) {
+        m = servers_zk_mode(s, NULL);
+        if (m == a || m == b)
+            break;
+        lab_sleep_ns(20 * 1000000, NULL);
+    }
+    return m;
+}
+
+/* Kill the leader of the running ensemble srv; another is elected, and the
+ * killed one, restarted, follows with its own myid and data. */
+static void test_zk_rejoin(struct server *srv)
+{
+    int lead = -1;
+    for (int i = 0; i < 3; i++)
+        if (servers_zk_mode(&srv[i], NULL) == ZK_MODE_LEADER)
+            lead = i;
+    CHECK(lead >= 0, "no server says it leads");
+    if (lead < 0)
+        return;
+    char myid[700];
+    snprintf(myid, sizeof myid, "%s/data/myid", srv[lead].dir);
+    char want[16];
+    snprintf(want, sizeof want, "%d\n", lead + 1);
+    servers_kill(&srv[lead]);
+    CHECK(servers_zk_mode(&srv[lead], NULL) == ZK_MODE_DOWN, "a killed server is down");
+    int other = (lead + 1) % 3, third = (lead + 2) % 3;
+    enum zk_mode a = wait_mode(&srv[other], ZK_MODE_LEADER, ZK_MODE_FOLLOWER);
+    enum zk_mode b = wait_mode(&srv[third], ZK_MODE_LEADER, ZK_MODE_FOLLOWER);
+    CHECK((a == ZK_MODE_LEADER) + (b == ZK_MODE_LEADER) == 1,
+          "the two left elect one leader (modes %d, %d)", (int)a, (int)b);
+    struct lab_err err = {0};
+    CHECK(servers_restart(&srv[lead], &err) == 0, "restart: %s", err.msg);
+    CHECK(wait_mode(&srv[lead], ZK_MODE_FOLLOWER, ZK_MODE_LEADER) == ZK_MODE_FOLLOWER,
+          "the restarted server rejoins as a follower");
+    CHECK(file_has(myid, want), "%s no longer holds its myid %d", myid, lead + 1);
+}
+
 static void test_zk_ensemble(void)
 {
     struct server srv[3];
@@ -168,6 +213,7 @@ static void test_zk_ensemble(void)
     snprintf(cfg, sizeof cfg, "%s/zoo.cfg", srv[1].dir);
     CHECK(file_has(cfg, "forceSync=yes") && file_has(cfg, "server.3=127.0.0.1:"),
           "zoo.cfg of server 2 lacks forceSync=yes or the peer list");
+    test_zk_rejoin(srv);
     pid_t pids[3];
     for (int i = 0; i < 3; i++)
         pids[i] = srv[i].pid;

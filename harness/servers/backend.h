@@ -17,7 +17,11 @@
  *   clear, server_ops, describe - per run: remove what an earlier run left,
  *              count the operations served, say what the result ran on;
  *   roles    - the embedded server processes of a run by role name, for
- *              the fault engine to aim at;
+ *              the fault engine to aim at (asked again at every firing:
+ *              roles such as a leader move);
+ *   health   - optional: whether the servers serve again after a fault
+ *              (a leader elected, every server that runs caught up), for
+ *              the engine to time a recovery;
  *   stop     - stop everything it started.
  * A table keeps its servers in its own file (one invocation starts one set),
  * so adding a store is one file with its table plus one registry line.
@@ -25,6 +29,7 @@
 #ifndef LOCKLAB_BACKEND_H
 #define LOCKLAB_BACKEND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -33,11 +38,23 @@
 #include "scenario.h"
 #include "servers.h"
 
-/* An embedded server a fault can target, by role. */
+/* An embedded server a fault can target, by role. Each server is listed
+ * first under the name it keeps (redis, redis-node:I, zookeeper:I); roles
+ * that move between servers (zookeeper-leader) follow. */
 struct backend_role {
-    const char *name;     /* "redis", "redis-node", "zookeeper" */
+    const char *name;     /* "redis", "redis-node", "zookeeper", "zookeeper-leader" */
     int index;            /* which one of that name (0-based), -1 for the only one */
     struct server *srv;   /* the process (never the stock store) */
+};
+
+/* How a store's embedded servers stand (backend_ops.health). */
+struct backend_health {
+    bool available;       /* it serves requests: a leader (a master) is up with a quorum */
+    bool whole;           /* every server that runs serves: none still joining or syncing */
+    int running;          /* servers up (neither down nor stopped by a fault) */
+    int servers;          /* servers it has, up or not */
+    char leader[32];      /* the server that leads, by the name it keeps ("zookeeper:2");
+                             "" when none does */
 };
 
 #define BACKEND_MAX_ROLES (LOCK_MAX_SERVERS + 1)
@@ -95,6 +112,20 @@ struct backend_ops {
     int (*failover_step)(struct failover *fo, bool granted, bool window_over, int64_t now,
                          struct lab_err *err);
     void (*failover_abort)(struct failover *fo);
+    /* Optional: why role (index I, or -1), a name this store knows, can have
+     * no server for design ops in s (a single ZooKeeper server runs
+     * standalone: no leader), for the note of a skipped fault; NULL when
+     * the name is not this store's, or when a server may have the role at
+     * another moment (none leads during an election). */
+    const char *(*no_role)(const struct lock_ops *ops, const struct scenario *s,
+                           const char *role, int index);
+
+    /* Optional (NULL: a server is whole again when it answers): how the
+     * embedded servers design ops uses in s stand now, asked by the fault
+     * engine every few tens of milliseconds after a fault hit one, never
+     * waiting on a server that is down or stopped. */
+    void (*health)(const struct lock_ops *ops, const struct scenario *s,
+                   struct backend_health *out);
 
     /* `locklab bench overhead --backend <name>`: the design whose cycle the
      * bare loop (a binary next to locklab, given the servers' connection

@@ -1,9 +1,19 @@
 /*
- * backend_zk.c - the ZooKeeper store table (see backend.h): one ensemble
- * per invocation (embedded, sized and synced as the largest scenario asks,
- * or the user's --zk). Every lock lives under LOCK_ZK_ROOT "/<key>";
+ * backend_zk.c - the ZooKeeper store table (see backend.h): embedded, one
+ * ensemble per size the invocation's scenarios ask for (a single server
+ * and one of 3, each synced as the first scenario asking for it says), so
+ * that scenarios run together each run on the size they name; or the
+ * user's --zk for all. Every lock lives under LOCK_ZK_ROOT "/<key>";
  * clearing deletes whatever is below those parents, however deep, and
  * operations are the packets the ensemble received (mntr).
+ *
+ * Fault roles: zookeeper:I is server I, always; in an ensemble of 3,
+ * zookeeper-leader and zookeeper-follower:I (the I-th following, in server
+ * order) are asked of the servers themselves (srvr's Mode) each time a
+ * fault fires, since an election moves them. A single server runs
+ * standalone and has neither. Health, for the engine to time an election,
+ * is the same question: one leader serving, and every server that runs
+ * serving (a restarted one has synced).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,16 +23,28 @@
 #include "region.h"
 
 #define ZK_MAX_SERVERS 3
+#define ZK_SIZES 2 /* ensembles of 1 and of 3 */
 
-/* This invocation's ensemble: what was planned and what runs. */
-static struct {
-    const struct scenario *plan;            /* the scenario asking for the largest ensemble */
+/* One ensemble: what was planned and what runs. */
+struct zk_ensemble {
+    const struct scenario *plan;            /* the first scenario asking for its size */
     bool force_sync;                        /* ... its forceSync */
-    bool external;                          /* the ensemble is the user's */
     struct lock_servers sv;                 /* where it is */
     int n_srv;                              /* embedded servers running */
     struct server srv[ZK_MAX_SERVERS];
+};
+
+/* This invocation's ensembles, or the user's. */
+static struct {
+    bool external;                          /* the user's ensemble, in ens[0], serves all */
+    struct zk_ensemble ens[ZK_SIZES];
 } zk;
+
+/* The ensemble scenario s runs on. */
+static struct zk_ensemble *ens_of(const struct scenario *s)
+{
+    return &zk.ens[zk.external || s->zk_ensemble <= 1 ? 0 : 1];
+}
 
 /* Each comma-separated part of a connection string is HOST:PORT; into sv
  * when sv is not NULL. */
@@ -58,50 +80,61 @@ static int zk_check_external(const char *addr, struct lab_err *err)
 static void zk_plan(const struct scenario *s, const struct lock_ops *ops)
 {
     (void)ops;
-    if (!zk.plan || s->zk_ensemble > zk.plan->zk_ensemble)
-        zk.plan = s;
+    struct zk_ensemble *e = ens_of(s);
+    if (!e->plan)
+        e->plan = s;
 }
 
 static void zk_stop(void)
 {
-    for (int i = 0; i < zk.n_srv; i++)
-        servers_stop(&zk.srv[i]);
+    for (int k = 0; k < ZK_SIZES; k++)
+        for (int i = 0; i < zk.ens[k].n_srv; i++)
+            servers_stop(&zk.ens[k].srv[i]);
     memset(&zk, 0, sizeof zk);
 }
 
-static int zk_start(const char *external, const volatile int *stop, struct lab_err *err)
+/* Start the planned ensemble e. 0 or -1 with err filled. */
+static int start_ensemble(struct zk_ensemble *e, const volatile int *stop, struct lab_err *err)
 {
-    if (!zk.plan)
-        return 0;
-    if (external) {
-        if (zk_check_external(external, err) != 0)
-            return -1;
-        parse_hosts(external, &zk.sv);
-        zk.external = true;
-        return servers_zk_ping(zk.sv.conn, 5000, err);
-    }
-    int n = zk.plan->zk_ensemble;
-    zk.force_sync = zk.plan->zk_force_sync;
+    int n = e->plan->zk_ensemble;
+    e->force_sync = e->plan->zk_force_sync;
     if (n > ZK_MAX_SERVERS) {
         lab_err_set(err, EINVAL, "a ZooKeeper ensemble of %d is not supported", n);
         return -1;
     }
-    if (servers_zk_start(zk.srv, n, zk.force_sync, stop, zk.sv.conn, sizeof zk.sv.conn, err) != 0)
+    if (servers_zk_start(e->srv, n, e->force_sync, stop, e->sv.conn, sizeof e->sv.conn, err) != 0)
         return -1;
-    zk.n_srv = n;
-    zk.sv.n = n;
+    e->n_srv = n;
+    e->sv.n = n;
     for (int i = 0; i < n; i++) {
-        snprintf(zk.sv.node[i].host, sizeof zk.sv.node[i].host, "%s", zk.srv[i].host);
-        zk.sv.node[i].port = zk.srv[i].port;
+        snprintf(e->sv.node[i].host, sizeof e->sv.node[i].host, "%s", e->srv[i].host);
+        e->sv.node[i].port = e->srv[i].port;
     }
+    return 0;
+}
+
+static int zk_start(const char *external, const volatile int *stop, struct lab_err *err)
+{
+    if (external) {
+        if (!zk.ens[0].plan && !zk.ens[1].plan)
+            return 0;
+        if (zk_check_external(external, err) != 0)
+            return -1;
+        parse_hosts(external, &zk.ens[0].sv);
+        zk.external = true;
+        return servers_zk_ping(zk.ens[0].sv.conn, 5000, err);
+    }
+    for (int k = 0; k < ZK_SIZES; k++)
+        if (zk.ens[k].plan && start_ensemble(&zk.ens[k], stop, err) != 0)
+            return -1;
     return 0;
 }
 
 static void zk_servers(const struct lock_ops *ops, const struct scenario *s,
                        struct lock_servers *out)
 {
-    (void)ops, (void)s;
-    *out = zk.sv;
+    (void)ops;
+    *out = ens_of(s)->sv;
 }
 
 static int zk_clear(const struct lock_servers *sv, const struct scenario *s,
@@ -131,11 +164,13 @@ static int zk_server_ops(const struct lock_servers *sv, int64_t *ops_served,
 static json_t *zk_describe(const struct lock_ops *ops, const struct scenario *s)
 {
     (void)ops;
-    json_t *z = json_pack("{s:b, s:I}", "external", zk.external, "session_timeout_ms",
-                          (json_int_t)(s->zk_session_timeout_ns / 1000000));
+    const struct zk_ensemble *e = ens_of(s);
+    json_t *z = json_pack("{s:b, s:I, s:i}", "external", zk.external, "session_timeout_ms",
+                          (json_int_t)(s->zk_session_timeout_ns / 1000000), "addresses",
+                          e->sv.n); /* every client is given them all */
     if (!zk.external) {
-        json_object_set_new(z, "ensemble", json_integer(zk.n_srv));
-        json_object_set_new(z, "force_sync", json_boolean(zk.force_sync));
+        json_object_set_new(z, "ensemble", json_integer(e->n_srv));
+        json_object_set_new(z, "force_sync", json_boolean(e->force_sync));
     }
     return z;
 }
@@ -143,11 +178,69 @@ static json_t *zk_describe(const struct lock_ops *ops, const struct scenario *s)
 static int zk_roles(const struct lock_ops *ops, const struct scenario *s,
                     struct backend_role *out, int max)
 {
-    (void)ops, (void)s;
-    int n = 0;
-    for (int i = 0; i < zk.n_srv && n < max; i++)
-        out[n++] = (struct backend_role){"zookeeper", zk.n_srv == 1 ? -1 : i, &zk.srv[i]};
+    (void)ops;
+    struct zk_ensemble *e = ens_of(s);
+    int n = 0, followers = 0;
+    for (int i = 0; i < e->n_srv && n < max; i++)
+        out[n++] = (struct backend_role){"zookeeper", e->n_srv == 1 ? -1 : i, &e->srv[i]};
+    for (int i = 0; e->n_srv > 1 && i < e->n_srv && n < max; i++) {
+        enum zk_mode m = servers_zk_mode(&e->srv[i], NULL);
+        if (m == ZK_MODE_LEADER)
+            out[n++] = (struct backend_role){"zookeeper-leader", -1, &e->srv[i]};
+        else if (m == ZK_MODE_FOLLOWER)
+            out[n++] = (struct backend_role){"zookeeper-follower", followers++, &e->srv[i]};
+    }
     return n;
+}
+
+static const char *zk_no_role(const struct lock_ops *ops, const struct scenario *s,
+                              const char *role, int index)
+{
+    (void)ops;
+    static char why[96];
+    const struct zk_ensemble *e = ens_of(s);
+    bool leader = strcmp(role, "zookeeper-leader") == 0;
+    if (!leader && strcmp(role, "zookeeper-follower") != 0)
+        return strcmp(role, "zookeeper") == 0 && e->n_srv > 1 && index >= e->n_srv
+                   ? "the ensemble has no such server"
+                   : NULL;
+    if (zk.external)
+        return NULL;
+    if (e->n_srv == 1)
+        return "a single ZooKeeper server runs standalone: no leader, no followers";
+    if (!leader && index >= e->n_srv - 1) {
+        snprintf(why, sizeof why, "an ensemble of %d has %d followers", e->n_srv, e->n_srv - 1);
+        return why;
+    }
+    return NULL; /* there is one, but not now (an election, a server down) */
+}
+
+static void zk_health(const struct lock_ops *ops, const struct scenario *s,
+                      struct backend_health *out)
+{
+    (void)ops;
+    struct zk_ensemble *e = ens_of(s);
+    int leaders = 0, serving = 0;
+    memset(out, 0, sizeof *out);
+    out->servers = e->n_srv;
+    for (int i = 0; i < e->n_srv; i++) {
+        enum zk_mode m = servers_zk_mode(&e->srv[i], NULL);
+        if (m == ZK_MODE_DOWN)
+            continue;
+        out->running++;
+        serving += m != ZK_MODE_NOT_SERVING;
+        if (m == ZK_MODE_LEADER || m == ZK_MODE_STANDALONE) {
+            leaders++;
+            if (e->n_srv == 1)
+                snprintf(out->leader, sizeof out->leader, "zookeeper");
+            else
+                snprintf(out->leader, sizeof out->leader, "zookeeper:%d", i);
+        }
+    }
+    out->available = leaders == 1;
+    out->whole = out->available && serving == out->running;
+    if (!out->available)
+        out->leader[0] = '\0';
 }
 
 const struct backend_ops backend_zookeeper = {
@@ -166,6 +259,8 @@ const struct backend_ops backend_zookeeper = {
     .server_ops = zk_server_ops,
     .describe = zk_describe,
     .roles = zk_roles,
+    .no_role = zk_no_role,
+    .health = zk_health,
     .bench_impl = "zk-sequential",
     .bench_bare_loop = "locklab-bare-zk",
     .bench_cycle = "zk-sequential cycle (create ephemeral-sequential + getChildren + delete)",

@@ -27,7 +27,9 @@ struct server {
     int stop_signal; /* how to stop it: SIGTERM (0 means SIGTERM) or SIGKILL */
     char extra[160]; /* redis-server: more arguments, space-separated (--replicaof H P) */
     /* start it again on the same port and directory and wait until it
-     * answers (set by its kind's start; a restart fault uses it) */
+     * answers (set by its kind's start; a restart fault uses it); a
+     * ZooKeeper server only starts: joining its ensemble takes seconds,
+     * watched through servers_zk_mode */
     int (*respawn)(struct server *s, struct lab_err *err);
 };
 
@@ -87,6 +89,15 @@ void servers_kill_all_now(void);
  * (ENOENT when java or the ZooKeeper jars are missing). */
 int servers_zk_start(struct server *srv, int n, int force_sync, const volatile int *stop,
                      char *hosts, size_t hostslen, struct lab_err *err);
+
+/* What one embedded ZooKeeper server says of itself (srvr), without waiting
+ * on one that is down or stopped by a fault (a stopped JVM accepts a
+ * connection and never answers): down, not serving (starting, looking for a
+ * leader, syncing), or its mode. *connections (may be NULL) receives its
+ * client connections when it serves. A server that exited is reaped. */
+enum zk_mode { ZK_MODE_DOWN = 0, ZK_MODE_NOT_SERVING, ZK_MODE_STANDALONE, ZK_MODE_LEADER,
+               ZK_MODE_FOLLOWER, ZK_MODE_OTHER };
+enum zk_mode servers_zk_mode(struct server *s, int *connections);
 
 /* Packets received by every server of a ZooKeeper connection string (mntr's
  * zk_packets_received, summed): client requests, session pings included.

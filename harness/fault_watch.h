@@ -1,0 +1,63 @@
+/*
+ * fault_watch.h - what a server fault does to a store that elects a leader
+ * (a ZooKeeper ensemble of three), as the fault engine times it.
+ *
+ * Killing a leader is instant; the ensemble electing another, and a
+ * restarted server starting its JVM and syncing, take seconds. The engine
+ * (faults.c) opens a watch on the record of every fault that hits a server
+ * of a store whose backend has a health hook (backend.h), and polls that
+ * health from its tick every FAULT_WATCH_POLL_NS, never blocking on it. The
+ * record stays active until the fault has done its own part (a pause
+ * continued, a restarted server started again; at once for a kill or a
+ * stop) and the store serves again with every running server caught up.
+ * Then it ends: its band on the plots spans the outage, lock errors
+ * meanwhile are counted as the fault's (region.h), and it says who leads
+ * and when the leader came (fault_record.leader, leader_ns).
+ */
+#ifndef LOCKLAB_FAULT_WATCH_H
+#define LOCKLAB_FAULT_WATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "servers.h"
+
+#define FAULT_WATCH_MAX 16
+#define FAULT_WATCH_POLL_NS (20 * 1000000LL)        /* between two looks at the store */
+#define FAULT_WATCH_SETTLE_NS (60 * 1000000000LL)   /* at the end of a run, at most */
+
+struct fault_watches {
+    struct {
+        int rec;                 /* the record kept open */
+        const struct server *srv; /* the server it hit */
+        char leader_before[32];  /* who led when the fault fired, "" when none did */
+        bool lost;               /* the store was seen without a leader since */
+        int64_t leader_ns;       /* a leader served again after it was lost or changed */
+    } w[FAULT_WATCH_MAX];
+    int n;
+    bool used;                   /* a server of the store was hit in this run */
+    int64_t next_poll;
+};
+
+struct faults;
+
+/* Before record rec's action hits server srv, `name` by the name it keeps
+ * ("zookeeper:0"): note who leads now and watch the store from the next
+ * tick. False (nothing watched) when the design's store has no health
+ * hook. */
+bool fault_watch_open(struct faults *F, int rec, const struct server *srv, const char *name);
+
+/* Is record rec watched (its end is the watch's to set)? */
+bool fault_watch_has(const struct faults *F, int rec);
+
+/* Look at the store when a poll is due and end the records whose fault is
+ * over; returns when to look next (INT64_MAX: nothing watched). */
+int64_t fault_watch_poll(struct faults *F, int64_t now);
+
+/* The end of a run (after the engine brought its servers back): wait
+ * until the store is whole again for the next design, every server up, at
+ * most FAULT_WATCH_SETTLE_NS, and end every record still watched; when
+ * interrupted, end them at once. */
+void fault_watch_settle(struct faults *F, bool interrupted);
+
+#endif
