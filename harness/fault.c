@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const action_names[] = {"pause", "kill", "restart", "stop", "start", "sleep"};
+static const char *const action_names[] = {"pause", "kill", "restart", "stop", "start", "sleep",
+                                           "clock-jump"};
 static const char *const outcome_names[] = {"done", "skipped", "failed", "active"};
 
 /* Server roles a target may name, with whether it takes an index. */

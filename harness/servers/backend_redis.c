@@ -4,7 +4,10 @@
  * (redlock) as many independent embedded masters as the largest scenario
  * asks for, of which each run uses its own scenario's number. Keys are
  * cleared with DEL, operations counted from INFO commandstats
- * (redis_admin.c).
+ * (redis_admin.c). Before each run the embedded servers get the scenario's
+ * persistence (redis_persist.c) and a clock an earlier run moved is set
+ * back (redis_clock.c); when a planned scenario jumps a clock, they run
+ * under the clock shim.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,12 +15,15 @@
 
 #include "backend.h"
 #include "redis_admin.h"
+#include "redis_clock.h"
+#include "redis_persist.h"
 #include "region.h"
 
 /* This invocation's Redis: what was planned and what runs. */
 static struct {
     bool need_store;                          /* a single-store design runs */
     int need_masters;                         /* most masters a multi-master run asks for */
+    bool need_clock;                          /* a clock-jump fault: start under the shim */
     bool external;                            /* the store is the user's */
     struct lock_endpoint store;               /* where the store is */
     struct server store_srv;                  /* embedded store (pid 0 when external) */
@@ -42,6 +48,8 @@ static int redis_check_external(const char *addr, struct lab_err *err)
 
 static void redis_plan(const struct scenario *s, const struct lock_ops *ops)
 {
+    for (int i = 0; i < s->n_faults; i++)
+        rd.need_clock |= s->faults[i].action == FAULT_CLOCK_JUMP;
     if (!multi(ops))
         rd.need_store = true;
     else if (s->redis_masters > rd.need_masters)
@@ -59,6 +67,9 @@ static void redis_stop(void)
 static int redis_start(const char *external, const volatile int *stop, struct lab_err *err)
 {
     (void)stop; /* a redis-server answers within milliseconds */
+    const char *shim = NULL;
+    if (rd.need_clock && !(shim = redis_clock_shim(err)))
+        return -1;
     if (rd.need_store && external) {
         if (redis_check_external(external, err) != 0)
             return -1;
@@ -67,7 +78,7 @@ static int redis_start(const char *external, const volatile int *stop, struct la
             return -1;
         rd.external = true;
     } else if (rd.need_store) {
-        if (servers_redis_start(&rd.store_srv, "lock-store", err) != 0)
+        if (servers_redis_start_preloaded(&rd.store_srv, "lock-store", shim, err) != 0)
             return -1;
         snprintf(rd.store.host, sizeof rd.store.host, "%s", rd.store_srv.host);
         rd.store.port = rd.store_srv.port;
@@ -75,7 +86,7 @@ static int redis_start(const char *external, const volatile int *stop, struct la
     for (; rd.n_masters < rd.need_masters; rd.n_masters++) {
         char role[32];
         snprintf(role, sizeof role, "master-%d", rd.n_masters);
-        if (servers_redis_start(&rd.master_srv[rd.n_masters], role, err) != 0)
+        if (servers_redis_start_preloaded(&rd.master_srv[rd.n_masters], role, shim, err) != 0)
             return -1;
     }
     return 0;
@@ -135,6 +146,9 @@ static json_t *redis_describe(const struct lock_ops *ops, const struct scenario 
                           "external", !multi(ops) && rd.external); /* masters: always embedded */
     if (multi(ops))
         json_object_set_new(r, "masters", json_integer(sv.n));
+    if (multi(ops) || !rd.external)
+        json_object_set_new(r, "persistence", json_string(redis_persist_name(
+                                                  (enum redis_persistence)s->redis_persistence)));
     return r;
 }
 
@@ -153,6 +167,29 @@ static int redis_roles(const struct lock_ops *ops, const struct scenario *s,
     return n;
 }
 
+/* Is role a server that holds lock keys (one persistence applies to)? */
+static bool data_role(const char *role)
+{
+    return strcmp(role, "redis") == 0 || strcmp(role, "redis-node") == 0;
+}
+
+/* The clock back to the machine's, and the scenario's persistence, on every
+ * embedded server the design uses (an external store is left as it is). */
+static int redis_prepare_run(const struct lock_ops *ops, const struct scenario *s,
+                             struct lab_err *err)
+{
+    struct backend_role r[BACKEND_MAX_ROLES];
+    int n = redis_roles(ops, s, r, BACKEND_MAX_ROLES);
+    for (int i = 0; i < n; i++) {
+        if (redis_clock_reset(r[i].srv, err) != 0)
+            return -1;
+        if (data_role(r[i].name) &&
+            redis_persist_apply(r[i].srv, (enum redis_persistence)s->redis_persistence, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 const struct backend_ops backend_redis = {
     .name = "redis",
     .title = "Redis",
@@ -165,6 +202,7 @@ const struct backend_ops backend_redis = {
     .start = redis_start,
     .stop = redis_stop,
     .servers = redis_servers,
+    .prepare_run = redis_prepare_run,
     .clear = redis_clear,
     .server_ops = redis_server_ops,
     .describe = redis_describe,

@@ -26,12 +26,24 @@ struct server {
     /* start it again on the same port and directory and wait until it
      * answers (set by its kind's start; a restart fault uses it) */
     int (*respawn)(struct server *s, struct lab_err *err);
+    /* Redis, kept across restarts: more redis-server arguments for the next
+     * start (NULL-terminated, NULL for none; its owner's, e.g. the
+     * persistence of redis_persist.c), and a library to preload into it
+     * (the clock shim, told its offset file in its directory: clockshim.h),
+     * NULL for none */
+    const char *const *more_args;
+    const char *preload;
 };
 
 /* Start redis-server for role and wait until it answers PING.
  * Returns 0, or -1 with err filled (err->code ENOENT when redis-server is
  * not installed). The binary is $LOCKLAB_REDIS_SERVER or redis-server on PATH. */
 int servers_redis_start(struct server *s, const char *role, struct lab_err *err);
+
+/* The same, with the library preload (NULL: none) preloaded into it now and
+ * at every restart (struct server.preload). */
+int servers_redis_start_preloaded(struct server *s, const char *role, const char *preload,
+                                  struct lab_err *err);
 
 /* Stop one server (SIGTERM, then SIGKILL after a grace period) and remove its
  * directory. Safe to call on a server that is not running. */
