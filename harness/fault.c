@@ -11,8 +11,8 @@
 #include <string.h>
 
 const char *const fault_action_words[] = {"pause", "kill", "restart", "stop", "start", "sleep",
-                                          "failover", NULL};
-_Static_assert(sizeof fault_action_words / sizeof fault_action_words[0] == FAULT_FAILOVER + 2,
+                                          "failover", "clock-jump", NULL};
+_Static_assert(sizeof fault_action_words / sizeof fault_action_words[0] == FAULT_CLOCK_JUMP + 2,
                "one word per enum fault_action, then NULL");
 static const char *const outcome_names[] = {"done", "skipped", "failed", "active"};
 

@@ -5,9 +5,10 @@
  *
  * A fault entry is closed vocabulary, as Jepsen's nemeses are: when (`at`
  * a time after the start barrier, or `every` a period, `count` times), an
- * action (pause, kill, restart, stop, start) and a target (holder,
- * client:N, random-client, or a server role such as redis, redis-node:I,
- * zookeeper); or a failpoint inside a design where the client that reaches
+ * action (pause, kill, restart, stop, start, clock-jump) and a target
+ * (holder, client:N, random-client, or a server role such as redis,
+ * redis-node:I, zookeeper; a server fault may wait for a holder: `when:
+ * holder`); or a failpoint inside a design where the client that reaches
  * it is hit (kill, pause, sleep). Nothing in it ever runs a command.
  */
 #ifndef LOCKLAB_FAULT_H
@@ -20,7 +21,7 @@
 #define FAULT_RECORDS_MAX 128 /* faults one run records */
 
 enum fault_action { FAULT_PAUSE = 0, FAULT_KILL, FAULT_RESTART, FAULT_STOP, FAULT_START,
-                    FAULT_SLEEP, FAULT_FAILOVER };
+                    FAULT_SLEEP, FAULT_FAILOVER, FAULT_CLOCK_JUMP };
 
 #define FAULT_PHASES_MAX 6 /* named instants of a fault with phases (a failover) */
 
@@ -39,6 +40,8 @@ struct fault_spec {
     int count;              /* times it fires (every, failpoint), default unbounded / 1 */
     int64_t duration_ns;    /* pause / restart / sleep: how long */
     int64_t window_ns;      /* holder: how long to wait for a holder before `skipped` */
+    int64_t offset_ns;      /* clock-jump: how far the server's wall clock moves (< 0: back) */
+    bool when_holder;       /* a server target: fire only while a client holds the lock */
 };
 
 enum fault_outcome { FAULT_DONE = 0, FAULT_SKIPPED, FAULT_FAILED, FAULT_ACTIVE };
@@ -67,6 +70,7 @@ struct fault_record {
                                led once it served again, "" when not watched */
     int64_t leader_ns;      /* ... when a leader served again after the fault took the
                                store's away (an election), 0 when it never went */
+    int64_t jump_ns;        /* clock-jump: how far the server's clock was seen to move */
 };
 
 /* The action words, in enum order, NULL-terminated (the loader's list). */

@@ -8,9 +8,14 @@
  * first and confirmed stopped (/proc/<pid>/stat says T) before anything else
  * is decided, so "it is inside its critical section" is read while it can
  * no longer leave. Servers come from the design's backend table by role;
- * the stock store is never one of them.
+ * the stock store is never one of them. A server entry with `when: holder`
+ * waits (up to its window) until a client is inside its critical section,
+ * as Kleppmann's counterexamples need the server hit while the lock is
+ * held. A clock jump is checked against the server's own clock
+ * (redis_clock.c): one that did not move it is `failed`, never `done`.
  */
 #include "faults.h"
+#include "redis_clock.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -51,6 +56,21 @@ static struct fault_record *rec_new(struct fault_log *log, const struct scenario
 static void rec_publish(struct fault_log *log, int idx)
 {
     atomic_store(&log->published[idx], 1);
+}
+
+/* Append to a record's note, after a "; " when it has one. */
+__attribute__((format(printf, 2, 3)))
+static void note_add(struct fault_record *r, const char *fmt, ...)
+{
+    size_t used = strlen(r->note);
+    if (used && used + 2 < sizeof r->note) {
+        memcpy(r->note + used, "; ", 3);
+        used += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->note + used, sizeof r->note - used, fmt, ap);
+    va_end(ap);
 }
 
 /* Record spec as skipped (not landed) at now, with why. */
@@ -212,6 +232,13 @@ static int alive_clients(struct faults *F, int *out, bool holders_only)
     return n;
 }
 
+/* No holder came within spec's window: recorded skipped. */
+static void skip_no_holder(struct faults *F, int spec, int64_t now)
+{
+    rec_skip(F, spec, now, false, "no client was inside its critical section within %lld ms",
+             (long long)(F->s->faults[spec].window_ns / 1000000));
+}
+
 static enum fire fire_client(struct faults *F, int spec, int64_t now)
 {
     const struct fault_spec *f = &F->s->faults[spec];
@@ -244,8 +271,7 @@ static enum fire fire_client(struct faults *F, int spec, int64_t now)
     if (f->target == TARGET_HOLDER && now < F->st[spec].window_end)
         return RETRY;
     if (f->target == TARGET_HOLDER)
-        rec_skip(F, spec, now, false, "no client was inside its critical section within %lld ms",
-                 (long long)(f->window_ns / 1000000));
+        skip_no_holder(F, spec, now);
     else
         rec_skip(F, spec, now, false, "no client is running");
     return FIRED;
@@ -433,9 +459,33 @@ static enum fire fire_start(struct faults *F, int spec, int64_t now, struct serv
     return FIRED;
 }
 
+/* Move srv's clock by f's offset, and record what the server's clock did. */
+static void jump_clock(struct fault_record *r, const struct server *srv,
+                       const struct fault_spec *f)
+{
+    struct lab_err err = {0};
+    int rc = redis_clock_jump(srv, f->offset_ns, &r->jump_ns, &err);
+    r->end_ns = lab_now_ns();
+    r->outcome = rc == 0 ? FAULT_DONE : FAULT_FAILED;
+    if (rc == 0)
+        note_add(r, "its clock moved %+.3f s", (double)r->jump_ns / 1e9);
+    else
+        note_add(r, "%.100s", err.msg);
+}
+
 static enum fire fire_server(struct faults *F, int spec, int64_t now)
 {
     const struct fault_spec *f = &F->s->faults[spec];
+    int holder = -1, cand[SCN_MAX_CLIENTS];
+    if (f->when_holder) { /* observed, not hoped for: a client inside now */
+        if (alive_clients(F, cand, true) == 0) {
+            if (now < F->st[spec].window_end)
+                return RETRY;
+            skip_no_holder(F, spec, now);
+            return FIRED;
+        }
+        holder = cand[0];
+    }
     /* roles can move (a failover makes a replica the master, an election
      * another ZooKeeper server the leader): ask the backend again */
     const struct backend_ops *be = backend_of(F->ops);
@@ -467,6 +517,8 @@ static enum fire fire_server(struct faults *F, int spec, int64_t now)
     snprintf(r->hit, sizeof r->hit, "%s (pid %d)", name, (int)srv->pid);
     r->outcome = FAULT_ACTIVE;
     fault_watch_open(F, idx, srv, name); /* a store that elects: until it serves again */
+    if (holder >= 0)
+        note_add(r, "while client %d held the lock", holder);
     switch (f->action) {
     case FAULT_PAUSE:
         if (!stop_confirmed(srv->pid)) {
@@ -481,6 +533,9 @@ static enum fire fire_server(struct faults *F, int spec, int64_t now)
     case FAULT_RESTART:
         servers_kill(srv);
         note_down(F, idx, srv, f->action == FAULT_RESTART ? now + f->duration_ns : INT64_MAX);
+        break;
+    case FAULT_CLOCK_JUMP:
+        jump_clock(r, srv, f);
         break;
     default:
         break;
@@ -536,8 +591,7 @@ static int64_t end_pauses(struct faults *F, int64_t now, bool force)
         if (!fault_watch_has(F, i))
             r->outcome = FAULT_DONE;
         if (force && now < end)
-            snprintf(r->note + strlen(r->note), sizeof r->note - strlen(r->note),
-                     "%scontinued early: the run ended", r->note[0] ? "; " : "");
+            note_add(r, "continued early: the run ended");
     }
     return next;
 }

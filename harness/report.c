@@ -127,6 +127,8 @@ static json_t *faults_json(const struct run_result *r)
             json_object_set_new(o, "recovery_ms", f->recovery_ns >= 0
                                                       ? json_real((double)f->recovery_ns / 1e6)
                                                       : json_null());
+        if (f->action == FAULT_CLOCK_JUMP) /* what the server's own clock did */
+            json_object_set_new(o, "clock_jump_ms", json_real((double)f->jump_ns / 1e6));
         json_array_append_new(a, o);
     }
     return a;

@@ -505,6 +505,7 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
         return -1;
     int64_t calls_before = 0;
     if (workload_reset(s, &env->stock, &rg.keys[0].counter, err) != 0 ||
+        (be && be->prepare_run && be->prepare_run(ops, s, err) != 0) ||
         (be && be->clear(&env->servers, s, err) != 0)) {
         munmap(rg.base, rg.size);
         return -1;

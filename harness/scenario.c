@@ -357,10 +357,13 @@ static const char *const workload_words[] = { "counter", "stock", "reentrant", N
 static const char *const retry_words[] = { "fixed", "backoff", NULL };
 static const char *const bool_words[] = { "false", "true", NULL }; /* index = value */
 static const char *const topology_words[] = { "single", "independent", "sentinel", NULL };
+static const char *const persistence_words[] = { "none", "aof-everysec", "aof-always", NULL };
 
 _Static_assert(WORKLOAD_COUNTER == 0 && WORKLOAD_STOCK == 1 && WORKLOAD_REENTRANT == 2,
                "workload_words order");
 _Static_assert(RETRY_FIXED == 0 && RETRY_BACKOFF == 1, "retry_words order");
+_Static_assert(PERSIST_NONE == 0 && PERSIST_AOF_EVERYSEC == 1 && PERSIST_AOF_ALWAYS == 2,
+               "persistence_words order");
 _Static_assert(sizeof(enum workload_kind) == sizeof(int) && sizeof(enum retry_kind) == sizeof(int),
                "OPT_CHOICE stores an int");
 
@@ -372,6 +375,9 @@ static const struct opt redis_opts[] = {
       .def = "2", .help = "replicas of the master, in the sentinel topology" },
     { .name = "masters", .type = OPT_INT, FIELD(redis_masters), .min = 1, .max = SCN_MAX_MASTERS,
       .def = "5", .flags = OPT_ODD, .help = "independent Redis masters, for redlock" },
+    { .name = "persistence", .type = OPT_CHOICE, FIELD(redis_persistence),
+      .choices = persistence_words, .def = "none",
+      .help = "what an embedded lock store or master keeps across a restart fault" },
     { .name = NULL }
 };
 
@@ -1083,9 +1089,10 @@ static int fault_check(struct opt_loader *L, const yaml_node_t *entry, const cha
         return fail_at(L, entry, "%s: %s takes no duration", kp, act);
     if (has_at && has_count)
         return fail_at(L, entry, "%s: count goes with every or failpoint, not at", kp);
-    if (has_window && f->target != TARGET_HOLDER && f->action != FAULT_FAILOVER)
+    if (has_window && f->target != TARGET_HOLDER && !f->when_holder &&
+        f->action != FAULT_FAILOVER)
         return fail_at(L, entry, "%s: window is how long to wait for a holder; the target "
-                                 "is not holder", kp);
+                                 "is not holder and there is no when: holder", kp);
     if (f->action == FAULT_FAILOVER && strcmp(f->role, "redis-master") != 0)
         return fail_at(L, entry, "%s: failover applies to redis-master (the sentinel "
                                  "topology's master), not to %s", kp, f->target_text);
@@ -1097,14 +1104,52 @@ static int fault_check(struct opt_loader *L, const yaml_node_t *entry, const cha
     return 0;
 }
 
+/* The keys of a server fault: offset (clock-jump) and when. 0 or -1. */
+static int fault_check_server(struct opt_loader *L, const yaml_node_t *entry, const char *kp,
+                              const struct fault_spec *f, bool has_offset)
+{
+    bool jump = f->action == FAULT_CLOCK_JUMP;
+    if (jump && !has_offset)
+        return fail_at(L, entry, "%s: clock-jump needs an offset (such as 30s, or -5s to go "
+                                 "back)", kp);
+    if (!jump && has_offset)
+        return fail_at(L, entry, "%s: offset goes with clock-jump, not %s", kp,
+                       fault_action_name(f->action));
+    if (jump && (f->target != TARGET_SERVER ||
+                 (strcmp(f->role, "redis") != 0 && strcmp(f->role, "redis-node") != 0)))
+        return fail_at(L, entry, "%s: clock-jump moves the wall clock of a Redis server: target "
+                                 "redis or redis-node:I, not %s (ZooKeeper times its sessions "
+                                 "with the monotonic clock: not supported)", kp, f->target_text);
+    if (f->when_holder && f->target != TARGET_SERVER)
+        return fail_at(L, entry, "%s: when: holder holds back a server fault until a client "
+                                 "holds the lock; to hit the holder itself, write target: holder",
+                       kp);
+    return 0;
+}
+
+/* A clock offset: a duration, negative with a leading '-', never 0. */
+static int fault_offset(struct opt_loader *L, const yaml_node_t *v, const char *kp, int64_t *out)
+{
+    const char *what = "a duration such as 30s, or -5s to go back";
+    if (want_scalar(L, v, kp, what) != 0)
+        return -1;
+    const char *t = scalar_text(v);
+    bool back = *t == '-';
+    if (duration_scan(t + (back || *t == '+'), out) != SCAN_OK || *out == 0)
+        return wrong_type(L, v, kp, what);
+    if (back)
+        *out = -*out;
+    return 0;
+}
+
 static int load_fault(struct opt_loader *L, const yaml_node_t *entry, const char *kp,
                       struct fault_spec *f)
 {
     const char *const *actions = fault_action_words;
     static const char *const keys[] = {"at", "every", "count", "duration", "action", "target",
-                                       "failpoint", "window", NULL};
+                                       "failpoint", "window", "offset", "when", NULL};
     char shown[SHOW_MAX], list[160], sub[128];
-    bool has[8] = {false};
+    bool has[10] = {false};
     if (entry->type != YAML_MAPPING_NODE)
         return wrong_type(L, entry, kp, "a mapping such as {at: 1s, action: pause, target: "
                                         "holder, duration: 2s}");
@@ -1177,16 +1222,30 @@ static int load_fault(struct opt_loader *L, const yaml_node_t *entry, const char
             f->target = TARGET_FAILPOINT;
             snprintf(f->target_text, sizeof f->target_text, "%s", scalar_text(v));
             break;
-        default:
+        case 7:
             if (fault_duration(L, v, sub, false, &f->window_ns) != 0)
                 return -1;
+            break;
+        case 8:
+            if (fault_offset(L, v, sub, &f->offset_ns) != 0)
+                return -1;
+            break;
+        default:
+            if (want_scalar(L, v, sub, "holder") != 0)
+                return -1;
+            if (strcmp(scalar_text(v), "holder") != 0)
+                return fail_at(L, v, "%s: unknown value '%s' (valid: holder: fire only while "
+                                     "a client holds the lock)", sub,
+                               show(shown, sizeof shown, scalar_text(v), v->data.scalar.length));
+            f->when_holder = true;
             break;
         }
     }
     if (!action)
-        return fail_at(L, entry, "%s: action is missing (pause, kill, restart, stop, start; "
-                                 "sleep at a failpoint)", kp);
-    if (fault_check(L, entry, kp, f, has[0], has[1], has[2], has[3], has[5], has[7]) != 0)
+        return fail_at(L, entry, "%s: action is missing (pause, kill, restart, stop, start, "
+                                 "clock-jump; sleep at a failpoint)", kp);
+    if (fault_check(L, entry, kp, f, has[0], has[1], has[2], has[3], has[5], has[7]) != 0 ||
+        fault_check_server(L, entry, kp, f, has[8]) != 0)
         return -1;
     if (!has[2])
         f->count = f->target == TARGET_FAILPOINT || has[0] ? 1 : 0; /* every: unbounded */

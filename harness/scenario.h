@@ -36,6 +36,13 @@ enum retry_kind {
     RETRY_BACKOFF /* exponential backoff with full jitter, from retry_interval up to 32x */
 };
 
+/* backends.redis.persistence: what an embedded Redis keeps across a restart */
+enum redis_persistence {
+    PERSIST_NONE = 0,     /* nothing (no RDB, no AOF): a restart comes back empty */
+    PERSIST_AOF_EVERYSEC, /* AOF, fsync once a second */
+    PERSIST_AOF_ALWAYS    /* AOF, fsync before every reply */
+};
+
 enum key_mode {
     KEYS_HOT = 0,       /* every client contends for one key */
     KEYS_PER_CLIENT = 1 /* each client its own key: no contention, the service's own rate */
@@ -60,6 +67,7 @@ struct scenario {
                               * | "sentinel" (a master, its replicas and 3 sentinels) */
     int redis_replicas;      /* backends.redis.replicas: replicas in the sentinel topology */
     int redis_masters;       /* backends.redis.masters: independent masters (redlock), default 5 */
+    int redis_persistence;   /* backends.redis.persistence: enum redis_persistence, default none */
     int zk_ensemble;         /* backends.zookeeper.ensemble: 1 (default) or 3 */
     int64_t zk_session_timeout_ns; /* backends.zookeeper.session_timeout: default 10s */
     int zk_force_sync;       /* backends.zookeeper.force_sync: true (default, as in production) */

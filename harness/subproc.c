@@ -5,11 +5,26 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+int subproc_sibling(const char *name, int mode, char *out, size_t n)
+{
+    char self[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n)
+        out[0] = '\0';
+    if (len < 0)
+        return -1;
+    self[len] = '\0';
+    snprintf(out, n, "%s/%s", dirname(self), name);
+    return access(out, mode);
+}
 
 int subproc_capture(char *const argv[], char *out, size_t outlen)
 {

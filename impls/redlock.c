@@ -18,8 +18,10 @@
  * that split the votes between them do not collide again. Every master has
  * short connect and command timeouts: a dead or stopped master is a "no"
  * after 50 ms, not a stalled client, and its connection (unusable after a
- * timeout) is reopened before it is used again. Release is compare-and-
- * delete on every master.
+ * timeout) is reopened before it is used again; a command that finds its
+ * connection closed by the server (the master restarted since) is sent
+ * once more on a new one, as clients that reconnect do. Release is
+ * compare-and-delete on every master.
  *
  * How it breaks, all of it by timing: the validity is checked once, at the
  * grant, and nothing checks it again. A client that pauses (GC, SIGSTOP)
@@ -200,16 +202,27 @@ static redisReply *master_reply(struct lock_client *c, int i, int64_t deadline)
     return r;
 }
 
-/* Send argv to every master in mask and collect the replies into
- * c->m[i].reply (NULL for a master that failed: it is dropped, and an
- * -ERR answer counts as a failure). Sets and returns c->answered. */
-static int fanout(struct lock_client *c, uint32_t mask, int argc, const char **argv)
+/* Did the connection fail because the server closed or reset it (rather
+ * than by a timeout)? Read right after the failed call, errno included. */
+static int connection_broken(const redisContext *rc)
 {
+    return rc->err == REDIS_ERR_EOF ||
+           (rc->err == REDIS_ERR_IO && (errno == ECONNRESET || errno == EPIPE));
+}
+
+/* One round of a fan-out to the masters in mask (see fanout). Returns the
+ * masters whose connection, open before this round, turned out closed by
+ * the server when the reply was read: the master restarted since, and the
+ * command died with the old socket. */
+static uint32_t fanout_round(struct lock_client *c, uint32_t mask, int argc, const char **argv)
+{
+    uint32_t old = 0, broken = 0;
     for (int i = 0; i < c->n; i++) {
         c->m[i].sent = c->m[i].reloading = 0;
-        c->m[i].reply = NULL;
-        if ((mask & (1u << i)) && c->m[i].rc)
+        if ((mask & (1u << i)) && c->m[i].rc) {
+            old |= 1u << i;
             master_send(c, i, argc, argv);
+        }
     }
     /* the masters that were down are reconnected only now, so that a
      * connect timeout does not hold back the command to the others */
@@ -223,7 +236,6 @@ static int fanout(struct lock_client *c, uint32_t mask, int argc, const char **a
         master_send(c, i, argc, argv);
     }
     int64_t deadline = lab_now_ns() + REDLOCK_TIMEOUT_MS * 1000000LL;
-    c->answered = 0;
     for (int i = 0; i < c->n; i++) {
         struct master *m = &c->m[i];
         if (!m->sent)
@@ -232,6 +244,8 @@ static int fanout(struct lock_client *c, uint32_t mask, int argc, const char **a
             continue;
         m->reply = master_reply(c, i, deadline);
         if (!m->reply) {
+            if ((old & (1u << i)) && connection_broken(m->rc))
+                broken |= 1u << i;
             master_drop(c, i, m->rc->err ? m->rc->errstr : "no reply");
             continue;
         }
@@ -244,6 +258,24 @@ static int fanout(struct lock_client *c, uint32_t mask, int argc, const char **a
         }
         c->answered++;
     }
+    return broken;
+}
+
+/* Send argv to every master in mask and collect the replies into
+ * c->m[i].reply (NULL for a master that failed: it is dropped, and an
+ * -ERR answer counts as a failure). A master whose old connection the
+ * server had closed (it restarted) gets the command once more on a new
+ * connection, as client libraries that reconnect do (ioredis, redis-py):
+ * a restarted master is a master that answers, not a silent one. A
+ * timeout is not retried. Sets and returns c->answered. */
+static int fanout(struct lock_client *c, uint32_t mask, int argc, const char **argv)
+{
+    c->answered = 0;
+    for (int i = 0; i < c->n; i++)
+        c->m[i].reply = NULL;
+    uint32_t again = fanout_round(c, mask, argc, argv);
+    if (again)
+        fanout_round(c, again, argc, argv);
     return c->answered;
 }
 

@@ -157,13 +157,7 @@ expect_eq "no process left stopped" "$left" ""
 expect_no_orphans "after an interrupt during a pause"
 
 # 6. Bad fault entries: file:line:column, exit 2, nothing started.
-bad() {
-    printf 'name: bad\nimpls: [redis-lua]\nfaults:\n  - %s\n' "$2" > "$D/bad.yaml"
-    local msg
-    msg=$("$LOCKLAB" run "$D/bad.yaml" --out "$OUT" 2>&1)
-    expect_eq "$1: exit code" "$?" 2
-    check "$1: message '$3' at 4:5" grep -q "bad.yaml:4:[0-9]*: .*$3" <<<"$msg"
-}
+bad() { expect_bad_fault "$@"; }
 bad "unknown action" "{at: 1s, action: freeze, target: holder}" "unknown action 'freeze'"
 bad "no target" "{at: 1s, action: kill}" "target is missing"
 bad "kill with a duration" "{at: 1s, action: kill, target: holder, duration: 1s}" "kill takes no duration"

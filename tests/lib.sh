@@ -159,6 +159,17 @@ run_bg() {
     wait_store "$pid" "$2" child_pids
 }
 
+# expect_bad_fault DESCRIPTION ENTRY MESSAGE: a scenario whose faults: list
+# holds ENTRY alone (line 4, column 5) is refused before anything starts:
+# exit 2, and MESSAGE at 4:N.
+expect_bad_fault() {
+    printf 'name: bad\nimpls: [redis-lua]\nfaults:\n  - %s\n' "$2" > "$WORK/bad-fault.yaml"
+    local msg
+    msg=$("$LOCKLAB" run "$WORK/bad-fault.yaml" --out "$WORK/results" 2>&1)
+    expect_eq "$1: exit code" "$?" 2
+    check "$1: message '$3' at 4:5" grep -q "bad-fault.yaml:4:[0-9]*: .*$3" <<<"$msg"
+}
+
 cleanup() {
     local left
     left=$(orphans)

@@ -287,7 +287,7 @@ static const struct bad_case {
     { "unknown-key-nested.yaml", "5:3",
       "unknown key 'ttls' in lock (expected one of: key, ttl, wait, retry_interval, retry, watchdog_lease, script, wait_replicas, wait_timeout, keys)" },
     { "unknown-key-deep.yaml", "3:20",
-      "unknown key 'topolgy' in backends.redis (expected one of: topology, replicas, masters)" },
+      "unknown key 'topolgy' in backends.redis (expected one of: topology, replicas, masters, persistence)" },
     { "duplicate-key.yaml", "5:1", "duplicate key 'clients' in the top-level mapping (first at 3:1)" },
     { "duplicate-key-nested.yaml", "6:3", "duplicate key 'ttl' in lock (first at 4:3)" },
     { "bad-duration.yaml", "4:17",
@@ -662,6 +662,37 @@ static void test_design_options(void)
     CHECK(scenario_options(&s, lock_find("redis-lua")) == NULL, "a design without settings");
 }
 
+/* Faults II: backends.redis.persistence, clock-jump's offset (either
+ * way), when: holder with its window on a server target. */
+static void test_faults_ii(void)
+{
+    static struct scenario s;
+    char err[512], path[64];
+    int rc = load_text("name: t\nimpls: [redlock]\n", &s, err, sizeof err, path);
+    CHECK(rc == 0 && s.redis_persistence == PERSIST_NONE, "persistence none by default: %s", err);
+    rc = load_text("name: t\nimpls: [redlock]\nbackends: {redis: {persistence: aof-always}}\n"
+                   "faults:\n"
+                   "  - {at: 1s, action: clock-jump, target: \"redis-node:2\", offset: 1.5s}\n"
+                   "  - {at: 2s, action: clock-jump, target: redis, offset: -250ms}\n"
+                   "  - {at: 1s, when: holder, window: 3s, action: restart, target: redis, "
+                   "duration: 1s}\n",
+                   &s, err, sizeof err, path);
+    CHECK(rc == 0, "faults II load: %s", err);
+    CHECK(s.redis_persistence == PERSIST_AOF_ALWAYS, "persistence %d", s.redis_persistence);
+    CHECK(s.n_faults == 3 && s.faults[0].action == FAULT_CLOCK_JUMP && s.faults[0].index == 2 &&
+              s.faults[0].offset_ns == 1500 * MS && !s.faults[0].when_holder,
+          "jump +1.5 s on node 2");
+    CHECK(s.faults[1].offset_ns == -250 * MS, "jump back: %lld", (long long)s.faults[1].offset_ns);
+    CHECK(s.faults[2].when_holder && s.faults[2].window_ns == 3 * SEC &&
+              s.faults[2].action == FAULT_RESTART,
+          "restart when a client holds the lock, waiting up to 3 s");
+    rc = load_text("name: t\nimpls: [redlock]\nfaults:\n"
+                   "  - {at: 1s, window: 3s, action: restart, target: redis, duration: 1s}\n",
+                   &s, err, sizeof err, path);
+    CHECK(rc == -1 && strstr(err, ":4:5: faults[0]: window is how long to wait for a holder"),
+          "window without when: %s", err);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -684,5 +715,6 @@ int main(int argc, char **argv)
     test_sweeps();
     test_redisson_lease();
     test_design_options();
+    test_faults_ii();
     return check_done();
 }

@@ -19,7 +19,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -139,13 +138,7 @@ static void bench_usage(FILE *f)
 /* Path of a bare loop binary: next to this executable. */
 static int bare_path(const char *name, char *out, size_t n)
 {
-    char self[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len < 0)
-        return -1;
-    self[len] = '\0';
-    snprintf(out, n, "%s/%s", dirname(self), name);
-    return access(out, X_OK);
+    return subproc_sibling(name, X_OK, out, n);
 }
 
 /* Run a bare loop once (args: the servers' connection string, seconds);

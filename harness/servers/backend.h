@@ -14,6 +14,9 @@
  *              ones the user named with --<flag> or $<env_var>;
  *   servers  - for one run: the servers that design talks to (lock_servers,
  *              the one address struct the designs read);
+ *   prepare_run - per run, first (optional): put the design's embedded
+ *              servers in the state the scenario asks for (persistence,
+ *              a clock moved by an earlier run set back);
  *   clear, server_ops, describe - per run: remove what an earlier run left,
  *              count the operations served, say what the result ran on;
  *   roles    - the embedded server processes of a run by role name, for
@@ -85,6 +88,11 @@ struct backend_ops {
 
     /* The servers design ops talks to when it runs scenario s. */
     void (*servers)(const struct lock_ops *ops, const struct scenario *s, struct lock_servers *out);
+
+    /* Before a run of design ops in s, before clear: apply the scenario's
+     * per-run settings to the embedded servers the design uses. NULL when
+     * the store has none. 0 or -1 with err filled. */
+    int (*prepare_run)(const struct lock_ops *ops, const struct scenario *s, struct lab_err *err);
 
     /* Remove whatever an earlier run left under the keys s will use on sv
      * (one key, or one per client). 0 or -1 with err filled. */

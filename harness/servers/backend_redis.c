@@ -6,7 +6,10 @@
  * `topology: sentinel` a master with replicas and three sentinels
  * (sentinel.c), which single-store designs then reach through the
  * sentinels. Keys are cleared with DEL, operations counted from INFO
- * commandstats (redis_admin.c).
+ * commandstats (redis_admin.c). Before each run the embedded servers get
+ * the scenario's persistence (redis_persist.c) and a clock an earlier run
+ * moved is set back (redis_clock.c); when a planned scenario jumps a clock,
+ * they run under the clock shim.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +17,8 @@
 
 #include "backend.h"
 #include "redis_admin.h"
+#include "redis_clock.h"
+#include "redis_persist.h"
 #include "region.h"
 #include "sentinel.h"
 
@@ -21,6 +26,7 @@
 static struct {
     bool need_store;                          /* a single-store design runs */
     int need_masters;                         /* most masters a multi-master run asks for */
+    bool need_clock;                          /* a clock-jump fault: start under the shim */
     bool external;                            /* the store is the user's */
     struct lock_endpoint store;               /* where the store is */
     struct server store_srv;                  /* embedded store (pid 0 when external) */
@@ -54,6 +60,8 @@ static int redis_check_external(const char *addr, struct lab_err *err)
 
 static void redis_plan(const struct scenario *s, const struct lock_ops *ops)
 {
+    for (int i = 0; i < s->n_faults; i++)
+        rd.need_clock |= s->faults[i].action == FAULT_CLOCK_JUMP;
     if (sentinel_run(ops, s)) {
         if (s->redis_replicas > rd.need_replicas)
             rd.need_replicas = s->redis_replicas;
@@ -74,6 +82,9 @@ static void redis_stop(void)
 
 static int redis_start(const char *external, const volatile int *stop, struct lab_err *err)
 {
+    const char *shim = NULL;
+    if (rd.need_clock && !(shim = redis_clock_shim(err)))
+        return -1;
     if (rd.need_store && external) {
         if (redis_check_external(external, err) != 0)
             return -1;
@@ -82,7 +93,7 @@ static int redis_start(const char *external, const volatile int *stop, struct la
             return -1;
         rd.external = true;
     } else if (rd.need_store) {
-        if (servers_redis_start(&rd.store_srv, "lock-store", err) != 0)
+        if (servers_redis_start_with(&rd.store_srv, "lock-store", "", shim, err) != 0)
             return -1;
         snprintf(rd.store.host, sizeof rd.store.host, "%s", rd.store_srv.host);
         rd.store.port = rd.store_srv.port;
@@ -90,7 +101,7 @@ static int redis_start(const char *external, const volatile int *stop, struct la
     for (; rd.n_masters < rd.need_masters; rd.n_masters++) {
         char role[32];
         snprintf(role, sizeof role, "master-%d", rd.n_masters);
-        if (servers_redis_start(&rd.master_srv[rd.n_masters], role, err) != 0)
+        if (servers_redis_start_with(&rd.master_srv[rd.n_masters], role, "", shim, err) != 0)
             return -1;
     }
     /* the sentinel topology is always embedded: --redis names one store */
@@ -178,14 +189,18 @@ static json_t *redis_describe(const struct lock_ops *ops, const struct scenario 
     if (sentinel_run(ops, s)) {
         struct lab_err e = {0};
         int m = sentinel_master(&rd.sg, &e);
-        return json_pack("{s:s, s:b, s:i, s:i, s:i}", "topology", "sentinel", "external", 0,
+        return json_pack("{s:s, s:b, s:i, s:i, s:i, s:s}", "topology", "sentinel", "external", 0,
                          "replicas", rd.sg.n_redis - 1, "sentinels", SENTINEL_COUNT,
-                         "master_port", m >= 0 ? rd.sg.redis[m].port : 0);
+                         "master_port", m >= 0 ? rd.sg.redis[m].port : 0, "persistence",
+                         redis_persist_name((enum redis_persistence)s->redis_persistence));
     }
     json_t *r = json_pack("{s:s, s:b}", "topology", multi(ops) ? "independent" : "single",
                           "external", !multi(ops) && rd.external); /* masters: always embedded */
     if (multi(ops))
         json_object_set_new(r, "masters", json_integer(sv.n));
+    if (multi(ops) || !rd.external)
+        json_object_set_new(r, "persistence", json_string(redis_persist_name(
+                                                  (enum redis_persistence)s->redis_persistence)));
     return r;
 }
 
@@ -229,6 +244,30 @@ static void redis_failover_abort(struct failover *fo)
     sentinel_failover_abort(&rd.sg, fo);
 }
 
+/* Is role a server that holds lock keys (one persistence applies to)? */
+static bool data_role(const char *role)
+{
+    return strcmp(role, "redis") == 0 || strcmp(role, "redis-node") == 0 ||
+           strcmp(role, "redis-master") == 0 || strcmp(role, "redis-replica") == 0;
+}
+
+/* The clock back to the machine's, and the scenario's persistence, on every
+ * embedded server the design uses (an external store is left as it is). */
+static int redis_prepare_run(const struct lock_ops *ops, const struct scenario *s,
+                             struct lab_err *err)
+{
+    struct backend_role r[BACKEND_MAX_ROLES];
+    int n = redis_roles(ops, s, r, BACKEND_MAX_ROLES);
+    for (int i = 0; i < n; i++) {
+        if (redis_clock_reset(r[i].srv, err) != 0)
+            return -1;
+        if (data_role(r[i].name) &&
+            redis_persist_apply(r[i].srv, (enum redis_persistence)s->redis_persistence, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 const struct backend_ops backend_redis = {
     .name = "redis",
     .title = "Redis",
@@ -241,6 +280,7 @@ const struct backend_ops backend_redis = {
     .start = redis_start,
     .stop = redis_stop,
     .servers = redis_servers,
+    .prepare_run = redis_prepare_run,
     .clear = redis_clear,
     .server_ops = redis_server_ops,
     .describe = redis_describe,

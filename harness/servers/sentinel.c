@@ -90,7 +90,7 @@ int sentinel_start(struct sentinel_group *g, int replicas, const volatile int *s
     snprintf(extra, sizeof extra, "--replicaof 127.0.0.1 %d", g->redis[0].port);
     for (int i = 0; i < replicas; i++, g->n_redis++) {
         snprintf(role, sizeof role, "sentinel-replica-%d", i);
-        if (servers_redis_start_with(&g->redis[1 + i], role, extra, err) != 0)
+        if (servers_redis_start_with(&g->redis[1 + i], role, extra, NULL, err) != 0)
             goto fail;
     }
     for (int i = 0; i < SENTINEL_COUNT; i++)

@@ -9,6 +9,7 @@
  * the last of them stops.
  */
 #include "servers.h"
+#include "clockshim.h"
 #include "redis_admin.h"
 
 #include <errno.h>
@@ -156,6 +157,12 @@ static pid_t spawn(const struct server *s, const char *logname, char *const argv
     int nul = open("/dev/null", O_RDONLY);
     if (nul >= 0)
         dup2(nul, 0);
+    if (s->preload) {
+        char clock_file[600];
+        snprintf(clock_file, sizeof clock_file, "%s/%s", s->dir, CLOCKSHIM_FILE);
+        setenv("LD_PRELOAD", s->preload, 1);
+        setenv(CLOCKSHIM_ENV, clock_file, 1);
+    }
     execvp(argv[0], argv);
     _exit(127);
 }
@@ -192,6 +199,10 @@ static pid_t spawn_redis(struct server *s, struct lab_err *err)
     char *save;
     for (char *w = strtok_r(extra, " ", &save); w && n < 31; w = strtok_r(NULL, " ", &save))
         argv[n++] = w;
+    /* the owner's arguments last: a later --appendonly overrides the one above */
+    for (const char *const *a = s->more_args; a && *a && n < 31; a++)
+        argv[n++] = (char *)*a;
+    argv[n] = NULL;
     return servers_spawn(s, "redis.log", argv, err);
 }
 
@@ -242,14 +253,15 @@ static int respawn_redis(struct server *s, struct lab_err *err)
 
 int servers_redis_start(struct server *s, const char *role, struct lab_err *err)
 {
-    return servers_redis_start_with(s, role, "", err);
+    return servers_redis_start_with(s, role, "", NULL, err);
 }
 
 int servers_redis_start_with(struct server *s, const char *role, const char *extra,
-                             struct lab_err *err)
+                             const char *preload, struct lab_err *err)
 {
     memset(s, 0, sizeof *s);
     snprintf(s->extra, sizeof s->extra, "%s", extra);
+    s->preload = preload;
     if (!servers_binary_exists(redis_binary())) {
         lab_err_set(err, ENOENT, "%s not found: install it (apt-get install redis-server, or "
                     "`make test`) or point --redis at a server", redis_binary());

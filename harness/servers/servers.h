@@ -31,6 +31,13 @@ struct server {
      * ZooKeeper server only starts: joining its ensemble takes seconds,
      * watched through servers_zk_mode */
     int (*respawn)(struct server *s, struct lab_err *err);
+    /* Redis, kept across restarts: more redis-server arguments for the next
+     * start (NULL-terminated, NULL for none; its owner's, e.g. the
+     * persistence of redis_persist.c), and a library to preload into it
+     * (the clock shim, told its offset file in its directory: clockshim.h),
+     * NULL for none */
+    const char *const *more_args;
+    const char *preload;
 };
 
 /* A failover fault in progress, driven by the backend whose servers it
@@ -56,10 +63,12 @@ struct failover {
  * not installed). The binary is $LOCKLAB_REDIS_SERVER or redis-server on PATH. */
 int servers_redis_start(struct server *s, const char *role, struct lab_err *err);
 
-/* The same with more redis-server arguments (space-separated, kept in
- * s->extra for restarts), e.g. "--replicaof 127.0.0.1 6379". */
+/* The same with more redis-server arguments (extra, space-separated, kept
+ * in s->extra for restarts, e.g. "--replicaof 127.0.0.1 6379"; "" for none)
+ * and a library to preload into it now and at every restart (preload, NULL
+ * for none: struct server.preload). */
 int servers_redis_start_with(struct server *s, const char *role, const char *extra,
-                             struct lab_err *err);
+                             const char *preload, struct lab_err *err);
 
 /* Stop one server (SIGTERM, then SIGKILL after a grace period) and remove its
  * directory. Safe to call on a server that is not running. */
