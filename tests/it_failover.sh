@@ -2,9 +2,11 @@
 # sentinel topology (a master, 2 replicas, 3 sentinels): the failover fault
 # cuts replication, waits for a grant the replicas never saw, kills the
 # master and follows the sentinels' switch. Single-instance designs lose
-# the lock (violation), redis-wait grants nothing unreplicated (safe), redlock on 5 masters with one killed keeps it
-# (safe); every phase of the fault is recorded, the old master rejoins as a
-# replica, and nothing is left running.
+# the lock (violation), redis-wait grants nothing unreplicated (safe),
+# redlock on 5 masters with one killed keeps it (safe), and so does
+# zk-sequential on an ensemble of 3 that loses its leader while a client
+# holds the lock; every phase of the fault is recorded, the old master
+# rejoins as a replica, and nothing is left running.
 . "$(dirname "$0")/lib.sh"
 
 run_ok "failover" "$SRC/scenarios/failover.yaml"
@@ -29,8 +31,25 @@ expect_eq "failover redis-wait: no grant went unreplicated" \
     "$(jget "$S" "$r.faults.action=failover.note" | grep -c 'no unreplicated grant')" 1
 r=results.impl=redlock
 expect_safe "failover redlock (one of 5 masters killed)" $r
-expect_eq "failover redlock: the kill landed" "$(jget "$S" "$r.faults.action=kill.outcome")" done
+k="$r.faults.target=redis-node:1"
+expect_eq "failover redlock: the kill landed" "$(jget "$S" "$k.outcome")" done
+expect_eq "failover redlock: while a client held the lock" \
+    "$(jget "$S" "$k.note" | grep -c 'held the lock')" 1
 expect_eq "failover redlock: the failover is not for it" \
+    "$(jget "$S" "$r.faults.action=failover.outcome")" skipped
+r=results.impl=zk-sequential
+k="$r.faults.target=zookeeper-leader"
+expect_safe "failover zk-sequential (the ensemble's leader killed)" $r
+expect_eq "failover zk-sequential: the kill landed" "$(jget "$S" "$k.outcome")" done
+expect_eq "failover zk-sequential: while a client held the lock" \
+    "$(jget "$S" "$k.note" | grep -c 'held the lock')" 1
+in_range "failover zk-sequential: a new leader within seconds" \
+    "$(jget "$S" "$k.leader_back_ms" | cut -d. -f1)" 1 6000
+expect_gt "failover zk-sequential: grants went on after the election" \
+    "$(jget "$S" "$r.workload.units_done")" 2
+expect_eq "failover zk-sequential: not a lab error" "$(jget "$S" "$r.ops.errors")" 0
+expect_eq "failover zk-sequential: ensemble" "$(jget "$S" "$r.servers.zookeeper.ensemble")" 3
+expect_eq "failover zk-sequential: the failover is not for it" \
     "$(jget "$S" "$r.faults.action=failover.outcome")" skipped
 expect_no_orphans "after the failover scenario"
 finish
