@@ -6,7 +6,8 @@
 # redlock on 5 masters with one killed keeps it (safe), and so does
 # zk-sequential on an ensemble of 3 that loses its leader while a client
 # holds the lock; every phase of the fault is recorded, the old master
-# rejoins as a replica, and nothing is left running.
+# rejoins as a replica, and nothing is left running, also when the run is
+# interrupted while the failover holds the replicas stopped.
 . "$(dirname "$0")/lib.sh"
 
 run_ok "failover" "$SRC/scenarios/failover.yaml"
@@ -52,4 +53,42 @@ expect_eq "failover zk-sequential: ensemble" "$(jget "$S" "$r.servers.zookeeper.
 expect_eq "failover zk-sequential: the failover is not for it" \
     "$(jget "$S" "$r.faults.action=failover.outcome")" skipped
 expect_no_orphans "after the failover scenario"
+
+# Ctrl-C in the middle of a failover, while its replicas are stopped (the
+# cut, seen in /proc): locklab exits 130 and leaves no process behind, the
+# stopped replicas included.
+D=$WORK/scn
+mkdir -p "$D"
+cat > "$D/cut.yaml" <<'YAML'
+name: cut
+impls: [redis-lua]
+clients: 2
+run: {max_duration: 30s}
+backends: {redis: {topology: sentinel, replicas: 2}}
+lock: {ttl: 20s, wait: 30s, retry_interval: 10ms}
+workload: {kind: stock, business: 15s}
+faults:
+  - {at: 300ms, action: failover, target: redis-master, window: 25s}
+YAML
+# stopped_replica PID: a redis-server child of locklab PID is stopped (T)
+stopped_replica() {
+    local c
+    for c in $(pgrep -P "$1"); do
+        [ "$(cat /proc/"$c"/comm 2>/dev/null)" = redis-server ] &&
+            [ "$(awk '{print $3}' /proc/"$c"/stat 2>/dev/null)" = T ] && return 0
+    done
+    return 1
+}
+setsid "$LOCKLAB" run "$D/cut.yaml" --out "$WORK/results-cut" --quiet --no-plot &
+pid=$!
+end=$((SECONDS + 60))
+until stopped_replica "$pid" || [ $SECONDS -ge $end ]; do sleep 0.05; done
+check "cut: a replica was seen stopped" stopped_replica "$pid"
+kill -INT -- "-$pid"
+wait "$pid"
+expect_eq "cut: interrupted: exit code" "$?" 130
+S=$WORK/results-cut/latest/summary.json
+expect_eq "cut: the failover's record says it was interrupted" \
+    "$(jget "$S" results.0.faults.action=failover.outcome)" failed
+expect_no_orphans "after an interrupted failover"
 finish
