@@ -8,7 +8,9 @@
 #             by its quoted title; blocks separated by two blank lines
 #   n         number of blocks            lts       linetype per block
 #   unit      y unit ("µs" or "ms")       tmax      largest t_s
-#   bands     "start end start end ..." (s): faults that landed, shaded
+#   bands     "start end kind ..." (s): faults that landed, shaded; kind 0 a
+#             fault, 1 to 3 a failover's phases (replication cut, master
+#             down until the switch, switch until the first write)
 #   scenario, subtitle, note, png, svg, plotdir   as in latency.gp
 load plotdir.'/common.gp'
 
@@ -20,10 +22,12 @@ set format y '%g'
 set xrange [0:(tmax > 0 ? tmax * 1.02 : 1)]
 set key samplen 1
 if (exists("bands") && strlen(bands) > 0) {
-    do for [i=1:words(bands):2] {
-        set object ((i + 1) / 2) rect from word(bands, i) + 0, graph 0 \
+    band_colours = "#f4a6a6 #f6d58e #e06666 #7fb3e0"
+    do for [i=1:words(bands):3] {
+        set object ((i + 2) / 3) rect from word(bands, i) + 0, graph 0 \
             to word(bands, i + 1) + 0, graph 1 behind \
-            fillcolor rgb '#f4a6a6' fillstyle transparent solid 0.35 noborder
+            fillcolor rgb word(band_colours, word(bands, i + 2) + 1) \
+            fillstyle transparent solid 0.35 noborder
     }
 }
 

@@ -464,12 +464,52 @@ static void plot_wakeups(struct plot_ctx *c, const struct plot_scn *scn)
 
 /* ------------------------------------------------------------ 4. timeline */
 
-/* "start end start end ..." in seconds: every fault of the picked results
- * that landed, for timeline.gp to shade (as Jepsen's plots do). */
-static void fault_bands(const struct plot_ctx *c, const int *sel, int ns, char *out, size_t n)
+/* Append band "start end kind" (s) to out; false when out is full. A band
+ * too thin to see (a kill is an instant) is drawn 5 ms wide. */
+static bool add_band(char *out, size_t n, size_t *used, double a, double b, int kind)
+{
+    if (b - a < 0.005)
+        b = a + 0.005;
+    int w = snprintf(out + *used, n - *used, "%.3f %.3f %d ", a, b, kind);
+    if (w < 0 || (size_t)w >= n - *used) {
+        out[*used] = '\0';
+        return false;
+    }
+    *used += (size_t)w;
+    return true;
+}
+
+/* The phases of a failover (phases_ms) as three bands: replication cut
+ * until the kill (kind 1), the master down until the sentinels' switch
+ * (kind 2), the switch until the new master took a write (kind 3). 1 when
+ * drawn, 0 when f has no such phases, -1 when out is full. */
+static int phase_bands(json_t *f, char *out, size_t n, size_t *used)
+{
+    json_t *ph = json_object_get(f, "phases_ms");
+    static const char *const names[] = {"cut", "killed", "switched", "writable"};
+    double t[4];
+    for (int k = 0; k < 4; k++) {
+        json_t *v = json_object_get(ph, names[k]);
+        if (!json_is_number(v))
+            return 0;
+        t[k] = json_number_value(v) / 1e3;
+    }
+    for (int k = 0; k < 3; k++)
+        if (!add_band(out, n, used, t[k], t[k + 1], k + 1))
+            return -1;
+    return 1;
+}
+
+/* "start end kind ..." in seconds: every fault of the picked results that
+ * landed, for timeline.gp to shade (as Jepsen's plots do); kind 0 a whole
+ * fault, 1 to 3 a failover's phases (phase_bands). *phased is set when a
+ * failover was drawn by its phases. */
+static void fault_bands(const struct plot_ctx *c, const int *sel, int ns, char *out, size_t n,
+                        bool *phased)
 {
     size_t used = 0;
     out[0] = '\0';
+    *phased = false;
     for (int i = 0; i < ns; i++) {
         json_t *faults = c->e[sel[i]].faults, *f;
         size_t k;
@@ -479,15 +519,16 @@ static void fault_bands(const struct plot_ctx *c, const int *sel, int ns, char *
             if (!outcome || strcmp(outcome, "done") != 0 || !json_is_number(t0) ||
                 !json_is_number(t1))
                 continue;
-            double a = json_number_value(t0) / 1e3, b = json_number_value(t1) / 1e3;
-            if (b - a < 0.005)
-                b = a + 0.005; /* a kill is an instant: draw a thin band */
-            int w = snprintf(out + used, n - used, "%.3f %.3f ", a, b);
-            if (w < 0 || (size_t)w >= n - used) {
-                out[used] = '\0';
+            int p = phase_bands(f, out, n, &used);
+            if (p < 0)
                 return;
+            if (p > 0) {
+                *phased = true;
+                continue;
             }
-            used += (size_t)w;
+            if (!add_band(out, n, &used, json_number_value(t0) / 1e3,
+                          json_number_value(t1) / 1e3, 0))
+                return;
         }
     }
 }
@@ -523,8 +564,14 @@ static void plot_timeline(struct plot_ctx *c, const struct plot_scn *scn)
                  stride, floored ? "; latencies under 1 µs drawn at 1 µs" : "");
     else if (floored)
         snprintf(note, sizeof note, "latencies under 1 µs (recorded as 0) are drawn at 1 µs");
-    char bands[2048];
-    fault_bands(c, sel, ns, bands, sizeof bands);
+    char bands[3072];
+    bool phased;
+    fault_bands(c, sel, ns, bands, sizeof bands, &phased);
+    if (phased) {
+        size_t len = strlen(note);
+        snprintf(note + len, sizeof note - len, "%sfailover: yellow replication cut, red master "
+                 "down until the switch, blue until it took a write", len ? "; " : "");
+    }
     latency_draw(c, scn, "timeline", sel, ns, &set, "tmax", tmax, note, bands);
 }
 
