@@ -6,6 +6,7 @@
  */
 #include "fault.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,4 +102,18 @@ int fault_target_parse(const char *text, struct fault_spec *f)
         return 0;
     }
     return -1;
+}
+
+/* Append to a record's note, after a "; " when it has one. */
+void fault_note_add(struct fault_record *r, const char *fmt, ...)
+{
+    size_t used = strlen(r->note);
+    if (used && used + 2 < sizeof r->note) {
+        memcpy(r->note + used, "; ", 3);
+        used += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->note + used, sizeof r->note - used, fmt, ap);
+    va_end(ap);
 }

@@ -79,6 +79,10 @@ extern const char *const fault_action_words[];
 const char *fault_action_name(enum fault_action a);
 const char *fault_outcome_name(enum fault_outcome o);
 
+/* Append to r's note (printf-style), after a "; " when it has one. */
+__attribute__((format(printf, 2, 3)))
+void fault_note_add(struct fault_record *r, const char *fmt, ...);
+
 /* Parse a target word: holder, client:N, random-client, or ROLE[:I] for a
  * server role (the roles are the backends' own; the loader checks only the
  * syntax and the engine matches the role). 0, or -1 when it is none of

@@ -12,25 +12,10 @@
  */
 #include "fault_watch.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "faults.h"
-
-__attribute__((format(printf, 2, 3)))
-static void note_add(struct fault_record *r, const char *fmt, ...)
-{
-    size_t len = strlen(r->note);
-    if (len && len + 2 < sizeof r->note) {
-        memcpy(r->note + len, "; ", 3);
-        len += 2;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(r->note + len, sizeof r->note - len, fmt, ap);
-    va_end(ap);
-}
 
 static double after_s(int64_t t, const struct fault_record *r)
 {
@@ -60,7 +45,7 @@ bool fault_watch_open(struct faults *F, int rec, const struct server *srv, const
     W->used = true;
     W->next_poll = 0; /* look at the next tick */
     if (h.available && strcmp(h.leader, name) == 0)
-        note_add(&F->rg->head->faults.rec[rec], "it was the leader");
+        fault_note_add(&F->rg->head->faults.rec[rec], "it was the leader");
     return true;
 }
 
@@ -87,17 +72,17 @@ static void watch_close(struct faults *F, int k, int64_t now, const struct backe
     snprintf(r->leader, sizeof r->leader, "%s", h->leader);
     r->leader_ns = W->w[k].leader_ns;
     if (!r->leader_ns)
-        note_add(r, "leader %s kept", h->leader);
+        fault_note_add(r, "leader %s kept", h->leader);
     else if (strcmp(h->leader, W->w[k].leader_before) == 0)
-        note_add(r, "%s leads again after %.2f s", h->leader, after_s(r->leader_ns, r));
+        fault_note_add(r, "%s leads again after %.2f s", h->leader, after_s(r->leader_ns, r));
     else
-        note_add(r, "new leader %s after %.2f s", h->leader, after_s(r->leader_ns, r));
+        fault_note_add(r, "new leader %s after %.2f s", h->leader, after_s(r->leader_ns, r));
     /* the others may serve while the one started again has died */
     bool died = (r->action == FAULT_RESTART || r->action == FAULT_START) && W->w[k].srv->pid <= 0;
     if (died)
-        note_add(r, "it exited after it was started again (its log says why)");
+        fault_note_add(r, "it exited after it was started again (its log says why)");
     else
-        note_add(r, "all serving after %.2f s", after_s(now, r));
+        fault_note_add(r, "all serving after %.2f s", after_s(now, r));
     if (r->end_ns < now)
         r->end_ns = now;
     r->outcome = died ? FAULT_FAILED : FAULT_DONE;
@@ -165,7 +150,7 @@ void fault_watch_settle(struct faults *F, bool interrupted)
         fprintf(stderr, "locklab: warning: %s: %s\n", backend_of(F->ops)->title, why);
     while (W->n > 0) {
         struct fault_record *r = &F->rg->head->faults.rec[W->w[W->n - 1].rec];
-        note_add(r, "%s", why);
+        fault_note_add(r, "%s", why);
         if (!r->end_ns)
             r->end_ns = lab_now_ns();
         r->outcome = interrupted ? FAULT_DONE : FAULT_FAILED;

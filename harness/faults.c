@@ -58,21 +58,6 @@ static void rec_publish(struct fault_log *log, int idx)
     atomic_store(&log->published[idx], 1);
 }
 
-/* Append to a record's note, after a "; " when it has one. */
-__attribute__((format(printf, 2, 3)))
-static void note_add(struct fault_record *r, const char *fmt, ...)
-{
-    size_t used = strlen(r->note);
-    if (used && used + 2 < sizeof r->note) {
-        memcpy(r->note + used, "; ", 3);
-        used += 2;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(r->note + used, sizeof r->note - used, fmt, ap);
-    va_end(ap);
-}
-
 /* Record spec as skipped (not landed) at now, with why. */
 __attribute__((format(printf, 5, 6)))
 static void rec_skip(struct faults *F, int spec, int64_t now, bool not_used, const char *fmt, ...)
@@ -468,9 +453,9 @@ static void jump_clock(struct fault_record *r, const struct server *srv,
     r->end_ns = lab_now_ns();
     r->outcome = rc == 0 ? FAULT_DONE : FAULT_FAILED;
     if (rc == 0)
-        note_add(r, "its clock moved %+.3f s", (double)r->jump_ns / 1e9);
+        fault_note_add(r, "its clock moved %+.3f s", (double)r->jump_ns / 1e9);
     else
-        note_add(r, "%.100s", err.msg);
+        fault_note_add(r, "%.100s", err.msg);
 }
 
 static enum fire fire_server(struct faults *F, int spec, int64_t now)
@@ -518,7 +503,7 @@ static enum fire fire_server(struct faults *F, int spec, int64_t now)
     r->outcome = FAULT_ACTIVE;
     fault_watch_open(F, idx, srv, name); /* a store that elects: until it serves again */
     if (holder >= 0)
-        note_add(r, "while client %d held the lock", holder);
+        fault_note_add(r, "while client %d held the lock", holder);
     switch (f->action) {
     case FAULT_PAUSE:
         if (!stop_confirmed(srv->pid)) {
@@ -591,7 +576,7 @@ static int64_t end_pauses(struct faults *F, int64_t now, bool force)
         if (!fault_watch_has(F, i))
             r->outcome = FAULT_DONE;
         if (force && now < end)
-            note_add(r, "continued early: the run ended");
+            fault_note_add(r, "continued early: the run ended");
     }
     return next;
 }
