@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test bench asan clean
+.PHONY: all deps build demo test bench asan install clean
 
 all: build
 
@@ -32,6 +32,12 @@ asan: deps
 	@cmake -S . -B build-asan -DLOCKLAB_ASAN=ON -DLOCKLAB_UBSAN=ON >/dev/null
 	@cmake --build build-asan -j$(JOBS)
 	cd build-asan && ctest --output-on-failure $(ASAN_CTEST)
+
+# Install under PREFIX (default /usr/local): bin/, libexec/locklab/,
+# share/locklab/ (scenarios, plot scripts), the man page.
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD) build-asan

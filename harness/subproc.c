@@ -22,7 +22,16 @@ int subproc_sibling(const char *name, int mode, char *out, size_t n)
     if (len < 0)
         return -1;
     self[len] = '\0';
-    snprintf(out, n, "%s/%s", dirname(self), name);
+    const char *dir = dirname(self);
+    /* installed: <prefix>/bin/locklab, helpers in <prefix>/libexec/locklab */
+    char installed[PATH_MAX];
+    if (snprintf(installed, sizeof installed, "%s/../libexec/locklab/%s", dir, name) <
+            (int)sizeof installed &&
+        access(installed, mode) == 0) {
+        snprintf(out, n, "%s", installed);
+        return 0;
+    }
+    snprintf(out, n, "%s/%s", dir, name);
     return access(out, mode);
 }
 

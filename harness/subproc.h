@@ -17,9 +17,11 @@
  * status, or -1 when the process could not be started. */
 int subproc_capture(char *const argv[], char *out, size_t outlen);
 
-/* The path of a file that ships next to this executable (a bare loop, the
- * clock shim) into out (n bytes). 0 when access(out, mode) allows it, -1
- * otherwise (out is still filled when the executable's path is known). */
+/* The path of a file that ships with this executable (a bare loop, the
+ * clock shim) into out (n bytes): <prefix>/libexec/locklab/<name> beside an
+ * installed <prefix>/bin/locklab, else next to the executable (the build
+ * tree). 0 when access(out, mode) allows it, -1 otherwise (out is still
+ * filled when the executable's path is known). */
 int subproc_sibling(const char *name, int mode, char *out, size_t n);
 
 #endif

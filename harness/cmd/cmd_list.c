@@ -12,17 +12,14 @@
 
 #include "lock.h"
 #include "cli.h"
+#include "datadir.h"
 #include "failpoint_env.h"
 #include "scenario.h"
 
-/* Directory holding the shipped scenarios: ./scenarios when it exists,
- * else the source tree's (compiled in). */
+/* Directory holding the shipped scenarios (datadir.h). */
 static const char *cli_scenario_dir(void)
 {
-    struct stat st;
-    if (stat("scenarios", &st) == 0 && S_ISDIR(st.st_mode))
-        return "scenarios";
-    return LOCKLAB_SOURCE_DIR "/scenarios";
+    return lab_data_dir("scenarios");
 }
 
 static void caps_string(unsigned caps, char *buf, size_t n)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "datadir.h"
 #include "lab.h"
 #include "plot.h"
 
@@ -22,7 +23,7 @@ static void plot_usage(FILE *f)
             "  <scenario>-timeline    every acquire's latency over the run (when the run wrote\n"
             "                         <impl>/<scenario>.timeline.tsv)\n"
             "The numbers gnuplot reads are left in RUN_DIR/plot-data/; the scripts are\n"
-            "./plots/*.gp or %s/plots/*.gp.\n"
+            "%s/*.gp ($LOCKLAB_DATA_DIR/plots when set).\n"
             "\n"
             "options:\n"
             "  -q, --quiet   print only errors\n"
@@ -30,7 +31,7 @@ static void plot_usage(FILE *f)
             "\n"
             "exit codes: 0 plots written, 2 bad usage or RUN_DIR/summary.json missing,\n"
             "3 gnuplot not installed (install gnuplot-nox) or it failed\n",
-            LOCKLAB_SOURCE_DIR);
+            lab_data_dir("plots"));
 }
 
 int cmd_plot(int argc, char **argv)

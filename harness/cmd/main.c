@@ -13,9 +13,6 @@
 #include "cli.h"
 #include "lab.h"
 
-#ifndef LOCKLAB_SOURCE_DIR
-#define LOCKLAB_SOURCE_DIR "."
-#endif
 #ifndef LOCKLAB_VERSION
 #define LOCKLAB_VERSION "0.1.0"
 #endif

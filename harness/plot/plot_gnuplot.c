@@ -7,6 +7,7 @@
  * lives in the scripts; the C side passes only names and numbers.
  */
 #include "plot_gnuplot.h"
+#include "datadir.h"
 
 #include <errno.h>
 #include <math.h>
@@ -19,10 +20,6 @@
 
 #include "lab.h"
 #include "subproc.h"
-
-#ifndef LOCKLAB_SOURCE_DIR
-#define LOCKLAB_SOURCE_DIR "."
-#endif
 
 #define PLOT_OUTPUT_KEEP 4096 /* bytes of gnuplot's output kept for messages */
 
@@ -114,9 +111,7 @@ int plot_gnuplot_find(char *out, size_t n)
 
 const char *plot_gnuplot_script_dir(void)
 {
-    if (access("plots/latency.gp", R_OK) == 0 && access("plots/common.gp", R_OK) == 0)
-        return "plots";
-    return LOCKLAB_SOURCE_DIR "/plots";
+    return lab_data_dir("plots");
 }
 
 /* ---------------------------------------------------------------- drawing */

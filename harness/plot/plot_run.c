@@ -38,10 +38,6 @@
 #include "plot_data.h"
 #include "plot_gnuplot.h"
 
-#ifndef LOCKLAB_SOURCE_DIR
-#define LOCKLAB_SOURCE_DIR "."
-#endif
-
 #define PLOT_MS_ABOVE_US 10000.0  /* largest latency above 10 ms: the y unit is ms */
 #define PLOT_TIMELINE_POINTS 24000 /* timeline budget over all series (SVG size) */
 #define PLOT_TIMELINE_MIN 1000    /* ... but at least this many points per series */
