@@ -134,6 +134,23 @@ static json_t *faults_json(const struct run_result *r)
     return a;
 }
 
+/* Where the run's CPU time went: seconds, and cores used on average. */
+static json_t *cpu_json(const struct run_result *r)
+{
+    const struct cpu_use *u = &r->cpu;
+    json_t *servers = json_object();
+    for (int i = 0; i < u->n_servers; i++)
+        json_object_set_new(servers, u->server[i].name, json_real((double)u->server[i].ns / 1e9));
+    return json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:b}", "cores", u->cores,
+                     "machine_busy", u->machine_busy,
+                     "clients_s", (double)u->clients_ns / 1e9, "clients_cores",
+                     cpu_cores(u->clients_ns, r->elapsed_s), "servers_s",
+                     (double)u->servers_ns / 1e9, "servers_cores",
+                     cpu_cores(u->servers_ns, r->elapsed_s), "harness_s",
+                     (double)u->harness_ns / 1e9, "per_server_s", servers, "client_bound",
+                     u->client_bound);
+}
+
 /* "off", "on" or "unsupported" (asked for, no sound token: ran unfenced). */
 static const char *fencing_name(enum fencing_mode m)
 {
@@ -203,6 +220,7 @@ static json_t *result_json(const struct run_result *r)
                   "renewal_failures", (json_int_t)r->stats.renewal_failures));
     json_object_set_new(o, "wakeups_per_release", json_real(r->wakeups_per_release));
     json_object_set_new(o, "server_ops_per_acquire", json_real(r->server_ops_per_acquire));
+    json_object_set_new(o, "cpu", cpu_json(r));
     json_object_set_new(
         o, "clients_status",
         json_pack("{s:i, s:i, s:i, s:i}", "failed_start", r->clients_failed_start, "crashed",
@@ -506,9 +524,10 @@ void report_print_heading(FILE *f, const struct scenario *s, int clients)
     fprintf(f, "\n== %s (%s): %s, %s workload%s, ttl %.0f ms, business %.1f ms\n", s->name,
             s->path, who, workload_label(s), fencing, (double)s->ttl_ns / 1e6,
             (double)s->business_ns / 1e6);
-    fprintf(f, "%-21s %-9s %-9s %-4s %8s %8s %8s %8s %6s %8s %5s %5s %6s %6s %6s %8s %7s\n",
+    fprintf(f, "%-21s %-9s %-9s %-4s %8s %8s %8s %8s %6s %8s %5s %5s %6s %6s %6s %8s %7s %9s\n",
             "impl", "verdict", "expect", "pass", "ops/s", "acq p50", "acq p99", "handoff", "viol",
-            "overlap", "overs", "lost", "notown", "misdel", "renew", "wake/rel", "srv/acq");
+            "overlap", "overs", "lost", "notown", "misdel", "renew", "wake/rel", "srv/acq",
+            "cpu cl/sv");
 }
 
 /* Microseconds as a short human string: 850us, 12.3ms, 4.20s. */
@@ -557,14 +576,17 @@ static void print_faults(FILE *f, const struct run_result *x)
 
 void report_print_row(FILE *f, const struct run_result *x)
 {
-    char a[24], b[24], c[24], d[24], label[64], step[32] = "";
+    char a[24], b[24], c[24], d[24], label[64], step[32] = "", cpu[32];
+    /* cores used on average by the clients and the lock servers; ! client-bound */
+    snprintf(cpu, sizeof cpu, "%.1f/%.1f%s", cpu_cores(x->cpu.clients_ns, x->elapsed_s),
+             cpu_cores(x->cpu.servers_ns, x->elapsed_s), x->cpu.client_bound ? "!" : "");
     if (x->sweep)
         snprintf(step, sizeof step, " %s/%d", x->per_client_keys ? "keyed" : "hot", x->clients);
     snprintf(label, sizeof label, "%s%s%s", x->ops->name, step,
              x->fencing == FENCING_ON ? " +fence" : x->fencing ? " -fence" : "");
     fprintf(f,
             "%-21s %-9s %-9s %-4s %8.0f %8s %8s %8s %6lld %8s %5lld %5lld %6lld %6lld %6lld "
-            "%8.2f %7.2f%s\n",
+            "%8.2f %7.2f %9s%s\n",
             label, verdict_name(x->verdict),
             x->expect == VERDICT_NONE ? "-" : verdict_name(x->expect), x->pass ? "ok" : "FAIL",
             x->throughput_per_s, fmt_us(a, sizeof a, hist_percentile(&x->acquire, 50)),
@@ -574,7 +596,12 @@ void report_print_row(FILE *f, const struct run_result *x)
             (long long)x->work.oversold, (long long)x->work.lost_updates,
             (long long)x->release_not_owner, (long long)x->release_deleted_other,
             (long long)x->stats.renewals, x->wakeups_per_release, x->server_ops_per_acquire,
-            x->complete ? "" : "  (incomplete)");
+            cpu, x->complete ? "" : "  (incomplete)");
+    if (x->cpu.client_bound)
+        fprintf(f, "%20s   client-bound: the clients used %.2f of %d cores, %.0f %% busy; these "
+                "figures measure this machine, not the lock service\n", "",
+                cpu_cores(x->cpu.clients_ns, x->elapsed_s), x->cpu.cores,
+                x->cpu.machine_busy * 100);
     if (x->fencing == FENCING_ON)
         fprintf(f, "%20s   fencing on: the stock store refused %lld stale writes and %lld stale reads\n",
                 "", (long long)x->work.stale_writes_rejected,

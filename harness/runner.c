@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -165,8 +166,12 @@ static int reap(pid_t *pids, int n, struct region *rg, struct run_result *res, b
         if (pids[i] <= 0)
             continue;
         int status;
-        pid_t r = waitpid(pids[i], &status, WNOHANG);
+        struct rusage ru;
+        pid_t r = wait4(pids[i], &status, WNOHANG, &ru);
         if (r == pids[i]) {
+            res->cpu.clients_ns +=
+                ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
+                ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
             close_interval(rg, i, res);
             note_exit(res, &rg->slots[i], i, status, killed);
             pids[i] = -pids[i];
@@ -521,6 +526,9 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
         lab_err_set(err, ENOMEM, "out of memory");
         return -1;
     }
+    struct cpu_sample cpu_before, cpu_after;
+    cpu_sample(ops, s, &cpu_before);
+    int64_t self_before = cpu_self_ns();
     int fp_mark = faults_arm_failpoints(s, ops); /* the clients inherit them */
     fflush(NULL);
     pid_t parent = getpid();
@@ -560,6 +568,8 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
         atomic_store(&rg.head->go, 1);
     region_futex_wake_all(&rg.head->go);
     supervise(s, ops, env, &rg, pids, stop, res, start);
+    res->cpu.harness_ns = cpu_self_ns() - self_before;
+    cpu_sample(ops, s, &cpu_after);
     live_pids = NULL;
     live_n = 0;
     free(pids);
@@ -572,6 +582,7 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
     if (setup_failed || collect(s, &rg, res, start, &units, err) != 0 ||
         workload_outcome(s, &env->stock, &counter_sum, units, &res->work, err) != 0)
         rc = -1;
+    cpu_finish(&res->cpu, &cpu_before, &cpu_after, res->elapsed_s);
     /* a server started again counts from zero: no figure across that */
     for (int i = 0; i < res->n_faults; i++)
         if (res->faults[i].client < 0 && res->faults[i].pid > 0 &&

@@ -17,6 +17,7 @@
 #include "lock.h"
 #include "fault.h"
 #include "hist.h"
+#include "cpu.h"
 #include "oracle.h"
 #include "run_env.h"
 #include "scenario.h"
@@ -95,6 +96,7 @@ struct run_result {
     int64_t recovery_ns;      /* the longest kill-to-next-grant of a killed holder, -1 none */
     int unrecovered_kills;    /* killed holders after which no client got the lock again */
     char first_error[192];    /* the first error any client hit */
+    struct cpu_use cpu;       /* where the run's CPU time went (cpu.h) */
 };
 
 /* Run ops through s. Returns 0 with *res filled (also when the run was

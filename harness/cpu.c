@@ -1,0 +1,144 @@
+/*
+ * cpu.c - a run's CPU accounting (see cpu.h). Clients are counted from the
+ * rusage wait4 returns when the parent reaps them, which covers every
+ * thread of the client and the children it waited for; the lock servers
+ * from utime + stime (+ cutime + cstime: the backends a server forked and
+ * reaped, as PostgreSQL's) in /proc/<pid>/stat before and after the run.
+ * Only the design's own embedded servers are counted (roles() of its
+ * backend), never the stock store, which is the workload's.
+ */
+#include "cpu.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "backend.h"
+
+/* A result is client-bound when the machine was this busy and the clients
+ * held at least CLIENT_SHARE of the cores: then the clients were what the
+ * cores ran, whatever else the machine did (README, "CPU accounting"). */
+#define SATURATED 0.90
+#define CLIENT_SHARE 0.50
+
+/* The machine's busy and total CPU time from /proc/stat's first line. */
+static void machine_ns(int64_t *busy, int64_t *total)
+{
+    *busy = *total = 0;
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return;
+    unsigned long long v[8] = {0};
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]);
+    fclose(f);
+    if (n < 5)
+        return;
+    unsigned long long all = 0;
+    for (int i = 0; i < 8; i++)
+        all += v[i];
+    long hz = sysconf(_SC_CLK_TCK);
+    int64_t per = 1000000000 / hz;
+    *total = (int64_t)all * per;
+    *busy = (int64_t)(all - v[3] - v[4]) * per; /* not idle, not iowait */
+}
+
+/* utime + stime + cutime + cstime of pid in ns, or -1 when it is gone. */
+static int64_t proc_cpu_ns(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the name may hold spaces */
+    if (!p)
+        return -1;
+    /* after ") ": state(3) ppid pgrp session tty tpgid flags minflt cminflt
+     * majflt cmajflt utime(14) stime cutime cstime */
+    unsigned long long v[4];
+    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+               &v[0], &v[1], &v[2], &v[3]) != 4)
+        return -1;
+    long hz = sysconf(_SC_CLK_TCK);
+    return (int64_t)((v[0] + v[1] + v[2] + v[3]) * (1000000000ULL / (unsigned long long)hz));
+}
+
+void cpu_sample(const struct lock_ops *ops, const struct scenario *s, struct cpu_sample *out)
+{
+    memset(out, 0, sizeof *out);
+    machine_ns(&out->busy_ns, &out->total_ns);
+    const struct backend_ops *be = backend_of(ops);
+    if (!be || !be->roles)
+        return;
+    struct backend_role r[BACKEND_MAX_ROLES];
+    int n = be->roles(ops, s, r, BACKEND_MAX_ROLES);
+    for (int i = 0; i < n && out->n < CPU_MAX_SERVERS; i++) {
+        pid_t pid = r[i].srv ? r[i].srv->pid : 0;
+        bool seen = pid <= 0;
+        for (int k = 0; k < out->n && !seen; k++)
+            seen = out->s[k].pid == pid; /* redis-master and redis: one process */
+        if (seen)
+            continue;
+        int64_t ns = proc_cpu_ns(pid);
+        if (ns < 0)
+            continue;
+        out->s[out->n].pid = pid;
+        if (r[i].index >= 0)
+            snprintf(out->s[out->n].name, sizeof out->s[0].name, "%s:%d", r[i].name, r[i].index);
+        else
+            snprintf(out->s[out->n].name, sizeof out->s[0].name, "%s", r[i].name);
+        out->s[out->n++].ns = ns;
+    }
+}
+
+int64_t cpu_self_ns(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
+           ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
+}
+
+double cpu_cores(int64_t ns, double elapsed_s)
+{
+    return elapsed_s > 0 ? (double)ns / 1e9 / elapsed_s : 0;
+}
+
+void cpu_finish(struct cpu_use *u, const struct cpu_sample *before,
+                const struct cpu_sample *after, double elapsed_s)
+{
+    cpu_set_t set;
+    u->cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                            : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (u->cores < 1)
+        u->cores = 1;
+    u->servers_ns = 0;
+    u->n_servers = 0;
+    for (int i = 0; i < after->n; i++) {
+        int64_t from = 0; /* a server started during the run counts from zero */
+        for (int k = 0; k < before->n; k++)
+            if (before->s[k].pid == after->s[i].pid)
+                from = before->s[k].ns;
+        int64_t d = after->s[i].ns - from;
+        if (d < 0)
+            d = 0;
+        snprintf(u->server[u->n_servers].name, sizeof u->server[0].name, "%s", after->s[i].name);
+        u->server[u->n_servers++].ns = d;
+        u->servers_ns += d;
+    }
+    int64_t total = after->total_ns - before->total_ns;
+    u->machine_busy = total > 0 ? (double)(after->busy_ns - before->busy_ns) / (double)total : 0;
+    u->client_bound = u->machine_busy >= SATURATED &&
+                      cpu_cores(u->clients_ns, elapsed_s) >= CLIENT_SHARE * u->cores;
+}

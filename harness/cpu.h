@@ -1,0 +1,69 @@
+/*
+ * cpu.h - where a run's CPU time went: the client processes (from the
+ * rusage of each reaped client), the embedded lock servers (from /proc),
+ * and the harness's own parent, against the cores the run could use. A lab
+ * that forks one process per client can saturate its own machine before
+ * the lock service: a result whose clients held the cores measures the
+ * client machine, and says so (client_bound), as fio reports usr/sys per
+ * job.
+ */
+#ifndef LOCKLAB_CPU_H
+#define LOCKLAB_CPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lock.h"
+#include "scenario.h"
+
+#define CPU_MAX_SERVERS 16
+
+/* The CPU counters at one moment: the machine's and the lock servers'. */
+struct cpu_sample {
+    int64_t busy_ns, total_ns; /* every core: busy (not idle, not iowait), and all */
+    int n;
+    struct {
+        pid_t pid;
+        char name[32];    /* by its role: "redis", "zookeeper:1", "sentinel:0" */
+        int64_t ns;       /* user + system time so far (its waited-for children too) */
+    } s[CPU_MAX_SERVERS];
+};
+
+/* Where a run's CPU time went (run_result.cpu). */
+struct cpu_use {
+    int cores;              /* CPUs this process may run on */
+    int64_t clients_ns;     /* user + system of every reaped client (and its children) */
+    int64_t harness_ns;     /* the parent's own, during the run */
+    int64_t servers_ns;     /* the design's embedded lock servers, during the run */
+    int n_servers;          /* ... how many were counted */
+    struct {
+        char name[32];
+        int64_t ns;
+    } server[CPU_MAX_SERVERS];
+    double machine_busy;    /* share of every core busy during the run (0..1),
+                               whoever used it */
+    bool client_bound;      /* the machine was saturated and the clients held at
+                               least half of it: the figures measure this machine,
+                               not the lock service */
+};
+
+/* Sample the machine's CPU counters and those of design ops's embedded
+ * lock servers in s. */
+void cpu_sample(const struct lock_ops *ops, const struct scenario *s,
+                        struct cpu_sample *out);
+
+/* The parent's own user + system time so far. */
+int64_t cpu_self_ns(void);
+
+/* Fill u's servers from two samples (a server that changed pid, started
+ * again by a fault, counts from its new start), its cores, and decide
+ * client_bound for a run of elapsed_s seconds. clients_ns and harness_ns
+ * are set by the caller first. */
+void cpu_finish(struct cpu_use *u, const struct cpu_sample *before,
+                const struct cpu_sample *after, double elapsed_s);
+
+/* Cores used on average over elapsed_s: ns / elapsed. */
+double cpu_cores(int64_t ns, double elapsed_s);
+
+#endif
