@@ -9,6 +9,7 @@
 #include "datadir.h"
 #include "lab.h"
 #include "plot.h"
+#include "report_html.h"
 
 static void plot_usage(FILE *f)
 {
@@ -22,7 +23,8 @@ static void plot_usage(FILE *f)
             "  <scenario>-wakeups     wakeups per release, one bar per implementation\n"
             "  <scenario>-timeline    every acquire's latency over the run (when the run wrote\n"
             "                         <impl>/<scenario>.timeline.tsv)\n"
-            "The numbers gnuplot reads are left in RUN_DIR/plot-data/; the scripts are\n"
+            "and RUN_DIR/report.html again, with them inlined. The numbers gnuplot reads\n"
+            "are left in RUN_DIR/plot-data/; the scripts are\n"
             "%s/*.gp ($LOCKLAB_DATA_DIR/plots when set).\n"
             "\n"
             "options:\n"
@@ -57,5 +59,11 @@ int cmd_plot(int argc, char **argv)
         plot_usage(stderr);
         return LAB_EXIT_USAGE;
     }
-    return plot_run_dir(argv[optind], quiet);
+    int rc = plot_run_dir(argv[optind], quiet);
+    if (rc == 0) { /* the page inlines the plots: draw it again with them */
+        struct lab_err err = {0};
+        if (report_html_write(argv[optind], &err) != 0)
+            fprintf(stderr, "locklab plot: warning: %s\n", err.msg);
+    }
+    return rc;
 }

@@ -15,6 +15,7 @@
 #include "lock.h"
 #include "backends.h"
 #include "cli.h"
+#include "report_html.h"
 #include "failpoint_env.h"
 #include "plot.h"
 #include "report.h"
@@ -349,6 +350,14 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
             fprintf(stderr, "locklab: warning: plotting %s failed (see `locklab plot %s`)\n",
                     rep.dir, rep.dir);
         }
+    }
+    /* the page for people, after the plots it inlines */
+    if (rep.n_results > 0) {
+        struct lab_err herr = {0};
+        if (report_html_write(rep.dir, &herr) != 0)
+            fprintf(stderr, "locklab: warning: %s\n", herr.msg);
+        else if (!o->quiet && !lab_stop)
+            printf("report:  %s/report.html\n", rep.dir);
     }
     report_free(&rep);
     if (lab_stop)

@@ -1,0 +1,267 @@
+/*
+ * report_html.c - report.html (see report_html.h). Written from the run's
+ * own files, summary.json and the SVG plots gnuplot drew, after both are
+ * complete, so the page shows exactly what the machine-readable results
+ * say; every plot is inlined, nothing is fetched, the page works offline
+ * and as a CI artifact. Written to a .tmp name and renamed, as the other
+ * result files.
+ */
+#include "report_html.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "subproc.h"
+
+/* Text with &, <, > and " escaped. */
+static void esc(FILE *f, const char *s)
+{
+    for (; s && *s; s++)
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+}
+
+/* The whole of a file, NUL-terminated (free it), or NULL. */
+static char *slurp(const char *path, size_t limit)
+{
+    FILE *in = fopen(path, "r");
+    if (!in)
+        return NULL;
+    char *buf = malloc(limit + 1);
+    size_t n = buf ? fread(buf, 1, limit, in) : 0;
+    fclose(in);
+    if (buf)
+        buf[n] = '\0';
+    return buf;
+}
+
+static const char *str(json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
+static double num(json_t *o, const char *key)
+{
+    return json_number_value(json_object_get(o, key));
+}
+
+/* Microseconds as the console shows them (us, ms, s). */
+static void us(FILE *f, double v)
+{
+    if (v < 1000)
+        fprintf(f, "%.0f&nbsp;us", v);
+    else if (v < 1e6)
+        fprintf(f, "%.1f&nbsp;ms", v / 1e3);
+    else
+        fprintf(f, "%.2f&nbsp;s", v / 1e6);
+}
+
+/* One installed server's version line, by running it or asking dpkg. */
+static void version_row(FILE *f, const char *what, char *const argv[])
+{
+    char out[256];
+    int st = subproc_capture(argv, out, sizeof out);
+    char *nl = strchr(out, '\n');
+    if (nl)
+        *nl = '\0';
+    fprintf(f, "<tr><td>%s</td><td>", what);
+    esc(f, st == 0 && out[0] ? out : "not installed");
+    fputs("</td></tr>\n", f);
+}
+
+static void versions(FILE *f)
+{
+    const char *rs = getenv("LOCKLAB_REDIS_SERVER");
+    char *redis[] = {(char *)(rs && *rs ? rs : "redis-server"), "--version", NULL};
+    char *zk[] = {"dpkg-query", "-W", "-f", "${Version}", "zookeeper", NULL};
+    fputs("<h2>Servers</h2>\n<table>\n", f);
+    version_row(f, "redis-server", redis);
+    version_row(f, "zookeeper (Debian package)", zk);
+    fputs("</table>\n", f);
+}
+
+static const char *verdict_class(const char *v)
+{
+    return !strcmp(v, "safe") || !strcmp(v, "fenced") ? "ok"
+           : !strcmp(v, "violation")                  ? "bad"
+                                                      : "other";
+}
+
+/* The results table of one scenario. */
+static void results_table(FILE *f, json_t *results, const char *scn)
+{
+    fputs("<table class=\"results\">\n<tr><th>impl</th><th>clients</th><th>keys</th>"
+          "<th>fencing</th><th>verdict</th><th>expect</th><th>pass</th><th>ops/s</th>"
+          "<th>acq p50</th><th>acq p99</th><th>overlaps</th><th>oversold</th><th>lost</th>"
+          "<th>faults</th><th>cpu clients / servers</th></tr>\n", f);
+    size_t i;
+    json_t *r;
+    json_array_foreach(results, i, r) {
+        if (strcmp(str(r, "scenario"), scn) != 0)
+            continue;
+        json_t *lat = json_object_get(json_object_get(r, "latency_us"), "acquire");
+        json_t *saf = json_object_get(r, "safety"), *cpu = json_object_get(r, "cpu");
+        const char *v = str(r, "verdict");
+        fputs("<tr><td>", f);
+        esc(f, str(r, "impl"));
+        fprintf(f, "</td><td>%d</td><td>", (int)num(r, "clients"));
+        esc(f, str(r, "keys"));
+        fputs("</td><td>", f);
+        esc(f, str(r, "fencing"));
+        fprintf(f, "</td><td class=\"%s\">", verdict_class(v));
+        esc(f, v);
+        fputs("</td><td>", f);
+        esc(f, str(r, "expect"));
+        fprintf(f, "</td><td class=\"%s\">%s</td><td>%.0f</td><td>",
+                json_is_true(json_object_get(r, "pass")) ? "ok" : "bad",
+                json_is_true(json_object_get(r, "pass")) ? "ok" : "FAIL",
+                num(r, "throughput_per_s"));
+        us(f, num(lat, "p50"));
+        fputs("</td><td>", f);
+        us(f, num(lat, "p99"));
+        fprintf(f, "</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%zu</td><td>%.2f / %.2f%s</td>"
+                "</tr>\n",
+                num(saf, "violations"), num(saf, "oversold"), num(saf, "lost_updates"),
+                json_array_size(json_object_get(r, "faults")), num(cpu, "clients_cores"),
+                num(cpu, "servers_cores"),
+                json_is_true(json_object_get(cpu, "client_bound")) ? " client-bound" : "");
+    }
+    fputs("</table>\n", f);
+}
+
+/* Every fault record of one scenario's results. */
+static void faults_table(FILE *f, json_t *results, const char *scn)
+{
+    bool any = false;
+    size_t i, k;
+    json_t *r, *x;
+    json_array_foreach(results, i, r) {
+        if (strcmp(str(r, "scenario"), scn) != 0)
+            continue;
+        json_array_foreach(json_object_get(r, "faults"), k, x) {
+            if (!any)
+                fputs("<h3>Faults</h3>\n<table class=\"faults\">\n<tr><th>impl</th><th>action"
+                      "</th><th>target</th><th>outcome</th><th>from (s)</th><th>to (s)</th>"
+                      "<th>hit</th><th>note</th></tr>\n", f);
+            any = true;
+            fputs("<tr><td>", f);
+            esc(f, str(r, "impl"));
+            fputs("</td><td>", f);
+            esc(f, str(x, "action"));
+            fputs("</td><td>", f);
+            esc(f, str(x, "target"));
+            fprintf(f, "</td><td>%s</td><td>%.3f</td><td>%.3f</td><td>",
+                    !strcmp(str(x, "outcome"), "done") ? "done" : str(x, "outcome"),
+                    num(x, "start_ms") / 1e3, num(x, "end_ms") / 1e3);
+            esc(f, str(x, "hit"));
+            fputs("</td><td>", f);
+            esc(f, str(x, "note"));
+            fputs("</td></tr>\n", f);
+        }
+    }
+    if (any)
+        fputs("</table>\n", f);
+}
+
+/* The scenario's SVG plots, inlined (their XML prolog dropped). */
+static void plots(FILE *f, const char *run_dir, const char *scn)
+{
+    static const char *const kinds[] = {"timeline", "latency", "throughput", "wakeups"};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s-%s.svg", run_dir, scn, kinds[k]);
+        char *svg = slurp(path, 8 << 20);
+        if (!svg)
+            continue;
+        const char *start = strstr(svg, "<svg");
+        if (start)
+            fprintf(f, "<figure class=\"plot\" id=\"%s-%s\">\n%s\n</figure>\n", scn, kinds[k],
+                    start);
+        free(svg);
+    }
+}
+
+static void scenario_file(FILE *f, const char *file)
+{
+    char *text = slurp(file, 1 << 20);
+    fputs("<details><summary>scenario file: ", f);
+    esc(f, file);
+    fputs("</summary>\n<pre>", f);
+    esc(f, text ? text : "(not found from this directory)");
+    fputs("</pre></details>\n", f);
+    free(text);
+}
+
+static const char *const style =
+    "body{font-family:sans-serif;margin:2em;color:#222}"
+    "table{border-collapse:collapse;margin:0.5em 0 1.5em}"
+    "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right;font-size:0.9em}"
+    "td:first-child,th:first-child{text-align:left}"
+    ".ok{background:#dff0d8}.bad{background:#f2dede}.other{background:#fcf8e3}"
+    "figure.plot svg{max-width:100%;height:auto}pre{background:#f6f6f6;padding:1em}";
+
+int report_html_write(const char *run_dir, struct lab_err *err)
+{
+    char path[1100], tmp[1110];
+    snprintf(path, sizeof path, "%s/summary.json", run_dir);
+    json_error_t jerr;
+    json_t *sum = json_load_file(path, 0, &jerr);
+    if (!sum) {
+        lab_err_set(err, EINVAL, "%s: %s", path, jerr.text);
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/report.html", run_dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        lab_err_set(err, errno, "cannot write %s: %s", tmp, strerror(errno));
+        json_decref(sum);
+        return -1;
+    }
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>locklab ", f);
+    esc(f, str(sum, "run_id"));
+    fprintf(f, "</title>\n<style>%s</style></head><body>\n<h1>locklab run ", style);
+    esc(f, str(sum, "run_id"));
+    fputs("</h1>\n<p>started ", f);
+    esc(f, str(sum, "started_at"));
+    fputs(" on ", f);
+    esc(f, str(sum, "host"));
+    fprintf(f, "%s</p>\n", json_is_true(json_object_get(sum, "complete"))
+                               ? ""
+                               : " &mdash; <b>incomplete</b>: interrupted, partial numbers");
+    json_t *results = json_object_get(sum, "results"), *sc;
+    size_t i;
+    json_array_foreach(json_object_get(sum, "scenarios"), i, sc) {
+        const char *name = str(sc, "name");
+        fputs("<section class=\"scenario\">\n<h2>", f);
+        esc(f, name);
+        fputs("</h2>\n<p>", f);
+        esc(f, str(sc, "description"));
+        fputs("</p>\n", f);
+        results_table(f, results, name);
+        faults_table(f, results, name);
+        plots(f, run_dir, name);
+        scenario_file(f, str(sc, "file"));
+        fputs("</section>\n", f);
+    }
+    versions(f);
+    fputs("<p>Every figure comes from summary.json beside this file (format: results/README.md)."
+          "</p>\n</body></html>\n", f);
+    json_decref(sum);
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        lab_err_set(err, errno, "cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
