@@ -221,6 +221,8 @@ static json_t *result_json(const struct run_result *r)
     json_object_set_new(o, "wakeups_per_release", json_real(r->wakeups_per_release));
     json_object_set_new(o, "server_ops_per_acquire", json_real(r->server_ops_per_acquire));
     json_object_set_new(o, "cpu", cpu_json(r));
+    if (r->round > 0)
+        json_object_set_new(o, "round", json_integer(r->round));
     json_object_set_new(
         o, "clients_status",
         json_pack("{s:i, s:i, s:i, s:i}", "failed_start", r->clients_failed_start, "crashed",
@@ -408,6 +410,10 @@ void report_result_tag(const struct run_result *x, char *buf, size_t n)
 {
     report_stem(buf, n, x->scenario, x->sweep, x->per_client_keys, x->clients,
                 x->fencing != FENCING_OFF);
+    if (x->round > 1) { /* run --rounds: every round keeps its own files */
+        size_t len = strlen(buf);
+        snprintf(buf + len, n - len, "-r%d", x->round);
+    }
 }
 
 

@@ -31,6 +31,7 @@ struct run_result {
     int clients;                 /* client processes forked */
     int per_client_keys;         /* 1: each client its own key; 0: one hot key */
     bool sweep;                  /* one step of a sweep: rows name clients and keys */
+    int round;                   /* run --rounds: which repetition (1-based) */
     enum verdict verdict;        /* what the run showed */
     enum verdict expect;         /* what the scenario expected (VERDICT_NONE: nothing) */
     bool pass;                   /* verdict met the expectation */

@@ -13,8 +13,22 @@
  */
 #include "redis_common.h"
 
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Test-only (tests/it_baseline.sh): LOCKLAB_TEST_SLOW=redis-lua adds one
+ * PING round trip to every attempt, a real slowdown of the kind a baseline
+ * comparison must catch. Read once per client; unset, it costs a test. */
+static bool slow;
+
 static int rlua_try(struct lock_client *c, const char *key, struct lab_err *err)
 {
+    if (slow) {
+        redisReply *r = redisCommand(c->rc, "PING");
+        if (r)
+            freeReplyObject(r);
+    }
     return redis_set_nx_px(c, key, c->token, err);
 }
 
@@ -35,6 +49,8 @@ int redis_lua_open_with(struct lock_client **out, const struct lock_env *env, lo
 
 static int rlua_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
+    const char *t = getenv("LOCKLAB_TEST_SLOW");
+    slow = t && strcmp(t, "redis-lua") == 0;
     return redis_lua_open_with(out, env, rlua_try, err);
 }
 

@@ -34,6 +34,9 @@ struct run_opts {
     const char *junit;  /* --junit FILE */
     bool quiet;         /* --quiet */
     bool no_plot;       /* --no-plot */
+    int rounds;         /* --rounds N: run everything N times (default 1) */
+    const char *baseline; /* --baseline FILE: check the run against it */
+    json_t *baseline_json; /* ... read before anything starts */
 };
 
 static void run_usage(FILE *f)
@@ -55,6 +58,11 @@ static void run_usage(FILE *f)
             fprintf(f, "  --%s %s\n", backend_registry[i]->flag, backend_registry[i]->flag_usage);
     fprintf(f,
             "  --junit FILE       also write the JUnit XML report to FILE\n"
+            "  --rounds N         run every scenario N times (1..64); speed is compared\n"
+            "                     as the median over the rounds (--baseline)\n"
+            "  --baseline FILE    check the run against a baseline (`locklab baseline\n"
+            "                     save`): exit 1 on a changed verdict or a speed ratio\n"
+            "                     worse than its tolerance; RUN_DIR/baseline-junit.xml\n"
             "  --quiet            no progress and no table: only errors and failures\n"
             "  --no-plot          do not draw the plots (drawn when gnuplot is installed)\n"
             "  -h, --help         this text\n"
@@ -103,6 +111,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
         {"impl", required_argument, NULL, 'i'},  {"clients", required_argument, NULL, 'c'},
         {"out", required_argument, NULL, 'o'},   {"junit", required_argument, NULL, 'j'},
         {"quiet", no_argument, NULL, 'q'},       {"no-plot", no_argument, NULL, 'P'},
+        {"rounds", required_argument, NULL, 'R'}, {"baseline", required_argument, NULL, 'B'},
         {"help", no_argument, NULL, 'h'}};
     enum { N_FIXED = sizeof fixed / sizeof fixed[0] };
     struct option longopts[N_FIXED + BACKEND_MAX + 1];
@@ -110,6 +119,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
     int n_opts = N_FIXED;
     memset(o, 0, sizeof *o);
     o->out = "results";
+    o->rounds = 1;
     for (int i = 0; i < backend_count; i++) {
         const struct backend_ops *be = backend_registry[i];
         if (!be->flag)
@@ -135,6 +145,19 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
             break;
         case 'o': o->out = optarg; break;
         case 'j': o->junit = optarg; break;
+        case 'R':
+            o->rounds = (int)strtol(optarg, &end, 10);
+            if (*end || o->rounds < 1 || o->rounds > 64) {
+                fprintf(stderr, "locklab: --rounds wants a number from 1 to 64, not '%s'\n",
+                        optarg);
+                return -1;
+            }
+            break;
+        case 'B':
+            o->baseline = optarg;
+            if (!(o->baseline_json = baseline_load(optarg)))
+                return -1;
+            break;
         case 'P': o->no_plot = true; break;
         case 'q': o->quiet = true; break;
         case 'h': run_usage(stdout); return 1;
@@ -262,6 +285,9 @@ static int load_all(int argc, char **argv, const struct run_opts *o, struct scen
     return 0;
 }
 
+/* The round under way with --rounds N > 1 (1..N), 0 without. */
+static int run_round;
+
 /* Run one implementation at one step of a scenario, print its row and add it
  * to the report; returns the updated exit code. */
 static int run_step(struct scenario *s, const struct lock_ops *ops, const struct run_env *env,
@@ -276,6 +302,7 @@ static int run_step(struct scenario *s, const struct lock_ops *ops, const struct
         return LAB_EXIT_ENV;
     }
     res->sweep = is_sweep(s);
+    res->round = run_round;
     if (!o->quiet || !res->pass)
         report_print_row(o->quiet ? stderr : stdout, res);
     if (!res->pass && code == LAB_EXIT_OK)
@@ -313,9 +340,14 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
     };
     struct run_result *res = malloc(sizeof *res);
     int code = LAB_EXIT_OK;
+    for (int round = 1; round <= o->rounds; round++)
     for (int i = 0; res && i < n && !lab_stop && code != LAB_EXIT_ENV; i++) {
-        if (!o->quiet)
+        run_round = o->rounds > 1 ? round : 0;
+        if (!o->quiet) {
             report_print_heading(stdout, scns[i], scns[i]->clients);
+            if (run_round)
+                printf("(round %d of %d)\n", round, o->rounds);
+        }
         int first = rep.n_results;
         for (int j = 0; j < scns[i]->n_impls && !lab_stop && code != LAB_EXIT_ENV; j++) {
             const struct lock_ops *ops = lock_find(scns[i]->impls[j]);
@@ -359,6 +391,11 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
         else if (!o->quiet && !lab_stop)
             printf("report:  %s/report.html\n", rep.dir);
     }
+    if (o->baseline_json && complete) {
+        int b = baseline_check_run(o->baseline_json, rep.dir, NULL);
+        if (b != LAB_EXIT_OK && code == LAB_EXIT_OK)
+            code = b;
+    }
     report_free(&rep);
     if (lab_stop)
         return LAB_EXIT_INTERRUPTED;
@@ -369,8 +406,10 @@ int cmd_run(int argc, char **argv)
 {
     struct run_opts o;
     int rc = parse_opts(argc, argv, &o);
-    if (rc != 0)
+    if (rc != 0) {
+        json_decref(o.baseline_json);
         return rc > 0 ? LAB_EXIT_OK : LAB_EXIT_USAGE;
+    }
     struct scenario *scns[MAX_SCENARIOS];
     int n = 0;
     int code = LAB_EXIT_USAGE;
@@ -392,5 +431,6 @@ int cmd_run(int argc, char **argv)
     }
     for (int i = 0; i < n; i++)
         free(scns[i]);
+    json_decref(o.baseline_json);
     return code;
 }

@@ -6,6 +6,8 @@
  *   locklab bench overhead [options]         harness overhead vs a bare loop
  *   locklab bench handoff [options]          handoff gaps: polling, backoff, pub/sub
  *   locklab plot RUN_DIR                     PNG and SVG plots of a run (gnuplot)
+ *   locklab baseline save RUN_DIR FILE       keep a run as a baseline
+ *   locklab compare FILE RUN_DIR             check a run against a baseline
  */
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +34,9 @@ static void usage(FILE *f)
             "  bench overhead         compare a bare hiredis loop with locklab (harness cost)\n"
             "  bench handoff          handoff gaps of polling, backoff and pub/sub designs\n"
             "  plot RUN_DIR           draw a run's results as PNG and SVG with gnuplot\n"
+            "  baseline save RUN_DIR FILE\n"
+            "                         keep a run's verdicts and speed ratios as a baseline\n"
+            "  compare FILE RUN_DIR   check a run against a baseline (exit 1 on a regression)\n"
             "\n"
             "`locklab <command> --help` describes each command's options.\n"
             "exit codes: 0 ok, 1 an expectation failed, 2 bad usage or scenario,\n"
@@ -59,6 +64,10 @@ int main(int argc, char **argv)
         return cmd_list(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
         return cmd_bench(argc - 1, argv + 1);
+    if (!strcmp(cmd, "baseline"))
+        return cmd_baseline(argc - 1, argv + 1);
+    if (!strcmp(cmd, "compare"))
+        return cmd_compare(argc - 1, argv + 1);
     if (!strcmp(cmd, "plot"))
         return cmd_plot(argc - 1, argv + 1);
     fprintf(stderr, "locklab: unknown command '%s'\n\n", cmd);

@@ -73,6 +73,9 @@ static int summary_entries(struct plot_summary *s, bool quiet, const char *path)
                                 "scenario names: skipped\n", path, i);
             continue;
         }
+        json_t *round = json_object_get(r, "round");
+        if (json_is_integer(round) && json_integer_value(round) > 1)
+            continue; /* run --rounds: the plots show the first round */
         struct plot_entry *e = &s->e[s->n++];
         e->impl = impl;
         e->scenario = scn;
