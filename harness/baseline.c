@@ -11,6 +11,7 @@
  * has.
  */
 #include "baseline.h"
+#include "report.h"
 
 #include <errno.h>
 #include <math.h>
@@ -194,18 +195,6 @@ static struct check *add(struct checks *c)
     return &c->v[c->n++];
 }
 
-static void xml(FILE *f, const char *s)
-{
-    for (; *s; s++)
-        switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-}
-
 static int write_junit(const struct checks *c, const char *path, struct lab_err *err)
 {
     char tmp[1100];
@@ -223,11 +212,11 @@ static int write_junit(const struct checks *c, const char *path, struct lab_err 
                "tests=\"%d\" failures=\"%d\">\n", c->n, failures, c->n, failures);
     for (int i = 0; i < c->n; i++) {
         fputs("    <testcase classname=\"baseline\" name=\"", f);
-        xml(f, c->v[i].name);
+        report_xml_escaped(f, c->v[i].name);
         fputs("\">", f);
         if (c->v[i].failed) {
             fputs("<failure message=\"", f);
-            xml(f, c->v[i].detail);
+            report_xml_escaped(f, c->v[i].detail);
             fputs("\"/>", f);
         }
         fputs("</testcase>\n", f);

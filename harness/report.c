@@ -276,9 +276,9 @@ static int write_summary(struct report *r, bool complete, struct lab_err *err)
 
 /* --------------------------------------------------------------- junit.xml */
 
-static void xml_escaped(FILE *f, const char *s)
+void report_xml_escaped(FILE *f, const char *s)
 {
-    for (; *s; s++) {
+    for (; s && *s; s++) {
         switch (*s) {
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;
@@ -307,14 +307,14 @@ static int write_junit_to(struct report *r, const char *path, struct lab_err *er
     fprintf(f, "<testsuites name=\"locklab\" tests=\"%d\" failures=\"%d\" time=\"%.3f\">\n",
             r->n_results, failures, total);
     fprintf(f, "  <testsuite name=\"");
-    xml_escaped(f, r->run_id);
+    report_xml_escaped(f, r->run_id);
     fprintf(f, "\" tests=\"%d\" failures=\"%d\" time=\"%.3f\">\n", r->n_results, failures, total);
     for (int i = 0; i < r->n_results; i++) {
         const struct run_result *x = r->results[i];
         fprintf(f, "    <testcase classname=\"");
-        xml_escaped(f, x->scenario);
+        report_xml_escaped(f, x->scenario);
         fprintf(f, "\" name=\"");
-        xml_escaped(f, x->ops->name);
+        report_xml_escaped(f, x->ops->name);
         if (x->sweep)
             fprintf(f, " %s/%d", x->per_client_keys ? "per-client" : "hot", x->clients);
         if (x->fencing != FENCING_OFF)
@@ -333,7 +333,7 @@ static int write_junit_to(struct report *r, const char *path, struct lab_err *er
                         (long long)x->work.stale_reads_rejected);
             if (x->first_error[0]) {
                 fputs(" first_error=", f);
-                xml_escaped(f, x->first_error);
+                report_xml_escaped(f, x->first_error);
             }
             fprintf(f, "</failure>\n    ");
         }

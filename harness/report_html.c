@@ -16,19 +16,7 @@
 #include <unistd.h>
 
 #include "subproc.h"
-
-/* Text with &, <, > and " escaped. */
-static void esc(FILE *f, const char *s)
-{
-    for (; s && *s; s++)
-        switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-}
+#include "report.h"
 
 /* The whole of a file, NUL-terminated (free it), or NULL. */
 static char *slurp(const char *path, size_t limit)
@@ -75,7 +63,7 @@ static void version_row(FILE *f, const char *what, char *const argv[])
     if (nl)
         *nl = '\0';
     fprintf(f, "<tr><td>%s</td><td>", what);
-    esc(f, st == 0 && out[0] ? out : "not installed");
+    report_xml_escaped(f, st == 0 && out[0] ? out : "not installed");
     fputs("</td></tr>\n", f);
 }
 
@@ -113,15 +101,15 @@ static void results_table(FILE *f, json_t *results, const char *scn)
         json_t *saf = json_object_get(r, "safety"), *cpu = json_object_get(r, "cpu");
         const char *v = str(r, "verdict");
         fputs("<tr><td>", f);
-        esc(f, str(r, "impl"));
+        report_xml_escaped(f, str(r, "impl"));
         fprintf(f, "</td><td>%d</td><td>", (int)num(r, "clients"));
-        esc(f, str(r, "keys"));
+        report_xml_escaped(f, str(r, "keys"));
         fputs("</td><td>", f);
-        esc(f, str(r, "fencing"));
+        report_xml_escaped(f, str(r, "fencing"));
         fprintf(f, "</td><td class=\"%s\">", verdict_class(v));
-        esc(f, v);
+        report_xml_escaped(f, v);
         fputs("</td><td>", f);
-        esc(f, str(r, "expect"));
+        report_xml_escaped(f, str(r, "expect"));
         fprintf(f, "</td><td class=\"%s\">%s</td><td>%.0f</td><td>",
                 json_is_true(json_object_get(r, "pass")) ? "ok" : "bad",
                 json_is_true(json_object_get(r, "pass")) ? "ok" : "FAIL",
@@ -155,17 +143,17 @@ static void faults_table(FILE *f, json_t *results, const char *scn)
                       "<th>hit</th><th>note</th></tr>\n", f);
             any = true;
             fputs("<tr><td>", f);
-            esc(f, str(r, "impl"));
+            report_xml_escaped(f, str(r, "impl"));
             fputs("</td><td>", f);
-            esc(f, str(x, "action"));
+            report_xml_escaped(f, str(x, "action"));
             fputs("</td><td>", f);
-            esc(f, str(x, "target"));
+            report_xml_escaped(f, str(x, "target"));
             fprintf(f, "</td><td>%s</td><td>%.3f</td><td>%.3f</td><td>",
                     !strcmp(str(x, "outcome"), "done") ? "done" : str(x, "outcome"),
                     num(x, "start_ms") / 1e3, num(x, "end_ms") / 1e3);
-            esc(f, str(x, "hit"));
+            report_xml_escaped(f, str(x, "hit"));
             fputs("</td><td>", f);
-            esc(f, str(x, "note"));
+            report_xml_escaped(f, str(x, "note"));
             fputs("</td></tr>\n", f);
         }
     }
@@ -195,9 +183,9 @@ static void scenario_file(FILE *f, const char *file)
 {
     char *text = slurp(file, 1 << 20);
     fputs("<details><summary>scenario file: ", f);
-    esc(f, file);
+    report_xml_escaped(f, file);
     fputs("</summary>\n<pre>", f);
-    esc(f, text ? text : "(not found from this directory)");
+    report_xml_escaped(f, text ? text : "(not found from this directory)");
     fputs("</pre></details>\n", f);
     free(text);
 }
@@ -229,13 +217,13 @@ int report_html_write(const char *run_dir, struct lab_err *err)
         return -1;
     }
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>locklab ", f);
-    esc(f, str(sum, "run_id"));
+    report_xml_escaped(f, str(sum, "run_id"));
     fprintf(f, "</title>\n<style>%s</style></head><body>\n<h1>locklab run ", style);
-    esc(f, str(sum, "run_id"));
+    report_xml_escaped(f, str(sum, "run_id"));
     fputs("</h1>\n<p>started ", f);
-    esc(f, str(sum, "started_at"));
+    report_xml_escaped(f, str(sum, "started_at"));
     fputs(" on ", f);
-    esc(f, str(sum, "host"));
+    report_xml_escaped(f, str(sum, "host"));
     fprintf(f, "%s</p>\n", json_is_true(json_object_get(sum, "complete"))
                                ? ""
                                : " &mdash; <b>incomplete</b>: interrupted, partial numbers");
@@ -244,9 +232,9 @@ int report_html_write(const char *run_dir, struct lab_err *err)
     json_array_foreach(json_object_get(sum, "scenarios"), i, sc) {
         const char *name = str(sc, "name");
         fputs("<section class=\"scenario\">\n<h2>", f);
-        esc(f, name);
+        report_xml_escaped(f, name);
         fputs("</h2>\n<p>", f);
-        esc(f, str(sc, "description"));
+        report_xml_escaped(f, str(sc, "description"));
         fputs("</p>\n", f);
         results_table(f, results, name);
         faults_table(f, results, name);
