@@ -311,7 +311,8 @@ static enum lock_status adapter_acquire(struct lock_client *c, const char *key, 
         return LOCK_ERROR;
     }
     quote(q, sizeof q, line);
-    give_up(c, err, "adapter: bad reply to acquire: '%s'", q);
+    give_up(c, err, "adapter: bad reply to acquire: '%s'%s", q,
+            strncmp(line, "granted ", 8) ? "" : " (a token is a decimal from 1 up)");
     return LOCK_ERROR;
 }
 
