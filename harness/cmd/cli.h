@@ -11,4 +11,7 @@ int cmd_list(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 
+/* `locklab bench adapter` (cmd_bench_adapter.c), dispatched by cmd_bench. */
+int bench_adapter(int argc, char **argv);
+
 #endif
