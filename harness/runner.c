@@ -18,6 +18,7 @@
 #include "runner.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -518,6 +519,9 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
      * ZooKeeper may not allow mntr; then the figure is left out (0) */
     struct lab_err ops_err = {0};
     bool ops_known = be && be->server_ops(&env->servers, &calls_before, &ops_err) == 0;
+    int64_t wakeups_before = 0;
+    bool wakeups_known = be && be->server_wakeups &&
+                         be->server_wakeups(&env->servers, &wakeups_before, &ops_err) == 0;
     pid_t *pids = calloc((size_t)s->clients, sizeof *pids);
     if (!pids) {
         munmap(rg.base, rg.size);
@@ -591,11 +595,22 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
     if (setup_failed || collect(s, &rg, res, start, &units, err) != 0 ||
         workload_outcome(s, &env->stock, &counter_sum, units, &res->work, err) != 0)
         rc = -1;
+    res->server_wakeups_per_release = NAN;
     /* a server started again counts from zero: no figure across that */
     for (int i = 0; i < res->n_faults; i++)
         if (res->faults[i].client < 0 && res->faults[i].pid > 0 &&
             res->faults[i].action != FAULT_PAUSE)
             ops_known = false;
+    int64_t releases = res->released + res->release_not_owner, wakeups_after = 0;
+    if (rc == 0 && wakeups_known && !ops_known)
+        wakeups_known = false; /* a server restarted: its figures start again from zero */
+    if (rc == 0 && wakeups_known && releases > 0 &&
+        be->server_wakeups(&env->servers, &wakeups_after, &ops_err) == 0)
+        res->server_wakeups_per_release =
+            (double)(wakeups_after - wakeups_before) / (double)releases;
+    /* a library's own wakeups are not on the protocol: the servers' count */
+    if (rc == 0 && adapter_is(ops))
+        res->wakeups_per_release = res->server_wakeups_per_release;
     if (rc == 0 && ops_known) {
         int64_t calls_after = 0;
         if (be->server_ops(&env->servers, &calls_after, &ops_err) == 0 &&
