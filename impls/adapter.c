@@ -129,8 +129,11 @@ static int reply(struct lock_client *c, const char *what, int64_t budget_ns, cha
         give_up(c, err, "adapter abandoned: the run stopped during %s", what);
         return 0;
     }
-    give_up(c, err, "adapter hung: no answer to %s within %" PRId64 " ms", what,
-            budget_ns / 1000000);
+    if (!strcmp(what, "startup"))
+        give_up(c, err, "adapter did not say ready within %" PRId64 " ms", budget_ns / 1000000);
+    else
+        give_up(c, err, "adapter hung: no answer to %s within %" PRId64 " ms", what,
+                budget_ns / 1000000);
     return -1;
 }
 
@@ -251,7 +254,7 @@ static int adapter_open(struct lock_client **out, const struct lock_env *env,
         return -1;
 
     char line[ADAPTER_LINE_MAX + 1];
-    if (reply(c, "startup (no ready line)", spec->ready_timeout_ns, line, sizeof line, err) != 1)
+    if (reply(c, "startup", spec->ready_timeout_ns, line, sizeof line, err) != 1)
         return -1;
     quote(c->why, sizeof c->why, line);
     if (parse_ready(c, line, err) != 0)
