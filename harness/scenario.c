@@ -923,8 +923,8 @@ static int load_impls(struct opt_loader *L, const yaml_node_t *value, const char
                            SCN_MAX_IMPLS);
         if (len >= SCN_NAME_MAX || !scenario_impl(s, name))
             return fail_at(L, item,
-                           "unknown implementation '%s' (run `locklab list` to see them, or "
-                           "declare it under adapters)",
+                           "unknown implementation '%s' (run `locklab list` to see them); "
+                           "a program driving a library is declared under adapters",
                            show(shown, sizeof shown, name, len));
         for (int j = 0; j < s->n_impls; j++)
             if (strcmp(s->impls[j], name) == 0)
