@@ -1486,7 +1486,8 @@ static int load_adapters(struct opt_loader *L, const yaml_node_t *value, const c
             load_section(L, adapter_opts, val, path, (char *)a, -1) != 0 ||
             scenario_dir(L, key, a->dir, sizeof a->dir) != 0)
             return -1;
-        adapter_ops_init(&s->adapters[s->n_adapters].ops, a);
+        if (adapter_ops_init(&s->adapters[s->n_adapters].ops, a) != 0)
+            return fail_at(L, key, "too many different adapters in one invocation");
         L->adapter_key[s->n_adapters++] = key;
     }
     return 0;

@@ -55,6 +55,8 @@ static struct {
     char summary[NAMES_MAX][160];
 } pool;
 
+/* The pool entry for spec's name and command (an equal one is shared);
+ * -1 when the pool is full. */
 static int intern(const struct adapter_spec *spec)
 {
     char summary[160];
@@ -68,7 +70,9 @@ static int intern(const struct adapter_spec *spec)
     for (int i = 0; i < pool.n; i++)
         if (!strcmp(pool.name[i], spec->name) && !strcmp(pool.summary[i], summary))
             return i;
-    int i = pool.n < NAMES_MAX ? pool.n++ : NAMES_MAX - 1; /* a full pool reuses the last */
+    if (pool.n == NAMES_MAX)
+        return -1;
+    int i = pool.n++;
     snprintf(pool.name[i], sizeof pool.name[i], "%s", spec->name);
     snprintf(pool.summary[i], sizeof pool.summary[i], "%s", summary);
     return i;
@@ -356,9 +360,11 @@ static void adapter_close(struct lock_client *c)
     free(c);
 }
 
-void adapter_ops_init(struct lock_ops *ops, const struct adapter_spec *spec)
+int adapter_ops_init(struct lock_ops *ops, const struct adapter_spec *spec)
 {
     int i = intern(spec);
+    if (i < 0)
+        return -1;
     *ops = (struct lock_ops){
         .name = pool.name[i],
         .backend = spec->backend == ADAPTER_ZOOKEEPER ? "zookeeper" : "redis",
@@ -369,6 +375,7 @@ void adapter_ops_init(struct lock_ops *ops, const struct adapter_spec *spec)
         .release = adapter_release,
         .close = adapter_close,
     };
+    return 0;
 }
 
 bool adapter_is(const struct lock_ops *ops)

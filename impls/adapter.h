@@ -49,8 +49,9 @@ struct adapter_spec {
 
 /* Fill ops as the lock_ops of the adapter spec declares (generic hooks, the
  * spec's name and backend). The strings ops points to are kept for the
- * life of the process, so ops may be copied with the scenario holding it. */
-void adapter_ops_init(struct lock_ops *ops, const struct adapter_spec *spec);
+ * life of the process, so ops may be copied with the scenario holding it.
+ * 0, or -1 when one process has declared too many different adapters. */
+int adapter_ops_init(struct lock_ops *ops, const struct adapter_spec *spec);
 
 /* Whether ops is an adapter's (its hooks are adapter.c's). */
 bool adapter_is(const struct lock_ops *ops);

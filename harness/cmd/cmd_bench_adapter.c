@@ -95,7 +95,8 @@ int bench_adapter(int argc, char **argv)
         return LAB_EXIT_ENV;
     }
     struct lock_ops ops;
-    adapter_ops_init(&ops, &spec);
+    if (adapter_ops_init(&ops, &spec) != 0)
+        return LAB_EXIT_ENV;
     struct lock_servers sv = {0};
     struct lock_stats stats = {0};
     struct lock_env env = {.servers = &sv, .ttl_ns = 10000000000LL, .options = &spec,
