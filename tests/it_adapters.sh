@@ -2,7 +2,9 @@
 # the harness starts: bad declarations are refused before anything starts;
 # broken adapters (one that dies, one that hangs, one that writes garbage,
 # one that never says ready) give `error` with their line quoted, and one
-# that grants while another holds gives `violation`; the minimal adapter of
+# that grants while another holds gives `violation`; each backend (redis,
+# redis-nodes, sentinel, zookeeper) hands its LOCKLAB_* variables to an
+# adapter (tests/adapters/env.sh checks them); the minimal adapter of
 # docs/adapters.md, taken from the page as it is, works; the shipped
 # adapters (redis-py, kazoo, node-redlock, Curator) sell exactly the stock;
 # a pause aimed at a kazoo client freezes its Python child too (its
@@ -77,6 +79,29 @@ check "silent: error says it never said ready" grep -q \
     "adapter did not say ready within 1000 ms" <<<"$(first silent)"
 expect_eq "silent: no client started" "$(jget "$S" results.impl=silent.ops.acquired)" 0
 expect_no_orphans "broken adapters"
+
+# The environment of each backend (one client: env.sh grants blindly).
+cat > "$D/env.yaml" <<YAML
+name: env
+adapters:
+  redis: {command: [../fx/env.sh, LOCKLAB_REDIS], backend: redis}
+  nodes: {command: [../fx/env.sh, LOCKLAB_REDIS_NODES], backend: redis-nodes}
+  zk: {command: [../fx/env.sh, LOCKLAB_ZK, LOCKLAB_ZK_SESSION_TIMEOUT_MS], backend: zookeeper}
+impls: [redis, nodes, zk]
+backends: {redis: {masters: 3}}
+run: {ops_per_client: 3}
+expect: {"*": safe}
+YAML
+sed -e 's/name: env/name: env-sentinel/' -e 's/^impls: .*/impls: [sentinel]/' \
+    -e 's/  redis: {command.*/  sentinel: {command: [..\/fx\/env.sh, LOCKLAB_SENTINELS, LOCKLAB_SENTINEL_MASTER], backend: sentinel}/' \
+    -e 's/^backends: .*/backends: {redis: {topology: sentinel, replicas: 1}}/' \
+    -e '/  nodes: /d' -e '/  zk: /d' "$D/env.yaml" > "$D/env-sentinel.yaml"
+run_ok "each backend's environment" "$D/env.yaml" "$D/env-sentinel.yaml"
+for impl in redis nodes zk sentinel; do
+    expect_eq "$impl adapter: its variables set" "$(jget "$S" results.impl=$impl.verdict)" safe
+done
+expect_eq "redis-nodes: the run had 3 masters" \
+    "$(jget "$S" results.impl=nodes.servers.redis.masters)" 3
 
 # 3. The minimal adapter of docs/adapters.md, as the page gives it.
 awk '/^```python/ { f = 1; next } /^```/ { if (f) exit } f' "$SRC/docs/adapters.md" > "$FX/minimal.py"
