@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 
+#include "adapter.h"
 #include "backend.h"
 #include "failpoint.h"
 #include "client.h"
@@ -213,6 +214,7 @@ _Noreturn void client_main(const struct scenario *s, const struct lock_ops *ops,
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(3);
+    setpgid(0, 0); /* a group of its own: faults hit an adapter's child with it */
     struct shared_head *h = rg->head;
     struct client_slot *sl = &rg->slots[idx];
     client_stop = &h->stop;
@@ -239,6 +241,7 @@ _Noreturn void client_main(const struct scenario *s, const struct lock_ops *ops,
         .retry_interval_ns = s->retry_interval_ns,
         .retry_backoff = s->retry == RETRY_BACKOFF,
         .client_id = idx,
+        .clients = s->clients,
         .stop = &h->stop,
         .stats = &sl->stats,
         .fencing = fenced,
@@ -246,7 +249,14 @@ _Noreturn void client_main(const struct scenario *s, const struct lock_ops *ops,
     struct lab_err err = {0};
     struct lock_client *lc = NULL;
     struct workload_client *wl = NULL;
-    if (ops->open(&lc, &le, &err) != 0 ||
+    int opened = ops->open(&lc, &le, &err);
+    if (opened == 0 && adapter_is(ops)) {
+        /* an adapter's capabilities are known only now, from its `ready` */
+        sl->child_pid = adapter_pid(lc);
+        sl->adapter_caps = adapter_caps(lc);
+        fenced = workload_fenced(s, ops->caps | sl->adapter_caps);
+    }
+    if (opened != 0 ||
         workload_open(&wl, s, fenced, &env->stock, &rg->keys[s->per_client_keys ? idx : 0].counter,
                       &h->stop, &err) != 0) {
         slot_error(sl, &err);

@@ -78,9 +78,26 @@ static void rec_skip(struct faults *F, int spec, int64_t now, bool not_used, con
 
 /* ------------------------------------------------------------- processes */
 
-static bool stop_confirmed(pid_t pid)
+/* A client is hit as its process group: itself and, for an adapter, the
+ * child running the library (client.c puts each client in a group of its
+ * own). The stop is confirmed of each process; an adapter's child that is
+ * already gone has nothing left to stop. */
+static bool client_stop_confirmed(struct faults *F, int i)
 {
-    return lab_stop_confirmed(pid, STOP_CONFIRM_NS);
+    pid_t pid = F->pids[i];
+    pid_t child = F->rg->slots[i].child_pid;
+    if (kill(-pid, SIGSTOP) != 0 || !lab_stop_confirmed(pid, STOP_CONFIRM_NS))
+        return false;
+    if (child > 0 && !lab_stop_confirmed(child, STOP_CONFIRM_NS)) {
+        char st = lab_proc_state(child);
+        return st == 0 || st == 'Z';
+    }
+    return true;
+}
+
+static void signal_client(pid_t pid, int sig)
+{
+    kill(-pid, sig);
 }
 
 /* ----------------------------------------------------------------- setup */
@@ -187,7 +204,7 @@ static void hit_client(struct faults *F, int spec, int i, int64_t now, bool insi
     int idx;
     struct fault_record *r = rec_new(log, F->s, spec, &idx);
     if (!r) {
-        kill(pid, SIGCONT);
+        signal_client(pid, SIGCONT);
         return;
     }
     r->client = i;
@@ -198,7 +215,7 @@ static void hit_client(struct faults *F, int spec, int i, int64_t now, bool insi
     snprintf(r->note, sizeof r->note, "%s", inside ? "inside its critical section" : "");
     if (f->action == FAULT_KILL) {
         atomic_store(&F->rg->slots[i].fault_killed, 1);
-        kill(pid, SIGKILL); /* a stopped process dies of it as well */
+        signal_client(pid, SIGKILL); /* a stopped process dies of it as well */
         r->end_ns = now;
         r->outcome = FAULT_DONE;
     } else { /* FAULT_PAUSE: continued by faults_tick after the duration */
@@ -243,11 +260,13 @@ static enum fire fire_client(struct faults *F, int spec, int64_t now)
         int k = (int)(rand_r(&F->rnd) % (unsigned)n);
         int i = cand[k];
         cand[k] = cand[--n];
-        if (!stop_confirmed(F->pids[i]))
+        if (!client_stop_confirmed(F, i)) {
+            signal_client(F->pids[i], SIGCONT); /* whatever of its group did stop */
             continue; /* exited meanwhile */
+        }
         bool inside = atomic_load(&F->rg->slots[i].iv_phase) == IV_INSIDE;
         if (f->target == TARGET_HOLDER && !inside) {
-            kill(F->pids[i], SIGCONT); /* it left before the stop landed */
+            signal_client(F->pids[i], SIGCONT); /* it left before the stop landed */
             continue;
         }
         hit_client(F, spec, i, lab_now_ns(), inside);
@@ -506,7 +525,7 @@ static enum fire fire_server(struct faults *F, int spec, int64_t now)
         fault_note_add(r, "while client %d held the lock", holder);
     switch (f->action) {
     case FAULT_PAUSE:
-        if (!stop_confirmed(srv->pid)) {
+        if (!lab_stop_confirmed(srv->pid, STOP_CONFIRM_NS)) {
             r->outcome = FAULT_FAILED;
             snprintf(r->note, sizeof r->note, "the stop did not land");
         }
@@ -565,7 +584,10 @@ static int64_t end_pauses(struct faults *F, int64_t now, bool force)
         }
         char st = lab_proc_state(r->pid); /* only once it is due: /proc is a read per call */
         if (st == 'T' || st == 't' || force) {
-            kill(r->pid, SIGCONT);
+            if (r->client >= 0)
+                signal_client(r->pid, SIGCONT); /* the client's group: an adapter too */
+            else
+                kill(r->pid, SIGCONT);
         } else if (st != 0 && st != 'Z') {
             /* a client at a failpoint published its pause just before
              * stopping itself: continue it once the stop has landed */

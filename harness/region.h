@@ -84,6 +84,8 @@ struct client_slot {
     struct oracle_interval cur; /* the interval in progress, closed by the parent on a death */
     int64_t iv_dropped;        /* intervals not logged: the log was full */
     struct lock_stats stats;   /* the implementation's counters */
+    pid_t child_pid;           /* an adapter's child (in the client's process group), or 0 */
+    unsigned adapter_caps;     /* the capabilities an adapter's `ready` gave (enum lock_caps) */
     char err[160];             /* first error this client hit */
     int64_t fault_errors;      /* lock operations that failed while a server fault was on */
     char fault_err[160];       /* the first of those */

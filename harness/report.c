@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -218,11 +219,18 @@ static json_t *result_json(const struct run_result *r)
                   "polls", (json_int_t)r->stats.polls, "notifications",
                   (json_int_t)r->stats.notifications, "renewals", (json_int_t)r->stats.renewals,
                   "renewal_failures", (json_int_t)r->stats.renewal_failures));
-    json_object_set_new(o, "wakeups_per_release", json_real(r->wakeups_per_release));
+    /* NaN: not measured (an adapter's library does not show its wakeups) */
+    json_object_set_new(o, "wakeups_per_release", isnan(r->wakeups_per_release)
+                                                      ? json_null()
+                                                      : json_real(r->wakeups_per_release));
     json_object_set_new(o, "server_ops_per_acquire", json_real(r->server_ops_per_acquire));
     json_object_set_new(o, "cpu", cpu_json(r));
     if (r->round > 0)
         json_object_set_new(o, "round", json_integer(r->round));
+    json_object_set_new(o, "server_wakeups_per_release",
+                        isnan(r->server_wakeups_per_release)
+                            ? json_null()
+                            : json_real(r->server_wakeups_per_release));
     json_object_set_new(
         o, "clients_status",
         json_pack("{s:i, s:i, s:i, s:i}", "failed_start", r->clients_failed_start, "crashed",
@@ -537,6 +545,16 @@ void report_print_heading(FILE *f, const struct scenario *s, int clients)
 }
 
 /* Microseconds as a short human string: 850us, 12.3ms, 4.20s. */
+/* Wakeups per release for the table: "-" when not measured (NaN). */
+static const char *fmt_wakeups(char *buf, size_t n, double v)
+{
+    if (isnan(v))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.2f", v);
+    return buf;
+}
+
 static const char *fmt_us(char *buf, size_t n, int64_t us)
 {
     if (us < 1000)
@@ -582,7 +600,7 @@ static void print_faults(FILE *f, const struct run_result *x)
 
 void report_print_row(FILE *f, const struct run_result *x)
 {
-    char a[24], b[24], c[24], d[24], label[64], step[32] = "", cpu[32];
+    char a[24], b[24], c[24], d[24], e[24], label[64], step[32] = "", cpu[32];
     /* cores used on average by the clients and the lock servers; ! client-bound */
     snprintf(cpu, sizeof cpu, "%.1f/%.1f%s", cpu_cores(x->cpu.clients_ns, x->elapsed_s),
              cpu_cores(x->cpu.servers_ns, x->elapsed_s), x->cpu.client_bound ? "!" : "");
@@ -592,7 +610,7 @@ void report_print_row(FILE *f, const struct run_result *x)
              x->fencing == FENCING_ON ? " +fence" : x->fencing ? " -fence" : "");
     fprintf(f,
             "%-21s %-9s %-9s %-4s %8.0f %8s %8s %8s %6lld %8s %5lld %5lld %6lld %6lld %6lld "
-            "%8.2f %7.2f %9s%s\n",
+            "%8s %7.2f %9s%s\n",
             label, verdict_name(x->verdict),
             x->expect == VERDICT_NONE ? "-" : verdict_name(x->expect), x->pass ? "ok" : "FAIL",
             x->throughput_per_s, fmt_us(a, sizeof a, hist_percentile(&x->acquire, 50)),
@@ -601,8 +619,8 @@ void report_print_row(FILE *f, const struct run_result *x)
             (long long)x->oracle.violations, fmt_us(d, sizeof d, x->oracle.overlap_ns / 1000),
             (long long)x->work.oversold, (long long)x->work.lost_updates,
             (long long)x->release_not_owner, (long long)x->release_deleted_other,
-            (long long)x->stats.renewals, x->wakeups_per_release, x->server_ops_per_acquire,
-            cpu, x->complete ? "" : "  (incomplete)");
+            (long long)x->stats.renewals, fmt_wakeups(e, sizeof e, x->wakeups_per_release),
+            x->server_ops_per_acquire, cpu, x->complete ? "" : "  (incomplete)");
     if (x->cpu.client_bound)
         fprintf(f, "%20s   client-bound: the clients used %.2f of %d cores, %.0f %% busy; these "
                 "figures measure this machine, not the lock service\n", "",

@@ -18,6 +18,7 @@
 #include "runner.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "adapter.h"
 #include "backend.h"
 #include "client.h"
 #include "faults.h"
@@ -73,11 +75,13 @@ static int region_map(struct region *rg, const struct scenario *s, struct lab_er
     return 0;
 }
 
+/* sig to every client still running; SIGKILL to its whole process group
+ * (a client and its adapter child, if it has one). */
 static void signal_children(pid_t *pids, int n, int sig)
 {
     for (int i = 0; i < n; i++)
         if (pids[i] > 0)
-            kill(pids[i], sig);
+            kill(sig == SIGKILL ? -pids[i] : pids[i], sig);
 }
 
 /* Record how client i ended. */
@@ -520,6 +524,9 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
      * ZooKeeper may not allow mntr; then the figure is left out (0) */
     struct lab_err ops_err = {0};
     bool ops_known = be && be->server_ops(&env->servers, &calls_before, &ops_err) == 0;
+    int64_t wakeups_before = 0;
+    bool wakeups_known = be && be->server_wakeups &&
+                         be->server_wakeups(&env->servers, &wakeups_before, &ops_err) == 0;
     pid_t *pids = calloc((size_t)s->clients, sizeof *pids);
     if (!pids) {
         munmap(rg.base, rg.size);
@@ -541,13 +548,21 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
         }
         if (pid == 0)
             client_main(s, ops, env, &rg, forked, parent);
+        setpgid(pid, pid); /* as the client does itself: whichever runs first */
         pids[forked] = pid;
     }
     live_pids = pids;
     live_n = forked;
 
-    /* wait until every client has connected (or failed to), then open the barrier */
-    int64_t ready_deadline = lab_now_ns() + READY_TIMEOUT_NS;
+    /* wait until every client has connected (or failed to), then open the barrier;
+     * an adapter's own wait for `ready` runs out first */
+    int64_t ready_ns = READY_TIMEOUT_NS;
+    if (adapter_is(ops)) {
+        const struct adapter_spec *spec = scenario_options(s, ops);
+        if (spec && spec->ready_timeout_ns + 5000000000LL > ready_ns)
+            ready_ns = spec->ready_timeout_ns + 5000000000LL;
+    }
+    int64_t ready_deadline = lab_now_ns() + ready_ns;
     while (atomic_load(&rg.head->ready) < forked && !*stop && lab_now_ns() < ready_deadline &&
            reap(pids, forked, &rg, res, false) > 0)
         lab_sleep_ns(1000000, NULL);
@@ -555,12 +570,20 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
     if (setup_failed || atomic_load(&rg.head->ready) < forked) {
         if (!setup_failed && !*stop) {
             lab_err_set(err, ETIMEDOUT, "clients did not become ready within %lld s",
-                        READY_TIMEOUT_NS / 1000000000);
+                        (long long)(ready_ns / 1000000000));
             setup_failed = true;
         }
         rg.head->stop = 1; /* nobody starts: tear down what was forked */
     }
     faults_disarm(fp_mark);
+    if (adapter_is(ops) && s->fencing) {
+        /* an adapter fences when every client's said so at `ready` */
+        unsigned caps = ~0u;
+        for (int i = 0; i < forked; i++)
+            if (atomic_load(&rg.slots[i].state) == SLOT_READY)
+                caps &= rg.slots[i].adapter_caps;
+        res->fencing = workload_fenced(s, caps) ? FENCING_ON : FENCING_UNSUPPORTED;
+    }
     int64_t start = lab_now_ns();
     rg.head->start_ns = start;
     res->start_ns = start;
@@ -583,11 +606,22 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
         workload_outcome(s, &env->stock, &counter_sum, units, &res->work, err) != 0)
         rc = -1;
     cpu_finish(&res->cpu, &cpu_before, &cpu_after, res->elapsed_s);
+    res->server_wakeups_per_release = NAN;
     /* a server started again counts from zero: no figure across that */
     for (int i = 0; i < res->n_faults; i++)
         if (res->faults[i].client < 0 && res->faults[i].pid > 0 &&
             res->faults[i].action != FAULT_PAUSE)
             ops_known = false;
+    int64_t releases = res->released + res->release_not_owner, wakeups_after = 0;
+    if (rc == 0 && wakeups_known && !ops_known)
+        wakeups_known = false; /* a server restarted: its figures start again from zero */
+    if (rc == 0 && wakeups_known && releases > 0 &&
+        be->server_wakeups(&env->servers, &wakeups_after, &ops_err) == 0)
+        res->server_wakeups_per_release =
+            (double)(wakeups_after - wakeups_before) / (double)releases;
+    /* a library's own wakeups are not on the protocol: the servers' count */
+    if (rc == 0 && adapter_is(ops))
+        res->wakeups_per_release = res->server_wakeups_per_release;
     if (rc == 0 && ops_known) {
         int64_t calls_after = 0;
         if (be->server_ops(&env->servers, &calls_after, &ops_err) == 0 &&
@@ -608,5 +642,5 @@ void runner_kill_all_now(void)
     volatile pid_t *p = live_pids;
     for (int i = 0; p && i < live_n; i++)
         if (p[i] > 0)
-            kill(p[i], SIGKILL);
+            kill(-p[i], SIGKILL); /* the client's group: an adapter's child too */
 }

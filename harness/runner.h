@@ -74,7 +74,10 @@ struct run_result {
     int64_t stale_refused_by_clients; /* fencing: refusals the clients saw (the store's
                                          own counts are in work) */
 
-    double wakeups_per_release;    /* (polls + notifications) / releases */
+    double wakeups_per_release;    /* (polls + notifications) / releases; for an adapter,
+                                      server_wakeups_per_release (NaN: not measured) */
+    double server_wakeups_per_release; /* watch notifications the servers sent / releases
+                                          (backend_ops.server_wakeups); NaN: not measured */
     double server_ops_per_acquire; /* lock store commands per acquire (INFO commandstats) */
 
     int n_timeline;           /* points of the latency-over-time sample */

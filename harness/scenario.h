@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "adapter.h"
 #include "fault.h"
 #include "lab.h"
 
@@ -24,6 +25,13 @@
 #define SCN_MAX_REPLICAS 4
 #define SCN_OPTIONS_MAX 16384 /* bytes for the settings of every design (lock_ops.options) */
 #define SCN_MAX_STEPS 16
+#define SCN_MAX_ADAPTERS 8
+
+/* One entry of adapters: a program driving a client library (adapter.h). */
+struct scenario_adapter {
+    struct adapter_spec spec; /* as the file declares it (lock_env.options of its runs) */
+    struct lock_ops ops;      /* its design table: adapter.c's hooks, spec's name */
+};
 
 enum workload_kind {
     WORKLOAD_COUNTER, /* read-modify-write of a counter in shared memory */
@@ -59,6 +67,9 @@ struct scenario {
     char path[4096];              /* file it was loaded from */
     char name[SCN_NAME_MAX];      /* name: required, [A-Za-z0-9_.-] */
     char description[512];        /* description: optional */
+
+    int n_adapters;                       /* adapters: programs usable in impls by name */
+    struct scenario_adapter adapters[SCN_MAX_ADAPTERS];
 
     int n_impls;                          /* impls: required, 1..SCN_MAX_IMPLS, no duplicates */
     char impls[SCN_MAX_IMPLS][SCN_NAME_MAX];
@@ -124,6 +135,11 @@ struct lock_ops;
  * ops->options_size bytes), for lock_env.options; NULL when the design
  * declares none or is not in the registry. */
 const void *scenario_options(const struct scenario *s, const struct lock_ops *ops);
+
+/* The design an implementation name stands for in this scenario: a
+ * built-in one (lock_find) or one of the scenario's adapters; NULL when
+ * neither. */
+const struct lock_ops *scenario_impl(const struct scenario *s, const char *name);
 
 /* The verdict expected for impl: its own entry, else "*", else VERDICT_NONE;
  * in a step with s->fencing on, the entry's fenced verdict. */

@@ -118,6 +118,7 @@ struct lock_env {
     int64_t retry_interval_ns;  /* polling interval (first interval for backoff) */
     int retry_backoff;          /* 0 = fixed interval, 1 = exponential backoff with jitter */
     int client_id;              /* 0-based client index */
+    int clients;                /* clients in the run */
     const volatile int *stop;   /* non-zero when the run is stopping: give up waiting */
     struct lock_stats *stats;   /* counters to update (never NULL) */
     int fencing;                /* 1: put each grant's token in stats->fence_token (only

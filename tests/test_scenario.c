@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "adapter.h"
 #include "lock.h"
 #include "scenario.h"
 
@@ -283,7 +284,7 @@ static const struct bad_case {
 } bad_cases[] = {
     { "unknown-key-top.yaml", "3:1",
       "unknown key 'client' in the top-level mapping (expected one of: name, description, "
-      "impls, backends, clients, run, lock, workload, faults, expect)" },
+      "adapters, impls, backends, clients, run, lock, workload, faults, expect)" },
     { "unknown-key-nested.yaml", "5:3",
       "unknown key 'ttls' in lock (expected one of: key, ttl, wait, retry_interval, retry, watchdog_lease, script, wait_replicas, wait_timeout, keys)" },
     { "unknown-key-deep.yaml", "3:20",
@@ -693,6 +694,48 @@ static void test_faults_ii(void)
           "window without when: %s", err);
 }
 
+/* Adapters: declared programs become implementations by name, read before
+ * impls whatever the key order; their settings are their spec; the adapter
+ * is found again in a copy of the scenario (its names outlive the loader). */
+static void test_adapters(void)
+{
+    static struct scenario s, copy;
+    char err[512], path[64];
+    int rc = load_text("name: a\n"
+                       "impls: [redis-lua, py, zk]\n"
+                       "expect: {py: violation}\n"
+                       "adapters:\n"
+                       "  py: {command: [/usr/bin/python3, sub/lock.py, '--x y'], backend: redis}\n"
+                       "  zk: {command: [zkl], backend: zookeeper, ready_timeout: 2s,"
+                       " grace: 250ms}\n",
+                       &s, err, sizeof err, path);
+    CHECK(rc == 0, "adapters load: %s", err);
+    if (rc != 0)
+        return;
+    CHECK(s.n_adapters == 2, "two adapters, not %d", s.n_adapters);
+    const struct adapter_spec *py = &s.adapters[0].spec, *zk = &s.adapters[1].spec;
+    CHECK(py->argc == 3 && strcmp(py->argv, "/usr/bin/python3") == 0 &&
+              strcmp(py->argv + 17, "sub/lock.py") == 0 && strcmp(py->argv + 29, "--x y") == 0,
+          "py's argv");
+    CHECK(py->backend == ADAPTER_REDIS && zk->backend == ADAPTER_ZOOKEEPER, "backends");
+    CHECK(strcmp(py->dir, "/tmp") == 0, "runs in the file's directory, not '%s'", py->dir);
+    CHECK(py->ready_timeout_ns == 30 * SEC && py->grace_ns == 5 * SEC, "py's defaults");
+    CHECK(zk->ready_timeout_ns == 2 * SEC && zk->grace_ns == 250 * MS, "zk's settings");
+    copy = s;
+    const struct lock_ops *ops = scenario_impl(&copy, "zk");
+    CHECK(ops && adapter_is(ops) && strcmp(ops->name, "zk") == 0 &&
+              strcmp(ops->backend, "zookeeper") == 0, "zk is an adapter design");
+    CHECK(ops && scenario_options(&copy, ops) == &copy.adapters[1].spec, "its spec");
+    CHECK(scenario_impl(&copy, "redis-lua") == lock_find("redis-lua"), "built-ins stay");
+    CHECK(scenario_impl(&copy, "nope") == NULL, "unknown");
+    CHECK(scenario_expected(&copy, "py") == VERDICT_VIOLATION, "expect names an adapter");
+    rc = load_text("name: a\nimpls: [r]\nadapters:\n  r: {command: [x], backend: redis}\n"
+                   "backends: {redis: {topology: sentinel}}\n",
+                   &s, err, sizeof err, path);
+    CHECK(rc == -1 && strstr(err, ":4:3: adapter 'r' has backend redis, but"),
+          "a redis adapter behind sentinels: %s", err);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -716,5 +759,6 @@ int main(int argc, char **argv)
     test_redisson_lease();
     test_design_options();
     test_faults_ii();
+    test_adapters();
     return check_done();
 }

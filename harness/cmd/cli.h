@@ -21,4 +21,7 @@ int cmd_compare(int argc, char **argv);
 json_t *baseline_load(const char *path);
 int baseline_check_run(json_t *baseline, const char *run_dir, const char *junit);
 
+/* `locklab bench adapter` (cmd_bench_adapter.c), dispatched by cmd_bench. */
+int bench_adapter(int argc, char **argv);
+
 #endif

@@ -1,5 +1,6 @@
 /*
- * cmd_bench.c - `locklab bench overhead` and `locklab bench handoff`.
+ * cmd_bench.c - `locklab bench overhead` and `locklab bench handoff` (and the
+ * dispatch to `locklab bench adapter`, in cmd_bench_adapter.c).
  *
  * overhead: how much does the harness cost? Runs the bare hiredis loop
  * (bench/bare_redis_loop.c, built as locklab-bare-redis next to locklab) and
@@ -111,6 +112,7 @@ static void bench_usage(FILE *f)
             "                              [--force-sync]\n"
             "       locklab bench handoff [--clients N] [--rounds R] [--max-rtts X]\n"
             "                             [--redis HOST:PORT]\n"
+            "       locklab bench adapter [--cycles N] [--rounds R] [--max-us X]\n"
             "\n"
             "overhead: compare a bare client loop with locklab doing the same cycle with\n"
             "one client, the counter workload and no business time, on the same embedded\n"
@@ -131,7 +133,10 @@ static void bench_usage(FILE *f)
             "\n"
             "handoff: the gap from a holder's exit to a waiting client's entry, for\n"
             "polling, backoff and pub/sub (redisson), against the loopback round trip;\n"
-            "`locklab bench handoff --help` describes it.\n",
+            "`locklab bench handoff --help` describes it.\n"
+            "\n"
+            "adapter: the adapter protocol's own cost per request/reply exchange, with a\n"
+            "trivial adapter; `locklab bench adapter --help` describes it.\n",
             BENCH_MAX_ROUNDS);
 }
 
@@ -464,6 +469,9 @@ int cmd_bench(int argc, char **argv)
         return bench_overhead(argc - 1, argv + 1);
     if (!strcmp(argv[1], "handoff"))
         return bench_handoff(argc - 1, argv + 1);
-    fprintf(stderr, "locklab: unknown benchmark '%s' (known: overhead, handoff)\n", argv[1]);
+    if (!strcmp(argv[1], "adapter"))
+        return bench_adapter(argc - 1, argv + 1);
+    fprintf(stderr, "locklab: unknown benchmark '%s' (known: overhead, handoff, adapter)\n",
+            argv[1]);
     return LAB_EXIT_USAGE;
 }

@@ -2,9 +2,11 @@
  * cmd_list.c - `locklab list`: every lock implementation with its backend,
  * capabilities and one-line summary, and under it the design's own
  * settings (its lock_ops.options rows: key, default, help), then the
- * shipped scenarios.
+ * shipped scenarios. Given scenario files, it lists the adapters each one
+ * declares (name, backend, command: docs/adapters.md) after the designs.
  */
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,13 +96,49 @@ static void list_scenarios(void)
     free(s);
 }
 
+/* The adapters the scenario at path declares (print: false only checks
+ * that it loads). 0, or LAB_EXIT_USAGE when it does not load (the
+ * loader's message on stderr). */
+static int list_adapters(const char *path, bool print)
+{
+    struct scenario *s = malloc(sizeof *s);
+    char err[1024];
+    if (!s || scenario_load(path, s, err, sizeof err) != 0) {
+        fprintf(stderr, "locklab: %s\n", s ? err : "out of memory");
+        free(s);
+        return LAB_EXIT_USAGE;
+    }
+    if (!print) {
+        free(s);
+        return LAB_EXIT_OK;
+    }
+    printf("\nadapters declared in %s:\n", path);
+    if (s->n_adapters == 0)
+        printf("  (none)\n");
+    for (int i = 0; i < s->n_adapters; i++) {
+        const struct scenario_adapter *a = &s->adapters[i];
+        bool listed = false;
+        for (int j = 0; j < s->n_impls; j++)
+            listed |= strcmp(s->impls[j], a->spec.name) == 0;
+        printf("%-22s %-11s %s%s\n", a->spec.name, adapter_backend_words[a->spec.backend],
+               a->ops.summary, listed ? "" : " (not in impls)");
+        printf("%-22s %-11s runs in %s; ready within %lld ms, replies within WAIT_MS + "
+               "%lld ms\n", "", "", a->spec.dir, (long long)(a->spec.ready_timeout_ns / 1000000),
+               (long long)(a->spec.grace_ns / 1000000));
+    }
+    free(s);
+    return LAB_EXIT_OK;
+}
+
 int cmd_list(int argc, char **argv)
 {
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        printf("usage: locklab list [--failpoints]\n\nShow every lock implementation (name, "
-               "backend, capabilities, summary),\nunder each the settings of its own a "
-               "scenario's lock: section takes\n(key, default, help), and the scenarios "
-               "shipped in %s.\n"
+        printf("usage: locklab list [--failpoints] [SCENARIO.yaml...]\n\nShow every lock "
+               "implementation (name, backend, capabilities, summary),\nunder each the "
+               "settings of its own a scenario's lock: section takes\n(key, default, help), "
+               "and the scenarios shipped in %s.\n"
+               "Given scenario files, also the adapters each declares (name, backend,\n"
+               "command; their capabilities come from the program's ready line when it runs).\n"
                "--failpoints lists the failpoints that %s can arm.\n",
                cli_scenario_dir(), FAILPOINT_ENV);
         return LAB_EXIT_OK;
@@ -109,10 +147,13 @@ int cmd_list(int argc, char **argv)
         failpoint_list();
         return LAB_EXIT_OK;
     }
-    if (argc > 1) {
-        fprintf(stderr, "locklab: list takes no arguments (got '%s')\n", argv[1]);
-        return LAB_EXIT_USAGE;
-    }
+    for (int i = 1; i < argc; i++)
+        if (argv[i][0] == '-') {
+            fprintf(stderr, "locklab: list: unknown option '%s'\n", argv[i]);
+            return LAB_EXIT_USAGE;
+        } else if (list_adapters(argv[i], false) != LAB_EXIT_OK) {
+            return LAB_EXIT_USAGE; /* before anything is printed */
+        }
     printf("%-22s %-9s %-24s %s\n", "implementation", "backend", "capabilities", "summary");
     for (int i = 0; i < lock_registry_count; i++) {
         const struct lock_ops *o = lock_registry[i];
@@ -122,6 +163,12 @@ int cmd_list(int argc, char **argv)
         if (o->no_fencing)
             printf("%-22s %-9s %-24s no fencing: %s\n", "", "", "", o->no_fencing);
         list_options(o->options, "lock");
+    }
+    if (argc > 1) {
+        for (int i = 1; i < argc; i++)
+            if (list_adapters(argv[i], true) != LAB_EXIT_OK)
+                return LAB_EXIT_USAGE;
+        return LAB_EXIT_OK;
     }
     list_scenarios();
     return LAB_EXIT_OK;

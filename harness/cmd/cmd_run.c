@@ -79,7 +79,7 @@ static int apply_impl_filter(struct scenario *s, const char *list)
     snprintf(buf, sizeof buf, "%s", list);
     s->n_impls = 0;
     for (char *save, *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-        if (!lock_find(name)) {
+        if (!scenario_impl(s, name)) {
             fprintf(stderr, "locklab: --impl: unknown implementation '%s' (run `locklab list` "
                             "to see them)\n", name);
             return -1;
@@ -350,7 +350,7 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
         }
         int first = rep.n_results;
         for (int j = 0; j < scns[i]->n_impls && !lab_stop && code != LAB_EXIT_ENV; j++) {
-            const struct lock_ops *ops = lock_find(scns[i]->impls[j]);
+            const struct lock_ops *ops = scenario_impl(scns[i], scns[i]->impls[j]);
             for (int k = 0; k < scns[i]->n_key_modes && !lab_stop && code != LAB_EXIT_ENV; k++)
                 for (int c = 0; c < scns[i]->n_client_steps && !lab_stop && code != LAB_EXIT_ENV;
                      c++) {

@@ -102,6 +102,12 @@ struct backend_ops {
      * filled when the figure cannot be had (it is then left out). */
     int (*server_ops)(const struct lock_servers *sv, int64_t *ops_served, struct lab_err *err);
 
+    /* Optional: the waiters' wakeups the servers sv have sent so far (watch
+     * notifications), counted on the server side, so that a library run
+     * through an adapter and a lab design are counted alike. 0, or -1 with
+     * err filled; NULL when the store cannot tell (polling is not sent). */
+    int (*server_wakeups)(const struct lock_servers *sv, int64_t *sent, struct lab_err *err);
+
     /* What design ops ran on in s, as a JSON object (a new reference). */
     json_t *(*describe)(const struct lock_ops *ops, const struct scenario *s);
 

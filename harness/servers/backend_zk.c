@@ -161,6 +161,12 @@ static int zk_server_ops(const struct lock_servers *sv, int64_t *ops_served,
     return sv->conn[0] ? servers_zk_packets(sv->conn, ops_served, err) : 0;
 }
 
+static int zk_server_wakeups(const struct lock_servers *sv, int64_t *sent, struct lab_err *err)
+{
+    *sent = 0;
+    return sv->conn[0] ? servers_zk_watch_events(sv->conn, sent, err) : 0;
+}
+
 static json_t *zk_describe(const struct lock_ops *ops, const struct scenario *s)
 {
     (void)ops;
@@ -257,6 +263,7 @@ const struct backend_ops backend_zookeeper = {
     .servers = zk_servers,
     .clear = zk_clear,
     .server_ops = zk_server_ops,
+    .server_wakeups = zk_server_wakeups,
     .describe = zk_describe,
     .roles = zk_roles,
     .no_role = zk_no_role,

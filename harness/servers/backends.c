@@ -24,7 +24,7 @@ void backends_plan_one(struct backends *b, const struct scenario *s, const struc
 void backends_plan(struct backends *b, const struct scenario *s)
 {
     for (int j = 0; j < s->n_impls; j++)
-        backends_plan_one(b, s, lock_find(s->impls[j]));
+        backends_plan_one(b, s, scenario_impl(s, s->impls[j]));
 }
 
 int backends_start(struct backends *b, const volatile int *stop, struct lab_err *err)

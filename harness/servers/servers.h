@@ -113,6 +113,11 @@ enum zk_mode servers_zk_mode(struct server *s, int *connections);
  * Only numeric IPv4 addresses. 0 or -1 with err filled. */
 int servers_zk_packets(const char *hosts, int64_t *packets, struct lab_err *err);
 
+/* Watch notifications the ZooKeeper servers of hosts have sent so far (the
+ * sums of mntr's node created/deleted/children/changed watch counts). 0,
+ * or -1 with err filled. */
+int servers_zk_watch_events(const char *hosts, int64_t *events, struct lab_err *err);
+
 /* Delete every node below each of the n parents, however deep (the nodes
  * a lock left behind, e.g. those of a client killed in an earlier run,
  * which would otherwise live on until its session times out, and

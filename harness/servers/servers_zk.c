@@ -254,10 +254,14 @@ enum zk_mode servers_zk_mode(struct server *s, int *connections)
                                                   : ZK_MODE_OTHER;
 }
 
-int servers_zk_packets(const char *hosts, int64_t *packets, struct lab_err *err)
+/* The sum, over the servers of hosts, of the mntr figures named keys
+ * (NULL-terminated). 0, or -1 with err filled. */
+static int mntr_sum(const char *hosts, const char *const *keys, int64_t *sum,
+                    struct lab_err *err)
 {
-    char buf[256], host[64], answer[8192];
-    *packets = 0;
+    char buf[256], host[64];
+    static char answer[65536]; /* mntr of ZooKeeper 3.8 runs past 8 KB */
+    *sum = 0;
     snprintf(buf, sizeof buf, "%s", hosts);
     for (char *save, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
         char *colon = strrchr(p, ':');
@@ -267,15 +271,34 @@ int servers_zk_packets(const char *hosts, int64_t *packets, struct lab_err *err)
         }
         memcpy(host, p, (size_t)(colon - p));
         host[colon - p] = '\0';
-        const char *line;
-        if (four_letter(host, atoi(colon + 1), "mntr", answer, sizeof answer) != 0 ||
-            !(line = strstr(answer, "zk_packets_received"))) {
+        if (four_letter(host, atoi(colon + 1), "mntr", answer, sizeof answer) != 0) {
             lab_err_set(err, EIO, "ZooKeeper at %s did not answer mntr", p);
             return -1;
         }
-        *packets += strtoll(line + strlen("zk_packets_received"), NULL, 10);
+        for (const char *const *k = keys; *k; k++) {
+            const char *line = strstr(answer, *k);
+            if (!line) {
+                lab_err_set(err, EIO, "ZooKeeper at %s has no %s in mntr", p, *k);
+                return -1;
+            }
+            *sum += strtoll(line + strlen(*k), NULL, 10);
+        }
     }
     return 0;
+}
+
+int servers_zk_packets(const char *hosts, int64_t *packets, struct lab_err *err)
+{
+    static const char *const keys[] = {"zk_packets_received", NULL};
+    return mntr_sum(hosts, keys, packets, err);
+}
+
+int servers_zk_watch_events(const char *hosts, int64_t *events, struct lab_err *err)
+{
+    static const char *const keys[] = {
+        "zk_sum_node_created_watch_count\t", "zk_sum_node_deleted_watch_count\t",
+        "zk_sum_node_children_watch_count\t", "zk_sum_node_changed_watch_count\t", NULL};
+    return mntr_sum(hosts, keys, events, err);
 }
 
 /* Delete every node below path, deepest first (zk-semaphore keeps its nodes

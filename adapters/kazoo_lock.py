@@ -1,0 +1,72 @@
+#!/usr/bin/python3
+"""kazoo_lock.py - locklab adapter for kazoo's kazoo.recipe.lock.Lock.
+
+One KazooClient per process (session timeout from
+LOCKLAB_ZK_SESSION_TIMEOUT_MS, else kazoo's 10 s) and one Lock object per
+key, kept and reused as kazoo's documentation advises, on the path
+/locklab/KEY (where the lab's own ZooKeeper designs keep theirs, so the
+harness clears it between runs). acquire(timeout=WAIT) maps LockTimeout to
+`timeout`; release() returning False is `not-owner`. Fencing token: the
+sequence number of the lock's node plus one (tokens are positive), which
+rises across grants as in the lab's zk-sequential. kazoo's Lock is not
+reentrant, so `ready` says fencing only. Protocol: docs/adapters.md.
+Run with Debian's /usr/bin/python3 (python3-kazoo).
+"""
+import logging
+import os
+import sys
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException, LockTimeout
+from kazoo.handlers.threading import KazooTimeoutError
+
+
+def say(line):
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def one_line(exc):
+    return (type(exc).__name__ + ": " + str(exc)).replace("\n", " ")[:200]
+
+
+def main():
+    logging.basicConfig(level=logging.ERROR)
+    session_ms = int(os.environ.get("LOCKLAB_ZK_SESSION_TIMEOUT_MS", "10000"))
+    zk = KazooClient(hosts=os.environ["LOCKLAB_ZK"], timeout=session_ms / 1000.0)
+    zk.start(timeout=15)
+    ident = "client-" + os.environ.get("LOCKLAB_CLIENT", "?")
+    locks = {}
+    say("ready fencing")
+    for line in iter(sys.stdin.readline, ""):
+        words = line.split()
+        if words == ["quit"]:
+            break
+        try:
+            if len(words) == 4 and words[0] == "acquire":
+                key, wait_ms = words[1], int(words[3])
+                lock = locks.get(key)
+                if lock is None:
+                    lock = locks[key] = zk.Lock("/locklab/" + key, ident)
+                try:
+                    got = lock.acquire(blocking=True, timeout=wait_ms / 1000.0)
+                except LockTimeout:
+                    got = False
+                if got:
+                    say("granted %d" % (int(lock.node[-10:]) + 1))  # tokens are >= 1
+                else:
+                    say("timeout")
+            elif len(words) == 2 and words[0] == "release":
+                lock = locks.get(words[1])
+                say("released" if lock is not None and lock.release() else "not-owner")
+            else:
+                say("error unknown request")
+        except (KazooException, KazooTimeoutError) as exc:
+            say("error " + one_line(exc))
+    zk.stop()
+    zk.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

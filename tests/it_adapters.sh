@@ -1,0 +1,201 @@
+# it_adapters.sh - the adapter protocol (docs/adapters.md) on real servers
+# the harness starts: bad declarations are refused before anything starts;
+# broken adapters (one that dies, one that hangs, one that writes garbage,
+# one that never says ready) give `error` with their line quoted, and one
+# that grants while another holds gives `violation`; each backend (redis,
+# redis-nodes, sentinel, zookeeper) hands its LOCKLAB_* variables to an
+# adapter (tests/adapters/env.sh checks them); the minimal adapter of
+# docs/adapters.md, taken from the page as it is, works; the shipped
+# adapters (redis-py, kazoo, node-redlock, Curator) sell exactly the stock;
+# a pause aimed at a kazoo client freezes its Python child too (its
+# ZooKeeper session expires: two holders, and fencing saves the stock); a
+# kill takes the child with it; `bench adapter` runs. Nothing is left
+# running.
+. "$(dirname "$0")/lib.sh"
+
+D=$WORK/scn
+FX=$WORK/fx
+mkdir -p "$D" "$FX"
+# the fixtures run from the work directory, so that orphans() sees them
+cp "$SRC"/tests/adapters/*.sh "$FX"/
+PY=/usr/bin/python3
+
+# expect_bad DESCRIPTION FILE LINE:COL MESSAGE: refused, exit 2, message there.
+expect_bad() {
+    local msg
+    msg=$("$LOCKLAB" run "$2" --out "$WORK/results" 2>&1)
+    expect_eq "$1: exit code" "$?" 2
+    check "$1: '$4' at $3" grep -q "$(basename "$2"):$3: .*$4" <<<"$msg"
+}
+
+# 1. Bad declarations: file:line:column, exit 2, nothing started.
+bad() { printf 'name: bad\nadapters:\n  %s\nimpls: [%s]\n' "$1" "$2" > "$D/bad.yaml"; }
+bad 'x: {command: [/bin/true], backend: mongodb}' x
+expect_bad "unknown backend" "$D/bad.yaml" 3:38 "unknown value 'mongodb' for adapters.x.backend"
+bad 'x: {command: [], backend: redis}' x
+expect_bad "empty command" "$D/bad.yaml" 3:16 "adapters.x.command is empty"
+bad 'redis-lua: {command: [/bin/true], backend: redis}' redis-lua
+expect_bad "a built-in design's name" "$D/bad.yaml" 3:3 "is a built-in implementation's"
+bad 'x: {backend: redis}' x
+expect_bad "no command" "$D/bad.yaml" 3:6 "missing required key 'adapters.x.command'"
+bad 'x: {command: [/bin/true], backend: redis, colour: red}' x
+expect_bad "unknown key" "$D/bad.yaml" 3:45 "unknown key 'colour'"
+bad 'x: {command: [/bin/true], backend: redis}' y
+expect_bad "undeclared adapter in impls" "$D/bad.yaml" 4:9 "unknown implementation 'y'"
+bad 'x: {command: [/bin/true], backend: sentinel}' x
+expect_bad "sentinel backend without the topology" "$D/bad.yaml" 3:3 "needs backends.redis.topology"
+printf 'name: bad\nimpls: [x]\nadapters: [x]\n' > "$D/bad.yaml"
+expect_bad "adapters not a mapping" "$D/bad.yaml" 3:11 "adapters must be a mapping"
+expect_eq "nothing started by bad input" "$(ls -A "$TMPDIR")" ""
+
+# 2. Broken adapters.
+cat > "$D/broken.yaml" <<YAML
+name: broken
+adapters:
+  dies: {command: [../fx/dies.sh], backend: redis}
+  liar: {command: [../fx/liar.sh], backend: redis}
+  hangs: {command: [../fx/hangs.sh], backend: redis, grace: 500ms}
+  garbage: {command: [../fx/garbage.sh], backend: redis}
+  silent: {command: [../fx/silent.sh], backend: redis, ready_timeout: 1s}
+impls: [dies, liar, hangs, garbage, silent]
+clients: 3
+run: {ops_per_client: 10, max_duration: 20s}
+lock: {ttl: 10s, wait: 1s, retry_interval: 20ms}
+workload: {kind: counter, business: 5ms}
+expect: {"*": error, liar: violation}
+YAML
+t0=$SECONDS
+run_ok "broken adapters" "$D/broken.yaml"
+in_range "broken adapters found out quickly (s)" $((SECONDS - t0)) 0 25
+first() { jget "$S" "results.impl=$1.first_error"; }
+check "dies: error quotes how it ended and its stderr" grep -q \
+    "adapter died during acquire: exited with status 3; stderr: fixture: dying on purpose at 'acquire locklab 10000 1000'" <<<"$(first dies)"
+expect_violation "liar" results.impl=liar
+check "hangs: error says it hung past WAIT_MS + grace" grep -q \
+    "adapter hung: no answer to acquire within 1500 ms" <<<"$(first hangs)"
+check "garbage: error quotes the line" grep -q \
+    "adapter: bad reply to acquire: 'OK lock taken (maybe)'" <<<"$(first garbage)"
+check "silent: error says it never said ready" grep -q \
+    "adapter did not say ready within 1000 ms" <<<"$(first silent)"
+expect_eq "silent: no client started" "$(jget "$S" results.impl=silent.ops.acquired)" 0
+expect_no_orphans "broken adapters"
+
+# The environment of each backend (one client: env.sh grants blindly).
+cat > "$D/env.yaml" <<YAML
+name: env
+adapters:
+  redis: {command: [../fx/env.sh, LOCKLAB_REDIS], backend: redis}
+  nodes: {command: [../fx/env.sh, LOCKLAB_REDIS_NODES], backend: redis-nodes}
+  zk: {command: [../fx/env.sh, LOCKLAB_ZK, LOCKLAB_ZK_SESSION_TIMEOUT_MS], backend: zookeeper}
+impls: [redis, nodes, zk]
+backends: {redis: {masters: 3}}
+run: {ops_per_client: 3}
+expect: {"*": safe}
+YAML
+sed -e 's/name: env/name: env-sentinel/' -e 's/^impls: .*/impls: [sentinel]/' \
+    -e 's/  redis: {command.*/  sentinel: {command: [..\/fx\/env.sh, LOCKLAB_SENTINELS, LOCKLAB_SENTINEL_MASTER], backend: sentinel}/' \
+    -e 's/^backends: .*/backends: {redis: {topology: sentinel, replicas: 1}}/' \
+    -e '/  nodes: /d' -e '/  zk: /d' "$D/env.yaml" > "$D/env-sentinel.yaml"
+run_ok "each backend's environment" "$D/env.yaml" "$D/env-sentinel.yaml"
+for impl in redis nodes zk sentinel; do
+    expect_eq "$impl adapter: its variables set" "$(jget "$S" results.impl=$impl.verdict)" safe
+done
+expect_eq "redis-nodes: the run had 3 masters" \
+    "$(jget "$S" results.impl=nodes.servers.redis.masters)" 3
+
+# 3. The minimal adapter of docs/adapters.md, as the page gives it.
+awk '/^```python/ { f = 1; next } /^```/ { if (f) exit } f' "$SRC/docs/adapters.md" > "$FX/minimal.py"
+check "docs/adapters.md holds a minimal adapter" test -s "$FX/minimal.py"
+cat > "$D/minimal.yaml" <<YAML
+name: minimal
+adapters:
+  minimal: {command: [$PY, ../fx/minimal.py], backend: redis}
+impls: [minimal]
+clients: 3
+run: {ops_per_client: 10}
+workload: {kind: stock, stock: 20, business: 1ms}
+expect: {"*": safe}
+YAML
+run_ok "the documented minimal adapter" "$D/minimal.yaml"
+expect_safe "minimal adapter" results.impl=minimal
+expect_eq "minimal adapter: sold out exactly (sold/left/oversold)" \
+    "$(jget "$S" results.impl=minimal.workload.units_done)/$(jget "$S" results.impl=minimal.workload.final_value)/$(jget "$S" results.impl=minimal.safety.oversold)" "20/0/0"
+
+# 4. The shipped adapters meet their expectations (their libraries must be
+# there: a missing one fails here, loudly).
+check "node-redlock installed (scripts/install-deps)" test -d "$SRC/adapters/node/node_modules/redlock"
+check "Curator adapter built (javac)" test -f "$SRC/adapters/curator/classes/CuratorLock.class"
+A=$SRC/adapters
+cat > "$D/shipped.yaml" <<YAML
+name: shipped
+adapters:
+  redis-py: {command: [$PY, $A/redis_py_lock.py], backend: redis}
+  kazoo: {command: [$PY, $A/kazoo_lock.py], backend: zookeeper}
+  node-redlock: {command: [node, $A/node/redlock_adapter.js], backend: redis-nodes}
+  curator-mutex: {command: [$A/curator/curator-lock, mutex], backend: zookeeper}
+  curator-semaphore: {command: [$A/curator/curator-lock, semaphore], backend: zookeeper}
+impls: [redis-py, kazoo, node-redlock, curator-mutex, curator-semaphore]
+backends: {redis: {masters: 3}, zookeeper: {force_sync: false}}
+clients: 2
+run: {ops_per_client: 10, max_duration: 30s}
+lock: {ttl: 10s, wait: 20s, retry_interval: 20ms}
+workload: {kind: stock, stock: 15, business: 20ms}
+expect: {"*": safe}
+YAML
+run_ok "shipped adapters" "$D/shipped.yaml"
+for impl in redis-py kazoo node-redlock curator-mutex curator-semaphore; do
+    r=results.impl=$impl
+    expect_safe "$impl" $r
+    expect_eq "$impl: sold out exactly (sold/left/oversold)" \
+        "$(jget "$S" $r.workload.units_done)/$(jget "$S" $r.workload.final_value)/$(jget "$S" $r.safety.oversold)" "15/0/0"
+    expect_gt "$impl: server operations counted" "$(jget "$S" $r.server_ops_per_acquire)" 0
+done
+# (20 ms inside: the other client is always waiting, so a release wakes it)
+for impl in kazoo curator-mutex curator-semaphore; do
+    expect_gt "$impl: watch notifications counted on the server" \
+        "$(jget "$S" results.impl=$impl.wakeups_per_release)" 0
+done
+
+# 5. A pause of a kazoo client freezes its Python child: the session
+# expires and another client takes the lock (unfenced: violation); with
+# kazoo's token the fenced store refuses the stale write (fenced). A kill
+# takes the child with it, and the lock is granted again.
+cat > "$D/faults.yaml" <<YAML
+name: adapter-faults
+adapters:
+  kazoo: {command: [$PY, $A/kazoo_lock.py], backend: zookeeper}
+  redis-py: {command: [$PY, $A/redis_py_lock.py], backend: redis}
+impls: [kazoo]
+clients: 3
+run: {max_duration: 3500ms}
+backends: {zookeeper: {session_timeout: 800ms, force_sync: false}}
+lock: {ttl: 500ms, wait: 10s, retry_interval: 10ms}
+workload: {kind: stock, stock: 100000, business: 50ms, fencing: [false, true]}
+faults:
+  - {at: 700ms, action: pause, target: holder, duration: 1500ms}
+expect: {kazoo: {unfenced: violation, fenced: fenced}}
+YAML
+run_ok "kazoo paused" "$D/faults.yaml"
+r="results.impl=kazoo"
+expect_eq "the pause landed on a holder" "$(jget "$S" "results.0.faults.0.outcome")" done
+expect_violation "kazoo paused past its session" results.0
+expect_eq "kazoo fenced: verdict" "$(jget "$S" results.1.verdict)" fenced
+expect_gt "kazoo fenced: stale writes refused" "$(jget "$S" results.1.safety.stale_writes_rejected)" 0
+sed -e 's/impls: \[kazoo\]/impls: [redis-py]/' -e 's/fencing: \[false, true\]/think: 10ms/' \
+    -e 's/action: pause, target: holder, duration: 1500ms/action: kill, target: holder/' \
+    -e 's/expect: .*/expect: {"*": safe}/' -e 's/ttl: 500ms/ttl: 1s/' "$D/faults.yaml" > "$D/kill.yaml"
+run_ok "redis-py killed" "$D/kill.yaml"
+expect_safe "redis-py with its holder killed" results.0
+expect_eq "the kill landed" "$(jget "$S" results.0.faults.0.outcome)" done
+expect_gt "the lock was granted again after the kill (recovery ms)" "$(jget "$S" results.0.recovery_ms)" 0
+
+# 6. The protocol's own cost (a loose bar: this asserts it runs, the README
+# quotes the measured figure).
+out=$("$LOCKLAB" bench adapter --cycles 2000 --rounds 3 --max-us 2000 2>&1)
+expect_eq "bench adapter: exit code" "$?" 0
+check "bench adapter prints its median" grep -q "^median: .* us per exchange over 3 rounds" <<<"$out"
+
+expect_no_orphans "end"
+left=$(pgrep -af -- "$SRC/adapters/" | grep -v "^$$ " || true)
+expect_eq "no shipped adapter left running" "$left" ""
+finish
