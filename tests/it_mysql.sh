@@ -49,10 +49,13 @@ lock: {key: mysql-long-lock, wait: 30s}
 workload: {kind: counter, business: 5ms}
 YAML
 
+# One invocation, one embedded server, three scenarios in one summary.
+run_ok "safe, lease and server faults" "$D/safe.yaml" "$D/lease.yaml" "$D/faults.yaml"
+
 # 1. Safe designs: the stock exact, every unit sold once.
-run_ok "safe" "$D/safe.yaml"
+SC=mysql-safe
 for impl in mysql-unique mysql-for-update mysql-get-lock mysql-optimistic; do
-    r=results.impl=$impl
+    r=results.scenario=$SC,impl=$impl
     expect_eq "$impl: verdict" "$(jget "$S" $r.verdict)" safe
     expect_eq "$impl: stock ends at 0" "$(jget "$S" $r.workload.final_value)" 0
     expect_eq "$impl: exactly 30 sold" "$(jget "$S" $r.workload.units_done)" 30
@@ -62,9 +65,9 @@ for impl in mysql-unique mysql-for-update mysql-get-lock mysql-optimistic; do
 done
 for impl in mysql-unique mysql-for-update mysql-get-lock; do
     expect_eq "$impl: one holder at most" \
-        "$(jget "$S" results.impl=$impl.safety.max_concurrent_holders)" 1
+        "$(jget "$S" results.scenario=$SC,impl=$impl.safety.max_concurrent_holders)" 1
 done
-r=results.impl=mysql-optimistic
+r=results.scenario=$SC,impl=mysql-optimistic
 expect_gt "mysql-optimistic: several buyers inside at once (by design)" \
     "$(jget "$S" $r.safety.max_concurrent_holders)" 1
 expect_gt "mysql-optimistic: conflicts counted" "$(jget "$S" $r.optimistic.conflicts)" 0
@@ -72,22 +75,22 @@ expect_eq "mysql-optimistic: commits are the sales" "$(jget "$S" $r.optimistic.c
 expect_eq "mysql-optimistic: each conflict is a retry" "$(jget "$S" $r.lock_stats.polls)" \
     "$(jget "$S" $r.optimistic.conflicts)"
 check "the embedded server's start-up time is reported" \
-    test "$(jget "$S" results.impl=mysql-get-lock.servers.mysql.startup_ms)" -gt 0
+    test "$(jget "$S" results.scenario=$SC,impl=mysql-get-lock.servers.mysql.startup_ms)" -gt 0
 
 # 2. Business time past the lease: the unique-index row is taken over under
 #    its holder; the session locks have no lease and hold.
-run_ok "lease" "$D/lease.yaml"
-expect_violation "mysql-unique past its lease" results.impl=mysql-unique
+SC=mysql-lease
+expect_violation "mysql-unique past its lease" results.scenario=$SC,impl=mysql-unique
 expect_gt "mysql-unique: a release found its row taken over" \
-    "$(jget "$S" results.impl=mysql-unique.ops.release_not_owner)" 0
+    "$(jget "$S" results.scenario=$SC,impl=mysql-unique.ops.release_not_owner)" 0
 for impl in mysql-for-update mysql-get-lock; do
-    expect_exact "$impl without a lease" results.impl=$impl 6
+    expect_exact "$impl without a lease" results.scenario=$SC,impl=$impl 6
 done
 
 # 3. The server as a fault target: paused, restarted, killed (and brought
 #    back at the end of the run), and the clients go on.
-run_ok "faults" "$D/faults.yaml"
-r=results.impl=mysql-get-lock
+SC=mysql-faults
+r=results.scenario=$SC,impl=mysql-get-lock
 for i in 0 1 2; do
     expect_eq "fault $i on mysql landed" "$(jget "$S" $r.faults.$i.outcome)" done
 done

@@ -27,6 +27,7 @@ static struct {
     bool external;            /* the user's server */
     struct lock_endpoint at;  /* where it is */
     struct server srv;        /* the embedded server (pid 0 when external) */
+    int64_t install_ns;       /* mariadb-install-db */
     int64_t startup_ns;       /* install-db + start until it answered */
     char version[64];         /* what the server says it is */
 } md;
@@ -88,7 +89,7 @@ static int mysql_start(const char *external, const volatile int *stop, struct la
         lab_parse_hostport(external, md.at.host, sizeof md.at.host, &md.at.port);
         md.external = true;
     } else {
-        if (servers_mysql_start(&md.srv, stop, &md.startup_ns, err) != 0)
+        if (servers_mysql_start(&md.srv, stop, &md.install_ns, &md.startup_ns, err) != 0)
             return -1;
         snprintf(md.at.host, sizeof md.at.host, "%s", md.srv.host);
         md.at.port = md.srv.port;
@@ -186,8 +187,10 @@ static json_t *mysql_describe(const struct lock_ops *ops, const struct scenario 
 {
     (void)ops, (void)s;
     json_t *r = json_pack("{s:b, s:s}", "external", md.external, "version", md.version);
-    if (!md.external)
+    if (!md.external) {
+        json_object_set_new(r, "install_ms", json_integer(md.install_ns / 1000000));
         json_object_set_new(r, "startup_ms", json_integer(md.startup_ns / 1000000));
+    }
     return r;
 }
 

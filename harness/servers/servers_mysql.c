@@ -123,8 +123,12 @@ static int install_db(struct server *s, struct lab_err *err)
         return -1;
     }
     snprintf(datadir, sizeof datadir, "--datadir=%s/data", s->dir);
+    /* the server's own sizes too: the redo log is made here, at 16 MB
+     * rather than the default 96 MB */
     char *const argv[] = {bin, "--no-defaults", datadir, "--user=root",
-                          "--auth-root-authentication-method=normal", "--skip-test-db", NULL};
+                          "--auth-root-authentication-method=normal", "--skip-test-db",
+                          "--skip-log-bin", "--innodb-buffer-pool-size=64M",
+                          "--innodb-log-file-size=16M", NULL};
     int status = subproc_capture(argv, out, sizeof out);
     if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return 0;
@@ -137,8 +141,8 @@ static int install_db(struct server *s, struct lab_err *err)
     return -1;
 }
 
-int servers_mysql_start(struct server *s, const volatile int *stop, int64_t *startup_ns,
-                        struct lab_err *err)
+int servers_mysql_start(struct server *s, const volatile int *stop, int64_t *install_ns,
+                        int64_t *startup_ns, struct lab_err *err)
 {
     int64_t t0 = lab_now_ns();
     memset(s, 0, sizeof *s);
@@ -155,6 +159,8 @@ int servers_mysql_start(struct server *s, const volatile int *stop, int64_t *sta
         servers_stop(s);
         return -1;
     }
+    if (install_ns)
+        *install_ns = lab_now_ns() - t0;
     /* a port taken between choosing and binding it makes mariadbd exit:
      * try another, as the Redis start does */
     for (int attempt = 0; attempt < 3; attempt++) {
