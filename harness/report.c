@@ -663,7 +663,7 @@ void report_print_comparison(FILE *f, const struct run_result *const *res, int n
     for (int j = 0; j < ni; j++)
         fprintf(f, " | %-24.24s", impls[j]->name);
     for (int k = 1; k < ns; k++)
-        fprintf(f, " | %6.6s", backend_registry[st[k]]->title);
+        fprintf(f, " | %9.9s", backend_registry[st[k]]->title);
     fprintf(f, "\n");
     for (int mode = 0; mode < 2; mode++) {
         /* client counts of this mode, in run order of the first implementation */
@@ -697,9 +697,9 @@ void report_print_comparison(FILE *f, const struct run_result *const *res, int n
             }
             for (int k = 1; k < ns; k++)
                 if (best[st[k]] > 0)
-                    fprintf(f, " | %6.2f", best[a] / best[st[k]]);
+                    fprintf(f, " | %9.2f", best[a] / best[st[k]]);
                 else
-                    fprintf(f, " | %6s", "-");
+                    fprintf(f, " | %9s", "-");
             fprintf(f, "\n");
         }
     }
