@@ -315,6 +315,8 @@ static const struct bad_case {
       "workload.fencing needs kind stock (the stock store is the resource that checks the "
       "tokens)" },
     { "fencing-twice.yaml", "3:41", "workload.fencing lists true twice" },
+    { "optimistic-counter.yaml", "2:25",
+      "mysql-optimistic keeps its own stock and its version: it needs workload kind stock" },
     { "expect-fenced-missing.yaml", "4:21",
       "expect.redis-lua needs both unfenced and fenced (missing: fenced)" },
     { "expect-fenced-key.yaml", "4:22",
