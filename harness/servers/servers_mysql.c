@@ -156,6 +156,8 @@ int servers_mysql_start(struct server *s, const volatile int *stop, int64_t *ins
         return -1;
     }
     if (install_db(s, err) != 0) {
+        if (stop && *stop) /* a terminal's Ctrl-C reaches install-db too */
+            lab_err_set(err, EINTR, "interrupted while mariadb-install-db ran");
         servers_stop(s);
         return -1;
     }
