@@ -112,6 +112,10 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
      * someone else's; a process-local mutex has nothing to delete */
     bool shared_store = backend_of(ops) != NULL;
     bool has_ttl = (ops->caps & LOCK_CAP_TTL) != 0;
+    /* an optimistic design (lock.h): the unit is sold by its release (the
+     * conditional write), the business decides on the stock its acquire
+     * read, and a conflict is retried without counting as an operation */
+    bool optimistic = (ops->caps & LOCK_CAP_OPTIMISTIC) != 0;
     const struct failpoint *fp_grant = failpoint_find(ops->name, "after-grant");
     const struct failpoint *fp_release = failpoint_find(ops->name, "before-release");
 
@@ -142,7 +146,8 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
         failpoint_hit(fp_grant, &h->stop);
         int nested =
             s->workload == WORKLOAD_REENTRANT ? nested_acquire(h, s, ops, lc, key, sl, &err) : 0;
-        enum workload_step ws = workload_step(wl, sl->stats.fence_token, &err);
+        enum workload_step ws = optimistic ? workload_business(wl, sl->stats.read_stock)
+                                           : workload_step(wl, sl->stats.fence_token, &err);
         nested_release(h, ops, lc, key, sl, nested, &err);
         int64_t t_exit = lab_now_ns();
         sl->cur.exit_ns = t_exit;
@@ -150,7 +155,7 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
         sl->cur.exit_seq = oracle_exit(ok);
         atomic_store(&sl->iv_phase, IV_RELEASING);
         hist_record(&sl->hold, (t_exit - t_enter + 500) / 1000);
-        if (ws == WORKLOAD_DONE)
+        if (ws == WORKLOAD_DONE && !optimistic)
             sl->units++;
         else if (ws == WORKLOAD_FAILED) {
             sl->errors++;
@@ -163,7 +168,7 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
         int64_t t_released = lab_now_ns();
         hist_record(&sl->release, (t_released - t_exit + 500) / 1000);
         sl->cur.release_ns = t_released;
-        if (rs == RELEASE_OK && shared_store)
+        if (rs == RELEASE_OK && shared_store && !optimistic)
             sl->cur.flags |= ORACLE_RELEASED_KEY;
         /* the lock was gone although it could not have expired yet: the
          * release is over when it returns, so returning before the floor
@@ -184,9 +189,13 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
         atomic_store(&sl->iv_phase, IV_NONE);
         if (rs == RELEASE_OK) {
             sl->released++;
-        } else if (rs == RELEASE_NOT_OWNER)
+            if (optimistic && ws == WORKLOAD_DONE)
+                sl->units++; /* the write that sold it went through */
+        } else if (rs == RELEASE_NOT_OWNER) {
             sl->release_not_owner++;
-        else
+            if (optimistic && ws == WORKLOAD_DONE)
+                op--; /* a conflict: the same unit again, bounded by max_duration */
+        } else
             lock_error(h, sl, &sl->release_errors, &err);
         if (ws == WORKLOAD_SOLD_OUT)
             break;

@@ -158,6 +158,22 @@ static const char *fencing_name(enum fencing_mode m)
     return m == FENCING_ON ? "on" : m == FENCING_UNSUPPORTED ? "unsupported" : "off";
 }
 
+/* An optimistic design's figures (lock.h, LOCK_CAP_OPTIMISTIC): every
+ * read is an attempt, a write that changed no row a conflict (retried);
+ * the conflict rate is conflicts over the writes tried. */
+static double conflict_rate(const struct run_result *r)
+{
+    int64_t writes = r->released + r->release_not_owner;
+    return writes ? (double)r->release_not_owner / (double)writes : 0;
+}
+
+static json_t *optimistic_json(const struct run_result *r)
+{
+    return json_pack("{s:I, s:I, s:I, s:f}", "attempts", (json_int_t)r->acquired, "commits",
+                     (json_int_t)r->work.units_done, "conflicts",
+                     (json_int_t)r->release_not_owner, "conflict_rate", conflict_rate(r));
+}
+
 static json_t *result_json(const struct run_result *r)
 {
     json_t *o = json_object();
@@ -219,6 +235,8 @@ static json_t *result_json(const struct run_result *r)
                   "polls", (json_int_t)r->stats.polls, "notifications",
                   (json_int_t)r->stats.notifications, "renewals", (json_int_t)r->stats.renewals,
                   "renewal_failures", (json_int_t)r->stats.renewal_failures));
+    if (r->ops->caps & LOCK_CAP_OPTIMISTIC) /* not a lock: its attempts, sales and conflicts */
+        json_object_set_new(o, "optimistic", optimistic_json(r));
     /* NaN: not measured (an adapter's library does not show its wakeups) */
     json_object_set_new(o, "wakeups_per_release", isnan(r->wakeups_per_release)
                                                       ? json_null()
@@ -626,6 +644,11 @@ void report_print_row(FILE *f, const struct run_result *x)
                 "figures measure this machine, not the lock service\n", "",
                 cpu_cores(x->cpu.clients_ns, x->elapsed_s), x->cpu.cores,
                 x->cpu.machine_busy * 100);
+    if (x->ops->caps & LOCK_CAP_OPTIMISTIC)
+        fprintf(f, "%20s   optimistic, not a lock: %lld reads, %lld sales committed, %lld "
+                   "conflicts retried (%.0f%% of writes); overlaps are by design, the damage "
+                   "judges\n", "", (long long)x->acquired, (long long)x->work.units_done,
+                (long long)x->release_not_owner, 100 * conflict_rate(x));
     if (x->fencing == FENCING_ON)
         fprintf(f, "%20s   fencing on: the stock store refused %lld stale writes and %lld stale reads\n",
                 "", (long long)x->work.stale_writes_rejected,
@@ -653,20 +676,29 @@ static int store_of(const struct run_result *x)
 
 void report_print_comparison(FILE *f, const struct run_result *const *res, int n)
 {
-    /* the first two stores of the registry that the results use */
+    /* the stores of the registry that the results use, in registry order;
+     * the first is compared with each of the others */
     bool used[BACKEND_MAX] = {false};
     for (int i = 0; i < n; i++)
         if (store_of(res[i]) >= 0)
             used[store_of(res[i])] = true;
-    int a = -1, b = -1;
+    int st[BACKEND_MAX], ns = 0;
     for (int i = 0; i < backend_count; i++)
-        if (used[i] && a < 0)
-            a = i;
-        else if (used[i] && b < 0)
-            b = i;
-    if (b < 0)
+        if (used[i])
+            st[ns++] = i;
+    if (ns < 2)
         return;
-    const char *ta = backend_registry[a]->title, *tb = backend_registry[b]->title;
+    int a = st[0];
+    const char *ta = backend_registry[a]->title;
+    char title[160] = "", ratios[160] = "";
+    for (int k = 0; k < ns; k++) {
+        size_t u = strlen(title), v = strlen(ratios);
+        snprintf(title + u, sizeof title - u, "%s%s", k ? " vs " : "",
+                 backend_registry[st[k]]->title);
+        if (k)
+            snprintf(ratios + v, sizeof ratios - v, "%sbest %s ops/s over best %s ops/s",
+                     k > 1 ? "; " : "", ta, backend_registry[st[k]]->title);
+    }
     /* implementations in order of first appearance */
     const struct lock_ops *impls[SCN_MAX_IMPLS];
     int ni = 0;
@@ -677,18 +709,20 @@ void report_print_comparison(FILE *f, const struct run_result *const *res, int n
         if (j == ni && ni < SCN_MAX_IMPLS)
             impls[ni++] = res[i]->ops;
     }
-    fprintf(f, "\n%s vs %s, side by side (ops/s, acquire p50 / p99; ratio = best %s "
-               "ops/s over best %s ops/s)\n%-10s %7s", ta, tb, ta, tb, "keys", "clients");
+    fprintf(f, "\n%s, side by side (ops/s, acquire p50 / p99; ratio = %s)\n%-10s %7s", title,
+            ratios, "keys", "clients");
     for (int j = 0; j < ni; j++)
         fprintf(f, " | %-24.24s", impls[j]->name);
-    fprintf(f, " | %6s\n", "ratio");
+    for (int k = 1; k < ns; k++)
+        fprintf(f, " | %9.9s", backend_registry[st[k]]->title);
+    fprintf(f, "\n");
     for (int mode = 0; mode < 2; mode++) {
         /* client counts of this mode, in run order of the first implementation */
         for (int i = 0; i < n; i++) {
             const struct run_result *row = res[i];
             if (row->ops != impls[0] || row->per_client_keys != mode)
                 continue;
-            double best_a = 0, best_b = 0;
+            double best[BACKEND_MAX] = {0};
             bool fenced = row->fencing != FENCING_OFF; /* a step of a fencing sweep */
             fprintf(f, "%-10s %7d", mode ? (fenced ? "keyed+fnc" : "per-client")
                                          : (fenced ? "hot+fence" : "hot"),
@@ -708,14 +742,16 @@ void report_print_comparison(FILE *f, const struct run_result *const *res, int n
                 fprintf(f, " | %8.0f %7s %7s", x->throughput_per_s,
                         fmt_us(p50, sizeof p50, hist_percentile(&x->acquire, 50)),
                         fmt_us(p99, sizeof p99, hist_percentile(&x->acquire, 99)));
-                double *best = store_of(x) == a ? &best_a : store_of(x) == b ? &best_b : NULL;
-                if (best && x->throughput_per_s > *best)
-                    *best = x->throughput_per_s;
+                int xs = store_of(x);
+                if (xs >= 0 && x->throughput_per_s > best[xs])
+                    best[xs] = x->throughput_per_s;
             }
-            if (best_b > 0)
-                fprintf(f, " | %6.2f\n", best_a / best_b);
-            else
-                fprintf(f, " | %6s\n", "-");
+            for (int k = 1; k < ns; k++)
+                if (best[st[k]] > 0)
+                    fprintf(f, " | %9.2f", best[a] / best[st[k]]);
+                else
+                    fprintf(f, " | %9s", "-");
+            fprintf(f, "\n");
         }
     }
     fflush(f);

@@ -247,6 +247,14 @@ enum workload_step workload_step(struct workload_client *w, int64_t token, struc
     return WORKLOAD_DONE;
 }
 
+enum workload_step workload_business(struct workload_client *w, int64_t stock)
+{
+    if (stock <= 0)
+        return WORKLOAD_SOLD_OUT;
+    lab_sleep_ns(w->s->business_ns, w->stop);
+    return WORKLOAD_DONE;
+}
+
 void workload_close(struct workload_client *w)
 {
     if (!w)
@@ -292,4 +300,21 @@ int workload_outcome(const struct scenario *s, const struct workload_target *t,
     if (out->lost_updates < 0)
         out->lost_updates = 0;
     return 0;
+}
+
+void workload_outcome_kept(const struct scenario *s, int64_t left, int64_t units_reported,
+                           struct workload_outcome *out)
+{
+    *out = (struct workload_outcome){0};
+    out->units_done = units_reported;
+    out->final_value = left;
+    int64_t over = units_reported - s->stock;
+    out->oversold = over > 0 ? over : 0;
+    if (left < 0 && -left > out->oversold)
+        out->oversold = -left;
+    /* a client killed between its write and its count leaves the stock
+     * ahead of the reports: that is not a lost update */
+    out->lost_updates = units_reported - (s->stock - left);
+    if (out->lost_updates < 0)
+        out->lost_updates = 0;
 }

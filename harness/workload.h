@@ -57,6 +57,11 @@ int workload_open(struct workload_client **out, const struct scenario *s, bool f
  * token (lock_stats.fence_token), used when the client is fenced. */
 enum workload_step workload_step(struct workload_client *w, int64_t token, struct lab_err *err);
 
+/* Client, an optimistic design (LOCK_CAP_OPTIMISTIC) having read stock
+ * from its own store: WORKLOAD_SOLD_OUT when nothing is left, else the
+ * business time and WORKLOAD_DONE (the design's release then writes). */
+enum workload_step workload_business(struct workload_client *w, int64_t stock);
+
 void workload_close(struct workload_client *w);
 
 /* Parent, after a run: the resource's damage report. done is the number of
@@ -72,5 +77,12 @@ struct workload_outcome {
 int workload_outcome(const struct scenario *s, const struct workload_target *t,
                      volatile int64_t *counter, int64_t units_reported,
                      struct workload_outcome *out, struct lab_err *err);
+
+/* The same for a stock kept by an optimistic design: left is what its
+ * store holds after the run, units_reported the sales its clients saw
+ * commit. Oversold: units beyond the initial stock, or a stock below 0;
+ * lost updates: sales the stock does not show. */
+void workload_outcome_kept(const struct scenario *s, int64_t left, int64_t units_reported,
+                           struct workload_outcome *out);
 
 #endif

@@ -67,7 +67,16 @@ enum lock_caps {
     LOCK_CAP_RENEWS = 1u << 2,    /* a watchdog extends the TTL */
     LOCK_CAP_FENCING = 1u << 3,   /* grants carry a fencing token (lock_env.fencing) */
     LOCK_CAP_NOTIFIES = 1u << 4,  /* waiters are woken, not polling */
-    LOCK_CAP_MULTI_MASTER = 1u << 5 /* runs on N independent masters (every lock_env.servers) */
+    LOCK_CAP_MULTI_MASTER = 1u << 5, /* runs on N independent masters (every lock_env.servers) */
+    /* Not a lock but its alternative (optimistic concurrency): acquire reads
+     * the stock and its version and never waits, release writes only if the
+     * version is unchanged (RELEASE_OK: the sale committed; RELEASE_NOT_OWNER:
+     * a conflict, the unit is retried). Several clients are inside at once by
+     * design, so the verdict ignores the oracle's overlaps for such a design
+     * and judges the damage alone (oversold, lost updates, the stock exact);
+     * the stock lives in the design's own store (stock_reset, stock_left),
+     * and the workload is stock only. */
+    LOCK_CAP_OPTIMISTIC = 1u << 6
 };
 
 /* What an implementation counts; lives in shared memory, one per client. */
@@ -83,6 +92,8 @@ struct lock_stats {
     int64_t fence_token;      /* not a counter: with lock_env.fencing, the fencing token of
                                * the latest grant (a nested re-grant keeps the outer one's),
                                * ordered by the lock service; 0 = none */
+    int64_t read_stock;       /* not a counter: LOCK_CAP_OPTIMISTIC, the stock the latest
+                               * acquire read (the business decides on it: 0 is sold out) */
 };
 
 /* One server address. */
@@ -165,6 +176,15 @@ struct lock_ops {
      * 0, or -1 with err->msg set; the loader puts it at the design's first
      * key in the file, else at its item in impls. */
     int (*finish_options)(void *options, const struct lock_opts_ctx *ctx, struct lab_err *err);
+
+    /* LOCK_CAP_OPTIMISTIC only (required there): the stock workload's stock
+     * lives in the design's store. The harness, in the parent, sets it to
+     * stock under key before a run and reads what is left after it.
+     * 0, or -1 with err filled. */
+    int (*stock_reset)(const struct lock_servers *sv, const char *key, int64_t stock,
+                       struct lab_err *err);
+    int (*stock_left)(const struct lock_servers *sv, const char *key, int64_t *left,
+                      struct lab_err *err);
 };
 
 /* Where the ZooKeeper designs keep their locks: LOCK_ZK_ROOT "/<key>" is a

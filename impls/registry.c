@@ -25,6 +25,10 @@ extern const struct lock_ops lock_redis_wait;
 extern const struct lock_ops lock_zk_ephemeral;
 extern const struct lock_ops lock_zk_sequential;
 extern const struct lock_ops lock_zk_semaphore;
+extern const struct lock_ops lock_mysql_unique;
+extern const struct lock_ops lock_mysql_for_update;
+extern const struct lock_ops lock_mysql_get_lock;
+extern const struct lock_ops lock_mysql_optimistic;
 
 const struct lock_ops *const lock_registry[] = {
     &lock_none,          &lock_local_mutex,   &lock_redis_check_then_set,
@@ -39,6 +43,10 @@ const struct lock_ops *const lock_registry[] = {
     &lock_zk_ephemeral,
     &lock_zk_sequential,
     &lock_zk_semaphore,
+    &lock_mysql_unique,
+    &lock_mysql_for_update,
+    &lock_mysql_get_lock,
+    &lock_mysql_optimistic,
 };
 
 const int lock_registry_count = (int)(sizeof lock_registry / sizeof lock_registry[0]);

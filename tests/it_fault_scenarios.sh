@@ -1,8 +1,10 @@
 # it_fault_scenarios.sh - the shipped fault scenarios meet their
 # expectations on real servers: gc-pause (every design loses the lock to a
-# frozen holder; fenced, the stock store refuses its late writes) and crash-holder (TTL designs recover after about the TTL,
-# the ZooKeeper designs after about the session timeout, SETNX killed before
-# EXPIRE blocks the lock).
+# frozen holder; fenced, the stock store refuses its late writes; MariaDB's
+# GET_LOCK stays with the frozen session) and crash-holder (TTL designs
+# recover after about the TTL, the ZooKeeper designs after about the session
+# timeout, GET_LOCK as soon as the server sees the socket close, SETNX killed
+# before EXPIRE blocks the lock).
 . "$(dirname "$0")/lib.sh"
 
 run_ok "gc-pause" "$SRC/scenarios/gc-pause.yaml"
@@ -29,7 +31,14 @@ for impl in redis-lua redis-watchdog redisson redlock zk-sequential; do
 done
 expect_eq "gc-pause: redlock runs its fenced step unfenced" \
     "$(jget "$S" "results.impl=redlock,fencing=unsupported.safety.stale_writes_rejected")" 0
-expect_eq "gc-pause: every design ran twice" "$(jget "$S" results)" 10
+# MariaDB: a GET_LOCK lock belongs to the session, which a pause does not end
+for fencing in off unsupported; do
+    r="results.impl=mysql-get-lock,fencing=$fencing"
+    expect_safe "gc-pause mysql-get-lock fencing $fencing" "$r"
+    expect_eq "gc-pause mysql-get-lock fencing $fencing: four pauses landed" \
+        "$(jget "$S" "$r.faults.3.outcome")/$(jget "$S" "$r.faults.3.action")" done/pause
+done
+expect_eq "gc-pause: every design ran twice" "$(jget "$S" results)" 12
 
 run_ok "crash-holder" "$SRC/scenarios/crash-holder.yaml"
 for impl in redis-lua redis-watchdog redisson; do
@@ -43,6 +52,14 @@ for impl in zk-ephemeral zk-sequential; do
     in_range "crash-holder $impl: recovery about the 1.5 s session timeout" \
         "$(jget "$S" $r.recovery_ms)" 1300 2600
 done
+r=results.impl=mysql-unique
+expect_safe "crash-holder mysql-unique" $r
+in_range "crash-holder mysql-unique: recovery about the 1 s lease" "$(jget "$S" $r.recovery_ms)" 900 1400
+# the server ends a killed client's session (and its lock) at once
+r=results.impl=mysql-get-lock
+expect_safe "crash-holder mysql-get-lock" $r
+in_range "crash-holder mysql-get-lock: recovery as the server sees the socket close" \
+    "$(jget "$S" $r.recovery_ms)" 0 500
 expect_eq "crash-holder redis-setnx-expire: verdict" \
     "$(jget "$S" results.impl=redis-setnx-expire.verdict)" blocked
 expect_no_orphans "after the fault scenarios"

@@ -20,7 +20,11 @@ expect_gt "herd: zk-sequential wakes no more than about one (< 1.1)" 1.1 "$(w zk
 expect_gt "herd: every redisson subscriber hears a release" "$(w redisson)" 39.2
 expect_eq "herd: zk-sequential polls never" "$(jget "$S" results.impl=zk-sequential.lock_stats.polls)" 0
 expect_gt "herd: redis-lua polls" "$(jget "$S" results.impl=redis-lua.lock_stats.polls)" 0
-for impl in zk-ephemeral zk-sequential redisson redis-lua; do
+# MariaDB queues the waiters in the server: no poll, no notification seen
+for impl in mysql-get-lock mysql-for-update; do
+    expect_eq "herd: $impl polls never" "$(jget "$S" results.impl=$impl.lock_stats.polls)" 0
+done
+for impl in zk-ephemeral zk-sequential redisson redis-lua mysql-get-lock mysql-for-update; do
     expect_eq "herd: $impl safe" "$(jget "$S" results.impl=$impl.verdict)" safe
 done
 expect_no_orphans "after the herd"

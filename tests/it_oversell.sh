@@ -32,12 +32,26 @@ expect_eq "redis-lua: no lost update" "$(jget "$S" "$r.safety.lost_updates")" 0
 expect_gt "redis-lua: handoffs measured" "$(jget "$S" "$r.latency_us.handoff.count")" 0
 expect_gt "redis-lua: server operations per acquire counted" "$(jget "$S" "$r.server_ops_per_acquire")" 1
 
+# the MariaDB designs: the three locks and the optimistic version column
+for impl in mysql-unique mysql-for-update mysql-get-lock mysql-optimistic; do
+    r="results.impl=$impl"
+    [ $impl = mysql-optimistic ] || expect_safe "$impl" "$r"
+    expect_eq "$impl: stock ends at exactly 0" "$(jget "$S" "$r.workload.final_value")" 0
+    expect_eq "$impl: exactly 100 sold" "$(jget "$S" "$r.workload.units_done")" 100
+    expect_eq "$impl: no lost update" "$(jget "$S" "$r.safety.lost_updates")" 0
+done
+# not a lock: buyers overlap by design, and the version check keeps it safe
+r="results.impl=mysql-optimistic"
+expect_eq "mysql-optimistic: verdict" "$(jget "$S" "$r.verdict")" safe
+expect_gt "mysql-optimistic: buyers overlapped" "$(jget "$S" "$r.safety.max_concurrent_holders")" 1
+expect_gt "mysql-optimistic: conflicts retried" "$(jget "$S" "$r.optimistic.conflicts")" 0
+
 # every field of the results contract, for every result
 for key in run_id started_at host scenario complete results; do
     check "summary has $key" test "$(jget "$S" "$key")" != "<missing>"
 done
 n=$(jget "$S" results)
-expect_eq "one result per implementation" "$n" 15
+expect_eq "one result per implementation" "$n" 19
 fields="impl backend clients verdict expect pass elapsed_s throughput_per_s
 ops.acquired ops.timeouts ops.errors ops.released ops.release_not_owner
 safety.violations safety.max_concurrent_holders safety.overlap_us safety.oversold
@@ -60,7 +74,7 @@ for impl in none redis-lua; do
     done
 done
 check "hgrm has HdrHistogram's header" grep -q "Value     Percentile TotalCount 1/(1-Percentile)" "$OUT/$run/redis-lua/oversell.acquire.hgrm"
-check "junit.xml has 15 test cases" test "$(grep -c '<testcase' "$OUT/$run/junit.xml")" -eq 15
+check "junit.xml has 19 test cases" test "$(grep -c '<testcase' "$OUT/$run/junit.xml")" -eq 19
 check "--junit copy written" cmp -s "$OUT/$run/junit.xml" "$WORK/junit-copy.xml"
 check "no temporary file left in the run directory" test -z "$(find "$OUT" -name '*.tmp')"
 expect_no_orphans "after oversell"

@@ -26,6 +26,13 @@ for impl in redis-watchdog redis-reentrant redisson; do
 done
 expect_gt "ttl-vs-business: redisson woken by pub/sub" "$(jget "$S" results.impl=redisson.lock_stats.notifications)" 0
 expect_eq "ttl-vs-business: redisson does not poll" "$(jget "$S" results.impl=redisson.lock_stats.polls)" 0
+# MariaDB: the unique row's lease is taken over; the session locks have none
+expect_violation "ttl-vs-business: mysql-unique" results.impl=mysql-unique
+expect_gt "ttl-vs-business: mysql-unique releases found the row taken over" \
+    "$(jget "$S" results.impl=mysql-unique.ops.release_not_owner)" 0
+for impl in mysql-for-update mysql-get-lock; do
+    expect_safe "ttl-vs-business: $impl" results.impl=$impl 8
+done
 
 "$LOCKLAB" run "$SRC/scenarios/reentrant.yaml" --out "$OUT" --quiet
 expect_eq "reentrant: every expectation met (exit 0)" "$?" 0
@@ -38,6 +45,11 @@ for impl in redis-setnx-expire redis-lua redis-watchdog; do
     expect_nested_blocked "reentrant: $impl" $r
     expect_eq "reentrant: $impl no crash" "$(jget "$S" $r.clients_status.crashed)" 0
 done
+# MariaDB: GET_LOCK counts nested holds; the unique row waits on itself;
+# FOR UPDATE's nested BEGIN commits the outer transaction and frees the row
+expect_nested_granted "reentrant: mysql-get-lock" results.impl=mysql-get-lock 6 3
+expect_nested_blocked "reentrant: mysql-unique" results.impl=mysql-unique
+expect_violation "reentrant: mysql-for-update" results.impl=mysql-for-update
 expect_no_orphans "after the Redis family"
 expect_no_temp_dirs "after the Redis family"
 finish

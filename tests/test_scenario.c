@@ -316,6 +316,8 @@ static const struct bad_case {
       "workload.fencing needs kind stock (the stock store is the resource that checks the "
       "tokens)" },
     { "fencing-twice.yaml", "3:41", "workload.fencing lists true twice" },
+    { "optimistic-counter.yaml", "2:25",
+      "mysql-optimistic keeps its own stock and its version: it needs workload kind stock" },
     { "expect-fenced-missing.yaml", "4:21",
       "expect.redis-lua needs both unfenced and fenced (missing: fenced)" },
     { "expect-fenced-key.yaml", "4:22",
@@ -344,7 +346,7 @@ static const struct bad_case {
     { "faults-role-typo.yaml", "4:36",
       "unknown target 'zookeeper-leeder' (valid: holder, client:N, random-client, redis, "
       "redis-master, redis-replica:I, sentinel:I, redis-node:I, zookeeper[:I], zookeeper-leader, "
-      "zookeeper-follower:I)" },
+      "zookeeper-follower:I, mysql)" },
     { "faults-follower-index.yaml", "4:36", "unknown target 'zookeeper-follower'" },
     { "faults-leader-index.yaml", "4:36", "unknown target 'zookeeper-leader:1'" },
     { "topology-unknown.yaml", "3:30", "unknown value 'cluster' for backends.redis.topology" },

@@ -6,7 +6,8 @@
  * (bench/bare_redis_loop.c, built as locklab-bare-redis next to locklab) and
  * locklab's own runner with `redis-lua`, one client, the counter workload and
  * no business time, against the same embedded Redis (or the ZooKeeper pair,
- * bare_zk_loop.c and zk-sequential), alternating which goes first in each
+ * bare_zk_loop.c and zk-sequential; or MariaDB's, bare_mysql_loop.c and
+ * mysql-get-lock), alternating which goes first in each
  * round so drift on a noisy machine hits both alike. Prints each round's
  * cycle rates, then the medians and their ratio; exits 1 when the ratio is
  * below the bar (default 0.90), so it can gate CI.
@@ -107,7 +108,7 @@ static int bench_getopt(const char *cmd, int argc, char **argv, const struct ben
 static void bench_usage(FILE *f)
 {
     fprintf(f,
-            "usage: locklab bench overhead [--backend redis|zookeeper] [--seconds S]\n"
+            "usage: locklab bench overhead [--backend redis|zookeeper|mysql] [--seconds S]\n"
             "                              [--rounds R] [--min-ratio X] [--redis HOST:PORT]\n"
             "                              [--force-sync]\n"
             "       locklab bench handoff [--clients N] [--rounds R] [--max-rtts X]\n"
@@ -120,7 +121,9 @@ static void bench_usage(FILE *f)
             "redis: SET NX PX + EVALSHA (hiredis) against redis-lua;\n"
             "zookeeper: create ephemeral-sequential + getChildren + delete (the ZooKeeper\n"
             "C client) against zk-sequential, forceSync off unless --force-sync (an fsync\n"
-            "per write is the disk's noise, not locklab's).\n"
+            "per write is the disk's noise, not locklab's);\n"
+            "mysql: SELECT GET_LOCK + SELECT RELEASE_LOCK (MariaDB Connector/C) against\n"
+            "mysql-get-lock, on an embedded MariaDB.\n"
             "Prints both cycle rates per round, their medians and the ratio\n"
             "locklab/bare; exits 1 when the ratio is below --min-ratio.\n"
             "\n"
@@ -128,7 +131,7 @@ static void bench_usage(FILE *f)
             "  --rounds R      rounds, each measuring both (default 5, at most %d)\n"
             "  --min-ratio X   the bar (default 0.90)\n"
             "  --redis H:P     use this Redis instead of an embedded one\n"
-            "  --backend B     redis (default) or zookeeper\n"
+            "  --backend B     redis (default), zookeeper or mysql\n"
             "  --force-sync    zookeeper: fsync each write (forceSync on)\n"
             "\n"
             "handoff: the gap from a holder's exit to a waiting client's entry, for\n"

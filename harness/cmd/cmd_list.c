@@ -31,7 +31,8 @@ static void caps_string(unsigned caps, char *buf, size_t n)
         const char *name;
     } names[] = {{LOCK_CAP_TTL, "ttl"},         {LOCK_CAP_RENEWS, "renews"},
                  {LOCK_CAP_REENTRANT, "reentrant"}, {LOCK_CAP_NOTIFIES, "notifies"},
-                 {LOCK_CAP_FENCING, "fencing"}, {LOCK_CAP_MULTI_MASTER, "multi-master"}};
+                 {LOCK_CAP_FENCING, "fencing"}, {LOCK_CAP_MULTI_MASTER, "multi-master"},
+                 {LOCK_CAP_OPTIMISTIC, "optimistic"}};
     buf[0] = '\0';
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (caps & names[i].flag) {
