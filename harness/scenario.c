@@ -1710,8 +1710,8 @@ static int load_root(struct opt_loader *L)
                            "lock.keys per-client needs the counter or reentrant workload "
                            "(the stock is one resource, guarded by one key)");
     for (int j = 0; j < s->n_impls; j++) { /* lock.h: LOCK_CAP_OPTIMISTIC */
-        const struct lock_ops *ops = lock_find(s->impls[j]);
-        if ((ops->caps & LOCK_CAP_OPTIMISTIC) && s->workload != WORKLOAD_STOCK)
+        const struct lock_ops *ops = scenario_impl(s, s->impls[j]);
+        if (ops && (ops->caps & LOCK_CAP_OPTIMISTIC) && s->workload != WORKLOAD_STOCK)
             return fail_at(L, L->design_impl[design_index(ops)],
                            "%s keeps its own stock and its version: it needs workload kind "
                            "stock", ops->name);
