@@ -98,6 +98,19 @@ static bool stop_confirmed(pid_t pid)
     return lab_stop_confirmed(pid, STOP_CONFIRM_NS);
 }
 
+/* A server paused is paused whole: the processes it forked (PostgreSQL's
+ * backends, one per connection, each in a session of its own) are
+ * stopped after it (it forks no more meanwhile) and confirmed stopped. */
+static void pause_children(struct fault_record *r, pid_t pid)
+{
+    pid_t kids[SERVERS_TREE_MAX];
+    int n = servers_descendants(pid, kids, SERVERS_TREE_MAX), stopped = 0;
+    for (int i = 0; i < n; i++)
+        stopped += stop_confirmed(kids[i]);
+    if (n)
+        note_add(r, "with %d of its %d child processes", stopped, n);
+}
+
 /* ----------------------------------------------------------------- setup */
 
 /* The server a target names among the design's roles, or NULL. A target
@@ -524,6 +537,8 @@ static enum fire fire_server(struct faults *F, int spec, int64_t now)
         if (!stop_confirmed(srv->pid)) {
             r->outcome = FAULT_FAILED;
             snprintf(r->note, sizeof r->note, "the stop did not land");
+        } else {
+            pause_children(r, srv->pid);
         }
         break;
     case FAULT_STOP:
@@ -580,6 +595,8 @@ static int64_t end_pauses(struct faults *F, int64_t now, bool force)
         }
         char st = lab_proc_state(r->pid); /* only once it is due: /proc is a read per call */
         if (st == 'T' || st == 't' || force) {
+            if (r->client < 0)
+                servers_signal_children(r->pid, SIGCONT); /* a server: its processes too */
             kill(r->pid, SIGCONT);
         } else if (st != 0 && st != 'Z') {
             /* a client at a failpoint published its pause just before

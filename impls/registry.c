@@ -25,6 +25,8 @@ extern const struct lock_ops lock_redis_wait;
 extern const struct lock_ops lock_zk_ephemeral;
 extern const struct lock_ops lock_zk_sequential;
 extern const struct lock_ops lock_zk_semaphore;
+extern const struct lock_ops lock_pg_advisory;
+extern const struct lock_ops lock_pg_for_update;
 
 const struct lock_ops *const lock_registry[] = {
     &lock_none,          &lock_local_mutex,   &lock_redis_check_then_set,
@@ -39,6 +41,8 @@ const struct lock_ops *const lock_registry[] = {
     &lock_zk_ephemeral,
     &lock_zk_sequential,
     &lock_zk_semaphore,
+    &lock_pg_advisory,
+    &lock_pg_for_update,
 };
 
 const int lock_registry_count = (int)(sizeof lock_registry / sizeof lock_registry[0]);
