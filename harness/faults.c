@@ -206,6 +206,23 @@ void faults_disarm(int mark)
 
 enum fire { FIRED, RETRY };
 
+/* Client i, stopped inside its critical section, is about to be killed:
+ * its critical section ends now, since it never runs again. Mark its exit
+ * as it would itself (exit time, the live count's exit mark, phase
+ * RELEASING: complete but for the release), so the runner logs it at the
+ * reap as it is. Closing it only at the reap would count a lock the server
+ * hands on the moment the victim's connection closes (a database session's
+ * lock) as two holders whenever the parent is scheduled later than the
+ * next grantee. */
+static void exit_for_victim(struct region *rg, int i)
+{
+    struct client_slot *sl = &rg->slots[i];
+    sl->cur.exit_ns = lab_now_ns();
+    atomic_store(&sl->iv_phase, IV_EXITING);
+    sl->cur.exit_seq = oracle_exit(&rg->keys[sl->cur.key].oracle);
+    atomic_store(&sl->iv_phase, IV_RELEASING);
+}
+
 /* Hit client i (already stopped) with spec's action. */
 static void hit_client(struct faults *F, int spec, int i, int64_t now, bool inside)
 {
@@ -226,6 +243,8 @@ static void hit_client(struct faults *F, int spec, int i, int64_t now, bool insi
     snprintf(r->note, sizeof r->note, "%s", inside ? "inside its critical section" : "");
     if (f->action == FAULT_KILL) {
         atomic_store(&F->rg->slots[i].fault_killed, 1);
+        if (inside)
+            exit_for_victim(F->rg, i);
         kill(pid, SIGKILL); /* a stopped process dies of it as well */
         r->end_ns = now;
         r->outcome = FAULT_DONE;
