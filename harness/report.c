@@ -602,20 +602,19 @@ static int store_of(const struct run_result *x)
 
 void report_print_comparison(FILE *f, const struct run_result *const *res, int n)
 {
-    /* the first two stores of the registry that the results use */
+    /* the stores the results use, in registry order: the first is the one
+     * each ratio column compares with another */
     bool used[BACKEND_MAX] = {false};
     for (int i = 0; i < n; i++)
         if (store_of(res[i]) >= 0)
             used[store_of(res[i])] = true;
-    int a = -1, b = -1;
+    int st[BACKEND_MAX], ns = 0;
     for (int i = 0; i < backend_count; i++)
-        if (used[i] && a < 0)
-            a = i;
-        else if (used[i] && b < 0)
-            b = i;
-    if (b < 0)
+        if (used[i])
+            st[ns++] = i;
+    if (ns < 2)
         return;
-    const char *ta = backend_registry[a]->title, *tb = backend_registry[b]->title;
+    const char *ta = backend_registry[st[0]]->title;
     /* implementations in order of first appearance */
     const struct lock_ops *impls[SCN_MAX_IMPLS];
     int ni = 0;
@@ -626,18 +625,23 @@ void report_print_comparison(FILE *f, const struct run_result *const *res, int n
         if (j == ni && ni < SCN_MAX_IMPLS)
             impls[ni++] = res[i]->ops;
     }
-    fprintf(f, "\n%s vs %s, side by side (ops/s, acquire p50 / p99; ratio = best %s "
-               "ops/s over best %s ops/s)\n%-10s %7s", ta, tb, ta, tb, "keys", "clients");
+    fprintf(f, "\n%s", ta);
+    for (int k = 1; k < ns; k++)
+        fprintf(f, " vs %s", backend_registry[st[k]]->title);
+    fprintf(f, ", side by side (ops/s, acquire p50 / p99; ratio = best %s ops/s over best "
+               "ops/s of the store named)\n%-10s %7s", ta, "keys", "clients");
     for (int j = 0; j < ni; j++)
         fprintf(f, " | %-24.24s", impls[j]->name);
-    fprintf(f, " | %6s\n", "ratio");
+    for (int k = 1; k < ns; k++)
+        fprintf(f, " | %10.10s", backend_registry[st[k]]->title);
+    fprintf(f, "\n");
     for (int mode = 0; mode < 2; mode++) {
         /* client counts of this mode, in run order of the first implementation */
         for (int i = 0; i < n; i++) {
             const struct run_result *row = res[i];
             if (row->ops != impls[0] || row->per_client_keys != mode)
                 continue;
-            double best_a = 0, best_b = 0;
+            double best[BACKEND_MAX] = {0};
             bool fenced = row->fencing != FENCING_OFF; /* a step of a fencing sweep */
             fprintf(f, "%-10s %7d", mode ? (fenced ? "keyed+fnc" : "per-client")
                                          : (fenced ? "hot+fence" : "hot"),
@@ -657,14 +661,16 @@ void report_print_comparison(FILE *f, const struct run_result *const *res, int n
                 fprintf(f, " | %8.0f %7s %7s", x->throughput_per_s,
                         fmt_us(p50, sizeof p50, hist_percentile(&x->acquire, 50)),
                         fmt_us(p99, sizeof p99, hist_percentile(&x->acquire, 99)));
-                double *best = store_of(x) == a ? &best_a : store_of(x) == b ? &best_b : NULL;
-                if (best && x->throughput_per_s > *best)
-                    *best = x->throughput_per_s;
+                int si = store_of(x);
+                if (si >= 0 && x->throughput_per_s > best[si])
+                    best[si] = x->throughput_per_s;
             }
-            if (best_b > 0)
-                fprintf(f, " | %6.2f\n", best_a / best_b);
-            else
-                fprintf(f, " | %6s\n", "-");
+            for (int k = 1; k < ns; k++)
+                if (best[st[k]] > 0)
+                    fprintf(f, " | %10.2f", best[st[0]] / best[st[k]]);
+                else
+                    fprintf(f, " | %10s", "-");
+            fprintf(f, "\n");
         }
     }
     fflush(f);
