@@ -5,7 +5,8 @@
  * A lock wait is sent asynchronously (PQsendQuery*) and read with poll()
  * on the session's socket in 20 ms slices, so the run's stop flag is seen
  * while the server holds the statement in its lock queue; a stop sends a
- * cancel request (PQcancel) and the statement then ends with 57014. Every
+ * cancel request (PQcancel, again every 200 ms: one that arrives before the
+ * statement starts is dropped) and the statement then ends with 57014. Every
  * other statement is a plain synchronous call: it never waits for a lock.
  * Server notices (PostgreSQL's WARNINGs, such as "you don't own a lock of
  * type ExclusiveLock") are swallowed: the designs read the results.
@@ -20,6 +21,7 @@
 
 #define PG_CONNECT_TIMEOUT "5"
 #define PG_POLL_MS 20
+#define PG_CANCEL_AGAIN_NS (200LL * 1000000)
 
 static void quiet_notices(void *arg, const char *message)
 {
@@ -171,12 +173,15 @@ static int await_results(struct lock_client *c, bool *stopped)
 {
     *stopped = false;
     struct pollfd p = {.fd = PQsocket(c->pc), .events = POLLIN};
+    int64_t next_cancel = 0;
     for (;;) {
         if (!PQconsumeInput(c->pc))
             return -1;
         if (!PQisBusy(c->pc))
             return 0;
-        if (*c->env->stop && !*stopped) {
+        /* a cancel that reaches the backend before it starts the statement
+         * is dropped: send it again until the statement ends */
+        if (*c->env->stop && lab_now_ns() >= next_cancel) {
             char buf[256];
             PGcancel *cn = PQgetCancel(c->pc);
             if (cn) {
@@ -184,6 +189,7 @@ static int await_results(struct lock_client *c, bool *stopped)
                 PQfreeCancel(cn);
             }
             *stopped = true;
+            next_cancel = lab_now_ns() + PG_CANCEL_AGAIN_NS;
         }
         if (poll(&p, 1, PG_POLL_MS) < 0 && errno != EINTR)
             return -1;
