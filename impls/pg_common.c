@@ -4,9 +4,8 @@
  *
  * A lock wait is sent asynchronously (PQsendQuery*) and read with poll()
  * on the session's socket in 20 ms slices, so the run's stop flag is seen
- * while the server holds the statement in its lock queue; a stop sends a
- * cancel request (PQcancel, again every 200 ms: one that arrives before the
- * statement starts is dropped) and the statement then ends with 57014. Every
+ * while the server holds the statement in its lock queue; a stop closes
+ * the session (see await_results). Every
  * other statement is a plain synchronous call: it never waits for a lock.
  * Server notices (PostgreSQL's WARNINGs, such as "you don't own a lock of
  * type ExclusiveLock") are swallowed: the designs read the results.
@@ -21,7 +20,6 @@
 
 #define PG_CONNECT_TIMEOUT "5"
 #define PG_POLL_MS 20
-#define PG_CANCEL_AGAIN_NS (200LL * 1000000)
 
 static void quiet_notices(void *arg, const char *message)
 {
@@ -166,30 +164,27 @@ static int set_lock_timeout(struct lock_client *c, int64_t wait_ns, struct lab_e
     return ok ? 0 : -1;
 }
 
-/* Wait until the sent statement's results are all in, cancelling it when
- * the run stops; *stopped says whether it was. 0, or -1 when the session
+/* Wait until the sent statement's results are all in. When the run stops
+ * first, close the session and go (*abandoned): the server ends it once it
+ * sees the socket closed, with whatever it waited for, and the next run's
+ * clear ends it in any case. A cancel request instead costs a connection
+ * (a fork of the postmaster) per waiter: 64 of them at once on this
+ * machine kept clients past the run's 2 s grace. 0, or -1 when the session
  * failed. */
-static int await_results(struct lock_client *c, bool *stopped)
+static int await_results(struct lock_client *c, bool *abandoned)
 {
-    *stopped = false;
+    *abandoned = false;
     struct pollfd p = {.fd = PQsocket(c->pc), .events = POLLIN};
-    int64_t next_cancel = 0;
     for (;;) {
         if (!PQconsumeInput(c->pc))
             return -1;
         if (!PQisBusy(c->pc))
             return 0;
-        /* a cancel that reaches the backend before it starts the statement
-         * is dropped: send it again until the statement ends */
-        if (*c->env->stop && lab_now_ns() >= next_cancel) {
-            char buf[256];
-            PGcancel *cn = PQgetCancel(c->pc);
-            if (cn) {
-                PQcancel(cn, buf, sizeof buf);
-                PQfreeCancel(cn);
-            }
-            *stopped = true;
-            next_cancel = lab_now_ns() + PG_CANCEL_AGAIN_NS;
+        if (*c->env->stop) {
+            PQfinish(c->pc);
+            c->pc = NULL;
+            *abandoned = true;
+            return 0;
         }
         if (poll(&p, 1, PG_POLL_MS) < 0 && errno != EINTR)
             return -1;
@@ -210,8 +205,11 @@ enum pg_wait pg_wait_exec(struct lock_client *c, const char *name, const char *s
         c->env->stats->round_trips++;
         int sent = name ? PQsendQueryPrepared(c->pc, name, nparams, params, NULL, NULL, 0)
                         : PQsendQuery(c->pc, sql);
-        bool stopped = false;
-        if (!sent || await_results(c, &stopped) != 0) {
+        bool abandoned = false;
+        int rc = sent ? await_results(c, &abandoned) : -1;
+        if (rc == 0 && abandoned)
+            return PG_WAIT_TIMEOUT; /* the run is over; so is the session */
+        if (rc != 0) {
             conn_error(err, c->pc, "request");
             if (PQstatus(c->pc) == CONNECTION_OK || attempt)
                 return PG_WAIT_ERROR;
@@ -234,8 +232,7 @@ enum pg_wait pg_wait_exec(struct lock_client *c, const char *name, const char *s
         }
         PQclear(last);
         const char *state = PQresultErrorField(failed, PG_DIAG_SQLSTATE);
-        bool timed_out = state && (strcmp(state, "55P03") == 0 ||
-                                   (stopped && strcmp(state, "57014") == 0));
+        bool timed_out = state && strcmp(state, "55P03") == 0;
         if (!timed_out)
             result_error(err, failed, c->pc);
         PQclear(failed);

@@ -5,9 +5,8 @@
  * its design's statements prepared on it. A statement that waits for a
  * lock is bounded twice: by the server, through lock_timeout set to the
  * scenario's wait (the error 55P03 is a timeout, not a failure), and by the
- * run's stop flag, on which the client sends a cancel request and reads the
- * statement's end, so a client never sits in a server-side wait after its
- * run is over. A session the server dropped (a server killed or restarted)
+ * run's stop flag, on which the client closes its session, so it never sits
+ * in a server-side wait after its run is over. A session the server dropped (a server killed or restarted)
  * is opened again once, and the statement sent again on it: whatever the
  * old session held is gone, as the server then says (an unlock of a lock
  * the new session does not hold is false; no transaction is open).

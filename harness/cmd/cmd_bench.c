@@ -106,7 +106,7 @@ static int bench_getopt(const char *cmd, int argc, char **argv, const struct ben
 static void bench_usage(FILE *f)
 {
     fprintf(f,
-            "usage: locklab bench overhead [--backend redis|zookeeper] [--seconds S]\n"
+            "usage: locklab bench overhead [--backend redis|zookeeper|postgres] [--seconds S]\n"
             "                              [--rounds R] [--min-ratio X] [--redis HOST:PORT]\n"
             "                              [--force-sync]\n"
             "       locklab bench handoff [--clients N] [--rounds R] [--max-rtts X]\n"
@@ -118,7 +118,9 @@ static void bench_usage(FILE *f)
             "redis: SET NX PX + EVALSHA (hiredis) against redis-lua;\n"
             "zookeeper: create ephemeral-sequential + getChildren + delete (the ZooKeeper\n"
             "C client) against zk-sequential, forceSync off unless --force-sync (an fsync\n"
-            "per write is the disk's noise, not locklab's).\n"
+            "per write is the disk's noise, not locklab's);\n"
+            "postgres: SELECT pg_advisory_lock + pg_advisory_unlock (libpq, prepared)\n"
+            "against pg-advisory.\n"
             "Prints both cycle rates per round, their medians and the ratio\n"
             "locklab/bare; exits 1 when the ratio is below --min-ratio.\n"
             "\n"
@@ -126,7 +128,7 @@ static void bench_usage(FILE *f)
             "  --rounds R      rounds, each measuring both (default 5, at most %d)\n"
             "  --min-ratio X   the bar (default 0.90)\n"
             "  --redis H:P     use this Redis instead of an embedded one\n"
-            "  --backend B     redis (default) or zookeeper\n"
+            "  --backend B     redis (default), zookeeper or postgres\n"
             "  --force-sync    zookeeper: fsync each write (forceSync on)\n"
             "\n"
             "handoff: the gap from a holder's exit to a waiting client's entry, for\n"
