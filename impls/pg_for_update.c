@@ -31,8 +31,6 @@
 
 static const struct pg_stmt pgfu_stmts[] = {
     {"pgfu_row", "INSERT INTO locklab_locks (name) VALUES ($1) ON CONFLICT DO NOTHING", 1},
-    {"pgfu_commit", "COMMIT", 0},
-    {"pgfu_rollback", "ROLLBACK", 0},
     {NULL, NULL, 0},
 };
 
@@ -65,11 +63,19 @@ static int pgfu_open(struct lock_client **out, const struct lock_env *env, struc
     return 0;
 }
 
+/* COMMIT or ROLLBACK on this session only (a new one has no transaction
+ * to end), as a simple query: pg_stat_statements counts utility statements
+ * sent so, not prepared ones. */
+static PGresult *end_transaction(struct lock_client *c, const char *sql)
+{
+    c->env->stats->round_trips++;
+    return PQexec(c->pc, sql);
+}
+
 /* ROLLBACK the transaction a failed or empty SELECT left open. */
 static void rollback(struct lock_client *c)
 {
-    struct lab_err ignored;
-    PQclear(pg_exec(c, "pgfu_rollback", 0, NULL, &ignored));
+    PQclear(end_transaction(c, "ROLLBACK"));
 }
 
 static enum lock_status pgfu_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
@@ -138,8 +144,7 @@ static enum release_status pgfu_release(struct lock_client *c, const char *key,
     c->depth = 0;
     /* on this session only: a COMMIT sent again on a new one would answer
      * COMMIT (with a WARNING) for a transaction that never was there */
-    c->env->stats->round_trips++;
-    PGresult *r = PQexecPrepared(c->pc, "pgfu_commit", 0, NULL, NULL, NULL, 0);
+    PGresult *r = end_transaction(c, "COMMIT");
     if (PQresultStatus(r) != PGRES_COMMAND_OK) {
         lab_err_set(err, EIO, "PostgreSQL COMMIT: %.100s", PQresultErrorMessage(r));
         PQclear(r);

@@ -90,7 +90,7 @@ done
 in_range "pg-advisory: statements per acquire" \
     "$(jget "$S" results.impl=pg-advisory,scenario=pg-counter.server_ops_per_acquire)" 2 2.2
 in_range "pg-for-update: statements per acquire" \
-    "$(jget "$S" results.impl=pg-for-update,scenario=pg-counter.server_ops_per_acquire)" 2 3.5
+    "$(jget "$S" results.impl=pg-for-update,scenario=pg-counter.server_ops_per_acquire)" 3 3.3
 
 for impl in pg-advisory pg-for-update; do
     expect_nested_granted "$impl" results.impl=$impl,scenario=pg-reentrant 9 3
