@@ -161,7 +161,8 @@ const struct lock_ops lock_pg_for_update = {
     .summary = "BEGIN; SELECT ... FOR UPDATE on the lock's row; COMMIT: no TTL, the transaction "
                "is the critical section",
     .caps = LOCK_CAP_REENTRANT | LOCK_CAP_NOTIFIES,
-    .no_fencing = "a row lock carries no number that grows with each grant",
+    .no_fencing = "the row keeps no counter (an UPDATE ... RETURNING of one, under the "
+                  "row lock, could be a sound token; this design, as the seeds, has none)",
     .open = pgfu_open,
     .acquire = pgfu_acquire,
     .release = pgfu_release,
