@@ -206,8 +206,9 @@ void faults_disarm(int mark)
 
 enum fire { FIRED, RETRY };
 
-/* Client i, stopped inside its critical section, is about to be killed:
- * its critical section ends now, since it never runs again. Mark its exit
+/* Client i, stopped inside its critical section (or stopping itself at a
+ * failpoint), is about to be killed: its critical section ends now, since
+ * it never runs again. Mark its exit
  * as it would itself (exit time, the live count's exit mark, phase
  * RELEASING: complete but for the release), so the runner logs it at the
  * reap as it is. Closing it only at the reap would count a lock the server
@@ -749,6 +750,8 @@ void faults_at_failpoint(struct region *rg, const struct scenario *s, int idx,
         break;
     case FAULT_KILL:
         atomic_store(&rg->slots[idx].fault_killed, 1);
+        if (atomic_load(&rg->slots[idx].iv_phase) == IV_INSIDE)
+            exit_for_victim(rg, idx); /* as the engine does for a holder it kills */
         r->end_ns = r->start_ns;
         rec_publish(log, ri);
         raise(SIGKILL);

@@ -27,7 +27,7 @@ cwd_orphans() {
     echo "$left"
 }
 
-# One invocation, one embedded server, four scenarios (the one that
+# One invocation, one embedded server, five scenarios (the one that
 # restarts the server last).
 # 1. Mutual exclusion: the stock exact, every release found its lock.
 cat > "$D/1-counter.yaml" <<'YAML'
@@ -62,6 +62,21 @@ faults:
   - {at: 1000ms, action: pause, target: holder, duration: 600ms}
 expect: {"*": safe}
 YAML
+# 3b. Holders killed at their own failpoint right after the grant: the
+#     lock passes within milliseconds, and the oracle must not count the
+#     dead holder, gone before its parent reaps it, as a second holder.
+cat > "$D/3b-failpoint.yaml" <<'YAML'
+name: pg-failpoint
+impls: [pg-advisory, pg-for-update]
+clients: 4
+run: {max_duration: 1500ms}
+lock: {key: pg-failpoint-lock, wait: 5s}
+workload: {kind: counter, business: 5ms}
+faults:
+  - {failpoint: pg-advisory/after-grant, action: kill, count: 2}
+  - {failpoint: pg-for-update/after-grant, action: kill, count: 2}
+expect: {"*": safe}
+YAML
 # 4. The server paused (postmaster and backends) and restarted.
 cat > "$D/4-server.yaml" <<'YAML'
 name: pg-server
@@ -75,7 +90,7 @@ faults:
   - {at: 900ms, action: restart, target: postgres, duration: 200ms}
 expect: {"*": safe}
 YAML
-run_ok "four scenarios" "$D"/[1-4]-*.yaml
+run_ok "five scenarios" "$D"/[1-4]*-*.yaml
 
 for impl in pg-advisory pg-for-update; do
     r=results.impl=$impl,scenario=pg-counter
@@ -113,6 +128,15 @@ for impl in pg-advisory pg-for-update; do
     # no lease: the paused holder kept it, a waiter waited the pause out
     expect_gt "$impl: a wait outlasted the pause (us)" \
         "$(jget "$S" $r.latency_us.acquire.max)" 550000
+done
+
+for impl in pg-advisory pg-for-update; do
+    r=results.impl=$impl,scenario=pg-failpoint
+    expect_safe "$impl: killed at after-grant" $r
+    expect_eq "$impl: two clients killed at the failpoint" \
+        "$(jget "$S" $r.clients_status.killed_by_fault)" 2
+    in_range "$impl: a waiter got the lock of one killed at the failpoint (ms)" \
+        "$(jget "$S" $r.recovery_ms)" 0 300
 done
 
 for impl in pg-advisory pg-for-update; do
