@@ -31,6 +31,7 @@ static const struct {
     {"zookeeper-leader", 0},   /* whichever server of the ensemble leads when it fires */
     {"zookeeper-follower", 2}, /* the I-th (0-based) of the servers following then */
     {"mysql", 0},      /* the MariaDB lock store */
+    {"postgres", 0},   /* the PostgreSQL server: its postmaster with every backend */
 };
 
 const char *fault_action_name(enum fault_action a)

@@ -100,6 +100,19 @@ static void signal_client(pid_t pid, int sig)
     kill(-pid, sig);
 }
 
+/* A server paused is paused whole: the processes it forked (PostgreSQL's
+ * backends, one per connection, each in a session of its own) are
+ * stopped after it (it forks no more meanwhile) and confirmed stopped. */
+static void pause_children(struct fault_record *r, pid_t pid)
+{
+    pid_t kids[SERVERS_TREE_MAX];
+    int n = servers_descendants(pid, kids, SERVERS_TREE_MAX), stopped = 0;
+    for (int i = 0; i < n; i++)
+        stopped += lab_stop_confirmed(kids[i], STOP_CONFIRM_NS);
+    if (n)
+        fault_note_add(r, "with %d of its %d child processes", stopped, n);
+}
+
 /* ----------------------------------------------------------------- setup */
 
 /* The server a target names among the design's roles, or NULL. A target
@@ -195,6 +208,24 @@ void faults_disarm(int mark)
 
 enum fire { FIRED, RETRY };
 
+/* Client i, stopped inside its critical section (or stopping itself at a
+ * failpoint), is about to be killed: its critical section ends now, since
+ * it never runs again. Mark its exit
+ * as it would itself (exit time, the live count's exit mark, phase
+ * RELEASING: complete but for the release), so the runner logs it at the
+ * reap as it is. Closing it only at the reap would count a lock the server
+ * hands on the moment the victim's connection closes (a database session's
+ * lock) as two holders whenever the parent is scheduled later than the
+ * next grantee. */
+static void exit_for_victim(struct region *rg, int i)
+{
+    struct client_slot *sl = &rg->slots[i];
+    sl->cur.exit_ns = lab_now_ns();
+    atomic_store(&sl->iv_phase, IV_EXITING);
+    sl->cur.exit_seq = oracle_exit(&rg->keys[sl->cur.key].oracle);
+    atomic_store(&sl->iv_phase, IV_RELEASING);
+}
+
 /* Hit client i (already stopped) with spec's action. */
 static void hit_client(struct faults *F, int spec, int i, int64_t now, bool inside)
 {
@@ -215,6 +246,8 @@ static void hit_client(struct faults *F, int spec, int i, int64_t now, bool insi
     snprintf(r->note, sizeof r->note, "%s", inside ? "inside its critical section" : "");
     if (f->action == FAULT_KILL) {
         atomic_store(&F->rg->slots[i].fault_killed, 1);
+        if (inside)
+            exit_for_victim(F->rg, i);
         signal_client(pid, SIGKILL); /* a stopped process dies of it as well */
         r->end_ns = now;
         r->outcome = FAULT_DONE;
@@ -528,6 +561,8 @@ static enum fire fire_server(struct faults *F, int spec, int64_t now)
         if (!lab_stop_confirmed(srv->pid, STOP_CONFIRM_NS)) {
             r->outcome = FAULT_FAILED;
             snprintf(r->note, sizeof r->note, "the stop did not land");
+        } else {
+            pause_children(r, srv->pid);
         }
         break;
     case FAULT_STOP:
@@ -584,10 +619,12 @@ static int64_t end_pauses(struct faults *F, int64_t now, bool force)
         }
         char st = lab_proc_state(r->pid); /* only once it is due: /proc is a read per call */
         if (st == 'T' || st == 't' || force) {
-            if (r->client >= 0)
+            if (r->client >= 0) {
                 signal_client(r->pid, SIGCONT); /* the client's group: an adapter too */
-            else
+            } else {
+                servers_signal_children(r->pid, SIGCONT); /* a server: its processes too */
                 kill(r->pid, SIGCONT);
+            }
         } else if (st != 0 && st != 'Z') {
             /* a client at a failpoint published its pause just before
              * stopping itself: continue it once the stop has landed */
@@ -720,6 +757,8 @@ void faults_at_failpoint(struct region *rg, const struct scenario *s, int idx,
         break;
     case FAULT_KILL:
         atomic_store(&rg->slots[idx].fault_killed, 1);
+        if (atomic_load(&rg->slots[idx].iv_phase) == IV_INSIDE)
+            exit_for_victim(rg, idx); /* as the engine does for a holder it kills */
         r->end_ns = r->start_ns;
         rec_publish(log, ri);
         raise(SIGKILL);

@@ -63,10 +63,11 @@ void report_stem(char *buf, size_t n, const char *scenario, bool sweep, int per_
 void report_print_heading(FILE *f, const struct scenario *s, int clients);
 void report_print_row(FILE *f, const struct run_result *res);
 
-/* After a scenario with both Redis and ZooKeeper designs: one row per key
- * layout and client count, each implementation's ops/s and acquire p50/p99
- * side by side, and the ratio of the best Redis to the best ZooKeeper rate.
- * Prints nothing when the results do not hold both backends. */
+/* After a scenario with designs of two stores or more (Redis, ZooKeeper,
+ * PostgreSQL...): one row per key layout and client count, each
+ * implementation's ops/s and acquire p50/p99 side by side, and for each
+ * store after the first the ratio of the first store's best rate to its
+ * best. Prints nothing when the results hold fewer than two stores. */
 void report_print_comparison(FILE *f, const struct run_result *const *res, int n);
 
 #endif

@@ -191,6 +191,10 @@ struct lock_ops {
  * persistent node whose children are the lock's (ephemeral) nodes. */
 #define LOCK_ZK_ROOT "/locklab"
 
+/* The application_name every PostgreSQL design's session carries, so the
+ * backend can end the sessions an earlier run left (and only those). */
+#define LOCK_PG_APP "locklab"
+
 /* The registry (impls/registry.c). */
 extern const struct lock_ops *const lock_registry[];
 extern const int lock_registry_count;

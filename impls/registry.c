@@ -29,6 +29,8 @@ extern const struct lock_ops lock_mysql_unique;
 extern const struct lock_ops lock_mysql_for_update;
 extern const struct lock_ops lock_mysql_get_lock;
 extern const struct lock_ops lock_mysql_optimistic;
+extern const struct lock_ops lock_pg_advisory;
+extern const struct lock_ops lock_pg_for_update;
 
 const struct lock_ops *const lock_registry[] = {
     &lock_none,          &lock_local_mutex,   &lock_redis_check_then_set,
@@ -47,6 +49,8 @@ const struct lock_ops *const lock_registry[] = {
     &lock_mysql_for_update,
     &lock_mysql_get_lock,
     &lock_mysql_optimistic,
+    &lock_pg_advisory,
+    &lock_pg_for_update,
 };
 
 const int lock_registry_count = (int)(sizeof lock_registry / sizeof lock_registry[0]);

@@ -346,7 +346,7 @@ static const struct bad_case {
     { "faults-role-typo.yaml", "4:36",
       "unknown target 'zookeeper-leeder' (valid: holder, client:N, random-client, redis, "
       "redis-master, redis-replica:I, sentinel:I, redis-node:I, zookeeper[:I], zookeeper-leader, "
-      "zookeeper-follower:I, mysql)" },
+      "zookeeper-follower:I, mysql, postgres)" },
     { "faults-follower-index.yaml", "4:36", "unknown target 'zookeeper-follower'" },
     { "faults-leader-index.yaml", "4:36", "unknown target 'zookeeper-leader:1'" },
     { "topology-unknown.yaml", "3:30", "unknown value 'cluster' for backends.redis.topology" },

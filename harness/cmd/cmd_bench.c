@@ -108,7 +108,7 @@ static int bench_getopt(const char *cmd, int argc, char **argv, const struct ben
 static void bench_usage(FILE *f)
 {
     fprintf(f,
-            "usage: locklab bench overhead [--backend redis|zookeeper|mysql] [--seconds S]\n"
+            "usage: locklab bench overhead [--backend redis|zookeeper|mysql|postgres] [--seconds S]\n"
             "                              [--rounds R] [--min-ratio X] [--redis HOST:PORT]\n"
             "                              [--force-sync]\n"
             "       locklab bench handoff [--clients N] [--rounds R] [--max-rtts X]\n"
@@ -124,6 +124,8 @@ static void bench_usage(FILE *f)
             "per write is the disk's noise, not locklab's);\n"
             "mysql: SELECT GET_LOCK + SELECT RELEASE_LOCK (MariaDB Connector/C) against\n"
             "mysql-get-lock, on an embedded MariaDB.\n"
+            "postgres: SELECT pg_advisory_lock + pg_advisory_unlock (libpq, prepared)\n"
+            "against pg-advisory.\n"
             "Prints both cycle rates per round, their medians and the ratio\n"
             "locklab/bare; exits 1 when the ratio is below --min-ratio.\n"
             "\n"
@@ -131,7 +133,7 @@ static void bench_usage(FILE *f)
             "  --rounds R      rounds, each measuring both (default 5, at most %d)\n"
             "  --min-ratio X   the bar (default 0.90)\n"
             "  --redis H:P     use this Redis instead of an embedded one\n"
-            "  --backend B     redis (default), zookeeper or mysql\n"
+            "  --backend B     redis (default), zookeeper, mysql or postgres\n"
             "  --force-sync    zookeeper: fsync each write (forceSync on)\n"
             "\n"
             "handoff: the gap from a holder's exit to a waiting client's entry, for\n"

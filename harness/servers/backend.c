@@ -11,11 +11,13 @@
 extern const struct backend_ops backend_redis;
 extern const struct backend_ops backend_zookeeper;
 extern const struct backend_ops backend_mysql;
+extern const struct backend_ops backend_postgres;
 
 const struct backend_ops *const backend_registry[] = {
     &backend_redis,
     &backend_zookeeper,
     &backend_mysql,
+    &backend_postgres,
 };
 _Static_assert(sizeof backend_registry / sizeof backend_registry[0] <= BACKEND_MAX,
                "raise BACKEND_MAX");

@@ -12,6 +12,7 @@
 #include "clockshim.h"
 #include "redis_admin.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -324,12 +325,81 @@ static int wait_exit(pid_t pid, int ms)
     return -1;
 }
 
+int servers_descendants(pid_t pid, pid_t *out, int max)
+{
+    static pid_t proc[8192][2]; /* every process: its pid and its parent's */
+    int n = 0, found = 0;
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    for (struct dirent *e; (e = readdir(d)) && n < 8192;) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char path[300], buf[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        int fd = open(path, O_RDONLY);
+        if (fd < 0)
+            continue;
+        ssize_t got = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (got <= 0)
+            continue;
+        buf[got] = '\0';
+        const char *p = strrchr(buf, ')'); /* the name may hold spaces */
+        int ppid;
+        char st;
+        if (p && sscanf(p + 1, " %c %d", &st, &ppid) == 2) {
+            proc[n][0] = (pid_t)atoi(e->d_name);
+            proc[n++][1] = (pid_t)ppid;
+        }
+    }
+    closedir(d);
+    /* breadth first: out[] is the queue of parents still to look under */
+    for (int next = -1; next < found; next++) {
+        pid_t parent = next < 0 ? pid : out[next];
+        for (int i = 0; i < n && found < max; i++)
+            if (proc[i][1] == parent)
+                out[found++] = proc[i][0];
+    }
+    return found;
+}
+
+int servers_signal_children(pid_t pid, int sig)
+{
+    pid_t kids[SERVERS_TREE_MAX];
+    int n = servers_descendants(pid, kids, SERVERS_TREE_MAX);
+    for (int i = 0; i < n; i++)
+        kill(kids[i], sig);
+    return n;
+}
+
+/* Wait (up to ms) until none of the n processes runs: gone or a zombie
+ * (another parent reaps them: the server they belonged to is dead). */
+static void wait_gone(const pid_t *p, int n, int ms)
+{
+    int64_t deadline = lab_now_ns() + (int64_t)ms * 1000000;
+    for (int i = 0; i < n; i++)
+        while (lab_now_ns() < deadline) {
+            char st = lab_proc_state(p[i]);
+            if (st == 0 || st == 'Z')
+                break;
+            lab_sleep_ns(1000000, NULL);
+        }
+}
+
 void servers_kill(struct server *s)
 {
     if (s->pid <= 0)
         return;
+    /* a crash takes the whole server: the processes it forked (one per
+     * connection for PostgreSQL) die with it, found before it goes */
+    pid_t kids[SERVERS_TREE_MAX];
+    int n = servers_descendants(s->pid, kids, SERVERS_TREE_MAX);
     kill(s->pid, SIGKILL);
+    for (int i = 0; i < n; i++)
+        kill(kids[i], SIGKILL);
     waitpid(s->pid, NULL, 0);
+    wait_gone(kids, n, STOP_GRACE_MS);
     untrack(s->pid);
     s->pid = 0;
 }
@@ -347,12 +417,19 @@ int servers_restart(struct server *s, struct lab_err *err)
 void servers_stop(struct server *s)
 {
     if (s->pid > 0) {
+        pid_t kids[SERVERS_TREE_MAX];
+        int n = servers_descendants(s->pid, kids, SERVERS_TREE_MAX);
+        for (int i = 0; i < n; i++)
+            kill(kids[i], SIGCONT); /* its processes a pause stopped with it */
         kill(s->pid, s->stop_signal ? s->stop_signal : SIGTERM);
         kill(s->pid, SIGCONT); /* a server a fault paused must see the signal */
         if (wait_exit(s->pid, STOP_GRACE_MS) != 0) {
             kill(s->pid, SIGKILL);
+            for (int i = 0; i < n; i++)
+                kill(kids[i], SIGKILL);
             waitpid(s->pid, NULL, 0);
         }
+        wait_gone(kids, n, STOP_GRACE_MS);
         untrack(s->pid);
         s->pid = 0;
     }

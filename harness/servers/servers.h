@@ -74,9 +74,22 @@ int servers_redis_start_with(struct server *s, const char *role, const char *ext
  * directory. Safe to call on a server that is not running. */
 void servers_stop(struct server *s);
 
-/* SIGKILL one server and reap it, keeping its port and directory for a
- * later servers_restart (a crash, as a fault inflicts it). */
+/* SIGKILL one server with every process it forked and reap it, keeping its
+ * port and directory for a later servers_restart (a crash, as a fault
+ * inflicts it). */
 void servers_kill(struct server *s);
+
+/* The processes pid forked, and theirs, as /proc shows them now (at most
+ * max, into out); how many. A server is its process with these: PostgreSQL
+ * forks one backend per connection (each in a session of its own, out of
+ * reach of a signal to the postmaster's group), so a fault's pause stops
+ * them too (servers_signal_children), and a kill or a stop takes them with
+ * the server. */
+#define SERVERS_TREE_MAX 1024
+int servers_descendants(pid_t pid, pid_t *out, int max);
+
+/* Send sig to every descendant of pid (not to pid); how many there were. */
+int servers_signal_children(pid_t pid, int sig);
 
 /* Start a server that is down (killed, or stopped by a fault) again on its
  * port, with what its directory holds (an embedded Redis keeps nothing:

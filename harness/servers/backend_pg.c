@@ -1,0 +1,222 @@
+/*
+ * backend_pg.c - the PostgreSQL store table (see backend.h): one server,
+ * embedded (servers_pg.c) or the user's --postgres (HOST:PORT, a libpq
+ * conninfo "host=... port=... user=... dbname=..." or a postgresql:// URI).
+ *
+ * The designs' locks live in sessions (advisory locks) and transactions
+ * (row locks), so nothing is stored between runs but the row-lock table
+ * and its rows, which may stay. Clearing ends the sessions an earlier run
+ * left (application_name LOCK_PG_APP: only locklab's own, also on a shared
+ * server), waiting until each is gone and its locks with it. Operations are
+ * the statements executed, from pg_stat_statements (loaded by the embedded
+ * server; on an external one that lacks it the figure is left out). The
+ * server is one fault role, "postgres": the postmaster, and with it every
+ * backend (servers.c, faults.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "backend.h"
+#include "servers_pg.h"
+
+/* This invocation's PostgreSQL. */
+static struct {
+    bool planned;            /* a PostgreSQL design runs */
+    bool external;           /* the user's server */
+    struct server srv;       /* embedded server (pid 0 when external) */
+    struct lock_servers sv;  /* where it is: conn is a libpq conninfo */
+    char version[32];        /* server_version */
+    int64_t started_ms;      /* how long the embedded start took */
+} pg;
+
+static bool is_conninfo(const char *addr)
+{
+    return strchr(addr, '=') || strncmp(addr, "postgres://", 11) == 0 ||
+           strncmp(addr, "postgresql://", 13) == 0;
+}
+
+static int pg_check_external(const char *addr, struct lab_err *err)
+{
+    char host[64];
+    int port;
+    if (!is_conninfo(addr)) {
+        if (lab_parse_hostport(addr, host, sizeof host, &port) == 0)
+            return 0;
+    } else if (strlen(addr) < sizeof pg.sv.conn) {
+        char *msg = NULL;
+        PQconninfoOption *o = PQconninfoParse(addr, &msg);
+        PQconninfoFree(o);
+        if (o)
+            return 0;
+        lab_err_set(err, EINVAL, "bad PostgreSQL conninfo '%.40s': %.60s", addr,
+                    msg ? msg : "out of memory");
+        PQfreemem(msg);
+        return -1;
+    }
+    lab_err_set(err, EINVAL, "bad PostgreSQL address '%.60s' (expected HOST:PORT or a conninfo)",
+                addr);
+    return -1;
+}
+
+static void pg_plan(const struct scenario *s, const struct lock_ops *ops)
+{
+    (void)s, (void)ops;
+    pg.planned = true;
+}
+
+static void pg_stop(void)
+{
+    servers_stop(&pg.srv);
+    memset(&pg, 0, sizeof pg);
+}
+
+/* An administrative session to the server; NULL with err filled. */
+static PGconn *admin_open(struct lab_err *err)
+{
+    const char *const keys[] = {"dbname", "connect_timeout", "application_name", NULL};
+    const char *const vals[] = {pg.sv.conn, "5", "locklab-admin", NULL};
+    PGconn *pc = PQconnectdbParams(keys, vals, 1);
+    if (pc && PQstatus(pc) == CONNECTION_OK)
+        return pc;
+    lab_err_set(err, EIO, "PostgreSQL: %.100s", pc ? PQerrorMessage(pc) : "out of memory");
+    PQfinish(pc);
+    return NULL;
+}
+
+/* One statement on pc returning one value (into out, may be NULL). 0 or
+ * -1 with err filled. */
+static int admin_value(PGconn *pc, const char *sql, char *out, size_t n, struct lab_err *err)
+{
+    PGresult *r = PQexec(pc, sql);
+    ExecStatusType st = PQresultStatus(r);
+    int ok = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+    if (!ok)
+        lab_err_set(err, EIO, "PostgreSQL: %.110s", PQresultErrorMessage(r));
+    else if (out)
+        snprintf(out, n, "%s", st == PGRES_TUPLES_OK && PQntuples(r) ? PQgetvalue(r, 0, 0) : "");
+    PQclear(r);
+    return ok ? 0 : -1;
+}
+
+static int pg_start(const char *external, const volatile int *stop, struct lab_err *err)
+{
+    if (!pg.planned)
+        return 0;
+    memset(&pg.sv, 0, sizeof pg.sv);
+    pg.sv.n = 1;
+    if (external) {
+        if (pg_check_external(external, err) != 0)
+            return -1;
+        struct lock_endpoint *ep = &pg.sv.node[0];
+        if (is_conninfo(external)) {
+            snprintf(pg.sv.conn, sizeof pg.sv.conn, "%s", external);
+            snprintf(ep->host, sizeof ep->host, "(conninfo)");
+        } else {
+            lab_parse_hostport(external, ep->host, sizeof ep->host, &ep->port);
+            snprintf(pg.sv.conn, sizeof pg.sv.conn, "host=%s port=%d", ep->host, ep->port);
+        }
+        pg.external = true;
+        if (servers_pg_ping(pg.sv.conn, 5000, err) != 0)
+            return -1;
+    } else {
+        int64_t t0 = lab_now_ns();
+        if (servers_pg_start(&pg.srv, "postgres", stop, pg.sv.conn, sizeof pg.sv.conn, err) != 0)
+            return -1;
+        pg.started_ms = (lab_now_ns() - t0) / 1000000;
+        snprintf(pg.sv.node[0].host, sizeof pg.sv.node[0].host, "%s", pg.srv.host);
+        pg.sv.node[0].port = pg.srv.port;
+    }
+    PGconn *pc = admin_open(err);
+    if (!pc)
+        return -1;
+    int rc = admin_value(pc, "SHOW server_version", pg.version, sizeof pg.version, err);
+    if (rc == 0 && !pg.external) /* the statement counter (loaded at start) */
+        rc = admin_value(pc, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements", NULL, 0, err);
+    PQfinish(pc);
+    return rc;
+}
+
+static void pg_servers(const struct lock_ops *ops, const struct scenario *s,
+                       struct lock_servers *out)
+{
+    (void)ops, (void)s;
+    *out = pg.sv;
+}
+
+static int pg_clear(const struct lock_servers *sv, const struct scenario *s, struct lab_err *err)
+{
+    (void)sv, (void)s;
+    PGconn *pc = admin_open(err);
+    if (!pc)
+        return -1;
+    /* pg_terminate_backend with a timeout waits until the session is gone */
+    int rc = admin_value(pc, "SELECT count(*) FILTER (WHERE NOT pg_terminate_backend(pid, 5000)) "
+                         "FROM pg_stat_activity WHERE application_name = '" LOCK_PG_APP "' "
+                         "AND pid <> pg_backend_pid()", NULL, 0, err);
+    PQfinish(pc);
+    return rc;
+}
+
+static int pg_server_ops(const struct lock_servers *sv, int64_t *ops_served, struct lab_err *err)
+{
+    (void)sv;
+    *ops_served = 0;
+    PGconn *pc = admin_open(err);
+    if (!pc)
+        return -1;
+    char v[32];
+    /* the clients' statements: not this query, nor the clearing one */
+    int rc = admin_value(pc, "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements "
+                         "WHERE query NOT LIKE '%pg\\_stat\\_%'", v, sizeof v, err);
+    PQfinish(pc);
+    if (rc == 0)
+        *ops_served = strtoll(v, NULL, 10);
+    return rc;
+}
+
+static json_t *pg_describe(const struct lock_ops *ops, const struct scenario *s)
+{
+    (void)ops, (void)s;
+    json_t *d = json_pack("{s:b, s:s}", "external", pg.external, "version", pg.version);
+    if (!pg.external) {
+        json_object_set_new(d, "fsync", json_false());
+        json_object_set_new(d, "start_ms", json_integer(pg.started_ms));
+    }
+    return d;
+}
+
+static int pg_roles(const struct lock_ops *ops, const struct scenario *s,
+                    struct backend_role *out, int max)
+{
+    (void)ops, (void)s;
+    if (pg.external || max < 1 || !pg.srv.dir[0])
+        return 0;
+    out[0] = (struct backend_role){"postgres", -1, &pg.srv};
+    return 1;
+}
+
+const struct backend_ops backend_postgres = {
+    .name = "postgres",
+    .title = "PostgreSQL",
+    .flag = "postgres",
+    .env_var = "LOCKLAB_POSTGRES",
+    .flag_usage = "ADDR  use this PostgreSQL (HOST:PORT or a libpq conninfo) instead of\n"
+                  "                     an embedded one (also $LOCKLAB_POSTGRES)",
+    .check_external = pg_check_external,
+    .plan = pg_plan,
+    .start = pg_start,
+    .stop = pg_stop,
+    .servers = pg_servers,
+    .clear = pg_clear,
+    .server_ops = pg_server_ops,
+    .describe = pg_describe,
+    .roles = pg_roles,
+    .bench_impl = "pg-advisory",
+    .bench_bare_loop = "locklab-bare-pg",
+    .bench_cycle = "pg-advisory cycle (pg_advisory_lock + pg_advisory_unlock)",
+    .bench_warmup_s = 0.5,
+};
