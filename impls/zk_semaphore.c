@@ -21,6 +21,13 @@
  * lock and unlock, where zk-sequential needs one event, two writes and
  * three round trips. The waiter watches the whole leases/ directory, so
  * every change of it (another lease created or given up) wakes it too.
+ * The server counts one more per cycle, which no callback sees: check-
+ * watches only asks whether the watch is there, so the watch set by the
+ * listing that granted stays on the server until the next change of
+ * leases/ fires it. Whether a waiter waits on leases/ at all is a race:
+ * it does when its listing comes before the holder's release. Curator
+ * does all of this the same way, request for request (README, "What
+ * differs, and why").
  * People reach for this lock when it must be released by another thread
  * than the one that took it, which a per-thread hold count forbids.
  *
