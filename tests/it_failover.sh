@@ -10,8 +10,10 @@
 # interrupted while the failover holds the replicas stopped.
 . "$(dirname "$0")/lib.sh"
 
-run_ok "failover" "$SRC/scenarios/failover.yaml"
-for impl in redis-lua redis-watchdog redisson; do
+# redis-watchdog and redisson are left out for CI's time (16 s each): they
+# lose the lock as redis-lua does (README, "Master failover", measured)
+run_ok "failover" "$SRC/scenarios/failover.yaml" --impl redis-lua,redis-wait,redlock,zk-sequential
+for impl in redis-lua; do
     r=results.impl=$impl
     f="$r.faults.action=failover"
     expect_violation "failover $impl" $r
