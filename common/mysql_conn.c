@@ -67,17 +67,24 @@ int64_t mysql_conn_exec(MYSQL *m, const char *sql, struct lab_err *err)
     return changed;
 }
 
-int mysql_conn_ints(MYSQL *m, const char *sql, int64_t *out, int n, struct lab_err *err)
+/* Run sql and take its whole result (NULL with err filled). */
+static MYSQL_RES *query_result(MYSQL *m, const char *sql, struct lab_err *err)
 {
     if (mysql_real_query(m, sql, strlen(sql)) != 0) {
         fill_err(m, "query", err);
-        return -1;
+        return NULL;
     }
     MYSQL_RES *r = mysql_store_result(m);
-    if (!r) {
+    if (!r)
         fill_err(m, "result", err);
+    return r;
+}
+
+int mysql_conn_ints(MYSQL *m, const char *sql, int64_t *out, int n, struct lab_err *err)
+{
+    MYSQL_RES *r = query_result(m, sql, err);
+    if (!r)
         return -1;
-    }
     MYSQL_ROW row = mysql_fetch_row(r);
     int got = row != NULL;
     for (int i = 0; i < n; i++)
@@ -88,15 +95,9 @@ int mysql_conn_ints(MYSQL *m, const char *sql, int64_t *out, int n, struct lab_e
 
 int mysql_conn_int(MYSQL *m, const char *sql, int64_t *out, bool *is_null, struct lab_err *err)
 {
-    if (mysql_real_query(m, sql, strlen(sql)) != 0) {
-        fill_err(m, "query", err);
+    MYSQL_RES *r = query_result(m, sql, err);
+    if (!r)
         return -1;
-    }
-    MYSQL_RES *r = mysql_store_result(m);
-    if (!r) {
-        fill_err(m, "result", err);
-        return -1;
-    }
     MYSQL_ROW row = mysql_fetch_row(r);
     bool null = !row || !row[0];
     *out = null ? 0 : strtoll(row[0], NULL, 10);

@@ -89,6 +89,24 @@ static void watch_close(struct faults *F, int k, int64_t now, const struct backe
     W->w[k] = W->w[--W->n];
 }
 
+void fault_watch_taken(struct faults *F, const struct server *srv, int except_rec,
+                       const char *by)
+{
+    struct fault_watches *W = &F->watch;
+    for (int k = W->n - 1; k >= 0; k--) {
+        struct fault_record *r = &F->rg->head->faults.rec[W->w[k].rec];
+        if (W->w[k].srv != srv || W->w[k].rec == except_rec ||
+            (r->action != FAULT_START && r->action != FAULT_RESTART))
+            continue;
+        /* it was started: the start landed; its rejoin was cut short by the lab */
+        fault_note_add(r, "%s before it had rejoined", by);
+        if (!r->end_ns)
+            r->end_ns = lab_now_ns();
+        r->outcome = FAULT_DONE;
+        W->w[k] = W->w[--W->n];
+    }
+}
+
 /* One look at the store, applied to every watch. */
 static void watch_look(struct faults *F, int64_t now, struct backend_health *h)
 {

@@ -50,6 +50,13 @@ bool fault_watch_open(struct faults *F, int rec, const struct server *srv, const
 /* Is record rec watched (its end is the watch's to set)? */
 bool fault_watch_has(const struct faults *F, int rec);
 
+/* A later fault takes srv down (kill, stop, restart) while the record of
+ * the fault that started it again still waits for it to rejoin: that
+ * record is closed done (the start landed), its note saying by what.
+ * except_rec is the record of the fault doing it (-1: none). */
+void fault_watch_taken(struct faults *F, const struct server *srv, int except_rec,
+                       const char *by);
+
 /* Look at the store when a poll is due and end the records whose fault is
  * over; returns when to look next (INT64_MAX: nothing watched). */
 int64_t fault_watch_poll(struct faults *F, int64_t now);

@@ -570,6 +570,7 @@ static enum fire fire_server(struct faults *F, int spec, int64_t now)
         __attribute__((fallthrough)); /* reaped at once if SIGTERM was not enough */
     case FAULT_KILL:
     case FAULT_RESTART:
+        fault_watch_taken(F, srv, idx, f->action == FAULT_STOP ? "stopped" : "killed");
         servers_kill(srv);
         note_down(F, idx, srv, f->action == FAULT_RESTART ? now + f->duration_ns : INT64_MAX);
         break;
