@@ -101,13 +101,16 @@ void cpu_sample(const struct lock_ops *ops, const struct scenario *s, struct cpu
     }
 }
 
+int64_t cpu_rusage_ns(const struct rusage *ru)
+{
+    return ((int64_t)ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000000000 +
+           ((int64_t)ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000;
+}
+
 int64_t cpu_self_ns(void)
 {
     struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0)
-        return 0;
-    return ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
-           ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? cpu_rusage_ns(&ru) : 0;
 }
 
 double cpu_cores(int64_t ns, double elapsed_s)

@@ -176,9 +176,7 @@ static int reap(pid_t *pids, int n, struct region *rg, struct run_result *res, b
         struct rusage ru;
         pid_t r = wait4(pids[i], &status, WNOHANG, &ru);
         if (r == pids[i]) {
-            res->cpu.clients_ns +=
-                ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
-                ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
+            res->cpu.clients_ns += cpu_rusage_ns(&ru);
             close_interval(rg, i, res);
             note_exit(res, &rg->slots[i], i, status, killed);
             pids[i] = -pids[i];
