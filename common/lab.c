@@ -32,6 +32,7 @@ void lab_err_set(struct lab_err *err, int code, const char *fmt, ...)
 static const char *const verdict_names[] = {
     [VERDICT_NONE] = "none",     [VERDICT_SAFE] = "safe",   [VERDICT_VIOLATION] = "violation",
     [VERDICT_BLOCKED] = "blocked", [VERDICT_ERROR] = "error", [VERDICT_FENCED] = "fenced",
+    [VERDICT_UNAVAILABLE] = "unavailable", [VERDICT_TOKEN_REGRESSED] = "token-regressed",
     [VERDICT_ANY] = "any",
 };
 

@@ -43,6 +43,10 @@ enum verdict {
     VERDICT_ERROR,     /* backend errors or crashed clients left no verdict */
     VERDICT_FENCED,    /* holders overlapped, but the fenced store refused every stale
                         * write and the stock is exact */
+    VERDICT_UNAVAILABLE, /* no grant followed a server fault while clients kept asking:
+                          * the service never came back (or the design wedged) */
+    VERDICT_TOKEN_REGRESSED, /* the fenced resource refused a rightful holder: the
+                              * fencing token went backwards (a store restarted empty) */
     VERDICT_ANY        /* expectation only: any verdict is accepted */
 };
 

@@ -160,8 +160,10 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
         else if (ws == WORKLOAD_FAILED) {
             sl->errors++;
             slot_error(sl, &err);
-        } else if (ws == WORKLOAD_STALE)
+        } else if (ws == WORKLOAD_STALE) {
             sl->stale_refused++;
+            sl->cur.flags |= ORACLE_REFUSED;
+        }
 
         failpoint_hit(fp_release, &h->stop);
         enum release_status rs = ops->release(lc, key, &err);

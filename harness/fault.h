@@ -42,6 +42,8 @@ struct fault_spec {
     int64_t window_ns;      /* holder: how long to wait for a holder before `skipped` */
     int64_t offset_ns;      /* clock-jump: how far the server's wall clock moves (< 0: back) */
     bool when_holder;       /* a server target: fire only while a client holds the lock */
+    bool window_given;      /* the file gave window (else a failover's covers lease + business) */
+    int line, column;       /* where the entry starts in its file (1-based), for warnings */
 };
 
 enum fault_outcome { FAULT_DONE = 0, FAULT_SKIPPED, FAULT_FAILED, FAULT_ACTIVE };
@@ -57,10 +59,17 @@ struct fault_record {
     int pid;                /* the process hit, 0 for none */
     int64_t start_ns;       /* CLOCK_MONOTONIC when it landed (or was given up) */
     int64_t end_ns;         /* when it ended (a pause continued, a server back); = start when instant */
-    char note[128];         /* why skipped or failed; what else happened */
+    char note[200];         /* why skipped or failed; what else happened */
     bool not_used;          /* skipped because the design does not use the target */
     bool holder;            /* the client hit held the lock (or was taking it, at a failpoint) */
-    int64_t recovery_ns;    /* a killed client: from the kill to the next grant, -1 none */
+    int64_t recovery_ns;    /* a killed client: from the kill to the next grant; a server
+                               fault: from back_ns to the first grant after it; -1 none */
+    int64_t back_ns;        /* a server fault: when the store itself said it served again
+                               (its health check), 0 while (or when never) back */
+    int64_t grace_ns;       /* a server fault: lock errors are the fault's from just before
+                               its action until back_ns + this */
+    int64_t errors_before;  /* a server fault: lock errors of all clients when it fired */
+    int64_t errors_after;   /* ... and those that came after it (errors_before taken off) */
     int n_phases;           /* a fault with phases (failover): its instants, in order */
     struct {
         char name[24];      /* "cut", "granted", "killed", "switched", "writable", "rejoined" */

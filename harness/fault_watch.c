@@ -71,7 +71,9 @@ static void watch_close(struct faults *F, int k, int64_t now, const struct backe
     struct fault_record *r = &F->rg->head->faults.rec[W->w[k].rec];
     snprintf(r->leader, sizeof r->leader, "%s", h->leader);
     r->leader_ns = W->w[k].leader_ns;
-    if (!r->leader_ns)
+    if (!h->leader[0] && !W->w[k].leader_before[0])
+        ; /* a store without a leader (one server, or independent masters) */
+    else if (!r->leader_ns)
         fault_note_add(r, "leader %s kept", h->leader);
     else if (strcmp(h->leader, W->w[k].leader_before) == 0)
         fault_note_add(r, "%s leads again after %.2f s", h->leader, after_s(r->leader_ns, r));
@@ -102,6 +104,8 @@ void fault_watch_taken(struct faults *F, const struct server *srv, int except_re
         fault_note_add(r, "%s before it had rejoined", by);
         if (!r->end_ns)
             r->end_ns = lab_now_ns();
+        if (!r->back_ns)
+            r->back_ns = r->end_ns; /* the fault that takes it down now opens its own window */
         r->outcome = FAULT_DONE;
         W->w[k] = W->w[--W->n];
     }
@@ -122,8 +126,11 @@ static void watch_look(struct faults *F, int64_t now, struct backend_health *h)
             W->w[k].lost = true;
             continue;
         }
-        if (!W->w[k].leader_ns && (W->w[k].lost || strcmp(h->leader, W->w[k].leader_before) != 0))
+        if (!W->w[k].leader_ns && h->leader[0] &&
+            (W->w[k].lost || strcmp(h->leader, W->w[k].leader_before) != 0))
             W->w[k].leader_ns = now;
+        if (!r->back_ns && own_part_over(r))
+            r->back_ns = now; /* the store says it serves again: the outage is over */
         if (h->whole && own_part_over(r))
             watch_close(F, k, now, h);
     }

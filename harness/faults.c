@@ -27,10 +27,11 @@
 
 #define HOLDER_POLL_NS (1000000LL)     /* while waiting for a holder */
 #define STOP_CONFIRM_NS (500000000LL)  /* a SIGSTOP lands within this */
-/* after a server fault ends (the server continued, back, a failover over),
- * lock errors are still its doing for this long: clients find out about a
- * broken connection only at their next command */
-#define SETTLE_NS (1000000000LL)
+/* after the store serves again (its health check says so, a failover's new
+ * master took a write), lock errors are still the fault's doing for this
+ * long: clients find out about a broken connection only at their next
+ * command. Each server fault's record states it (grace_ns). */
+#define GRACE_NS (1000000000LL)
 #define FAILOVER_POLL_NS (2000000LL)  /* a failover's steps are looked at this often */
 
 /* --------------------------------------------------------------- records */
@@ -74,6 +75,28 @@ static void rec_skip(struct faults *F, int spec, int64_t now, bool not_used, con
     vsnprintf(r->note, sizeof r->note, fmt, ap);
     va_end(ap);
     rec_publish(&F->rg->head->faults, idx);
+}
+
+/* Lock errors of every client so far (the fault's record keeps the figure
+ * at its firing, so the report can say how many came after it). */
+static int64_t errors_now(const struct faults *F)
+{
+    int64_t n = 0;
+    for (int i = 0; i < F->n_clients; i++) {
+        const struct client_slot *sl = &F->rg->slots[i];
+        n += sl->errors + sl->fault_errors + sl->release_errors;
+    }
+    return n;
+}
+
+/* A server fault is about to act: lock errors are its doing from now on,
+ * not from the end of this tick (update_excuse closes the window once the
+ * store serves again). */
+static void excuse_open(struct faults *F, struct fault_record *r)
+{
+    atomic_store(&F->rg->head->excused_until_ns, INT64_MAX);
+    r->grace_ns = GRACE_NS;
+    r->errors_before = errors_now(F);
 }
 
 /* ------------------------------------------------------------- processes */
@@ -334,8 +357,11 @@ static void bring_back(struct faults *F, int k)
     int rc = servers_restart(F->down[k].srv, &err);
     if (r->outcome == FAULT_ACTIVE) { /* else its watch ended it: the store served without it */
         r->end_ns = lab_now_ns();
-        if (!fault_watch_has(F, F->down[k].rec))
+        if (!fault_watch_has(F, F->down[k].rec)) {
             r->outcome = FAULT_DONE;
+            if (rc == 0)
+                r->back_ns = r->end_ns; /* no health check: it answered its start-up check */
+        }
     }
     if (rc != 0) {
         r->outcome = FAULT_FAILED;
@@ -348,6 +374,15 @@ static void bring_back(struct faults *F, int k)
 }
 
 /* ------------------------------------------------------------- failover */
+
+/* Grants the clients gave back so far because too few replicas had them. */
+static int64_t unreplicated_now(const struct faults *F)
+{
+    int64_t n = 0;
+    for (int i = 0; i < F->n_clients; i++)
+        n += F->rg->slots[i].stats.unreplicated;
+    return n;
+}
 
 /* Start a failover (the backend's steps, backend.h); step_failover() drives
  * it from then on. */
@@ -370,10 +405,11 @@ static enum fire fire_failover(struct faults *F, int spec, int64_t now)
     memset(&F->fo, 0, sizeof F->fo);
     r->start_ns = now;
     r->outcome = FAULT_ACTIVE;
+    excuse_open(F, r);
     region_key_of(F->s, 0, F->fo.fo.key, sizeof F->fo.fo.key);
     struct lab_err err = {0};
     if (be->failover_step(&F->fo.fo, false, false, now, &err) != 0) {
-        r->end_ns = now;
+        r->end_ns = r->back_ns = now; /* nothing was cut: the store served throughout */
         r->outcome = FAULT_FAILED;
         snprintf(r->note, sizeof r->note, "%.120s", err.msg);
     } else {
@@ -381,6 +417,7 @@ static enum fire fire_failover(struct faults *F, int spec, int64_t now)
         F->fo.spec = spec;
         F->fo.rec = idx;
         F->fo.window_end = now + f->window_ns;
+        F->fo.unreplicated_at_cut = unreplicated_now(F);
         snprintf(r->hit, sizeof r->hit, "%s", f->target_text);
     }
     rec_publish(&F->rg->head->faults, idx);
@@ -396,7 +433,11 @@ static void add_phase(struct fault_record *r, const char *name, int64_t t)
     r->phase[r->n_phases++].at_ns = t;
 }
 
-/* Close the failover's record: its phases and what they took. */
+/* Close the failover's record: its phases, what they took, and whether it
+ * lost a fresh grant. One that found none to lose tested nothing, unless
+ * the design itself refused every grant the replicas had not acknowledged
+ * (redis-wait): then the refusal is what the run shows. Otherwise the
+ * record is `skipped`, a fault that never landed (never a `safe`). */
 static void failover_record(struct faults *F, int rc, const struct lab_err *err, int64_t now)
 {
     struct fault_record *r = &F->rg->head->faults.rec[F->fo.rec];
@@ -410,18 +451,28 @@ static void failover_record(struct faults *F, int rc, const struct lab_err *err,
     if (fo->cut_ns)
         r->start_ns = fo->cut_ns; /* the fault's band: from the cut to the first write */
     r->end_ns = fo->writable_ns ? fo->writable_ns : now;
-    r->outcome = rc == 1 ? FAULT_DONE : FAULT_FAILED;
-    char what[64] = "no client was granted while replication was cut";
-    if (fo->granted_ns)
-        snprintf(what, sizeof what, "client %d granted after the cut, not replicated", r->client);
-    else if (fo->killed_ns)
-        snprintf(what, sizeof what, "no unreplicated grant in the window");
+    r->back_ns = fo->writable_ns; /* the new master took a write: it serves */
+    int64_t refused = unreplicated_now(F) - F->fo.unreplicated_at_cut;
+    bool lost = fo->granted_ns != 0;
+    char what[112];
+    if (lost)
+        snprintf(what, sizeof what, "lost a fresh grant: client %d granted after the cut, "
+                 "not replicated", r->client);
+    else if (!fo->killed_ns)
+        snprintf(what, sizeof what, "no client was granted while replication was cut");
+    else if (refused > 0)
+        snprintf(what, sizeof what, "found none to lose: the design gave back %lld grants "
+                 "no replica had acknowledged", (long long)refused);
+    else
+        snprintf(what, sizeof what, "found none to lose: no fresh grant reached the master in "
+                 "the %.1f s window", (double)F->s->faults[F->fo.spec].window_ns / 1e9);
+    r->outcome = rc != 1 ? FAULT_FAILED : lost || refused > 0 ? FAULT_DONE : FAULT_SKIPPED;
     if (rc == 1)
         snprintf(r->note, sizeof r->note, "%s; switched %.2f s and writable %.2f s after the kill",
                  what, (double)(fo->switched_ns - fo->killed_ns) / 1e9,
                  (double)(fo->writable_ns - fo->killed_ns) / 1e9);
     else
-        snprintf(r->note, sizeof r->note, "%.60s; %.60s", what, err ? err->msg : "interrupted");
+        snprintf(r->note, sizeof r->note, "%.90s; %.30s", what, err ? err->msg : "interrupted");
     F->fo.on = false;
 }
 
@@ -553,13 +604,17 @@ static enum fire fire_server(struct faults *F, int spec, int64_t now)
     server_name(F, srv, name, sizeof name);
     snprintf(r->hit, sizeof r->hit, "%s (pid %d)", name, (int)srv->pid);
     r->outcome = FAULT_ACTIVE;
-    fault_watch_open(F, idx, srv, name); /* a store that elects: until it serves again */
+    if (f->action != FAULT_CLOCK_JUMP) {
+        excuse_open(F, r);
+        fault_watch_open(F, idx, srv, name); /* until the store says it serves again */
+    }
     if (holder >= 0)
         fault_note_add(r, "while client %d held the lock", holder);
     switch (f->action) {
     case FAULT_PAUSE:
         if (!lab_stop_confirmed(srv->pid, STOP_CONFIRM_NS)) {
             r->outcome = FAULT_FAILED;
+            r->back_ns = now; /* it never stopped serving */
             snprintf(r->note, sizeof r->note, "the stop did not land");
         } else {
             pause_children(r, srv->pid);
@@ -633,30 +688,48 @@ static int64_t end_pauses(struct faults *F, int64_t now, bool force)
             continue;
         }
         r->end_ns = now;
-        if (!fault_watch_has(F, i))
+        if (!fault_watch_has(F, i)) {
             r->outcome = FAULT_DONE;
+            if (r->client < 0)
+                r->back_ns = now; /* no health check: continued, it serves */
+        }
         if (force && now < end)
             fault_note_add(r, "continued early: the run ended");
     }
     return next;
 }
 
-/* Publish whether a server fault is on (a record of a server hit still
- * active): while one is, and for SETTLE_NS after the last one ended, the
- * clients count lock errors as the fault's doing (region.h). */
-static void update_excuse(struct faults *F, int64_t now)
+/* Is r the record of a fault on a server (not a client, not a clock)? */
+static bool server_record(const struct fault_record *r)
+{
+    return r->client < 0 && r->action != FAULT_CLOCK_JUMP && r->outcome != FAULT_SKIPPED &&
+           (r->pid > 0 || r->action == FAULT_FAILOVER);
+}
+
+/* Publish the window in which lock errors are a server fault's doing
+ * (region.h): opened by excuse_open just before a fault acts, kept open
+ * while any server fault's store has not served again, and closed
+ * GRACE_NS after the last of them did (back_ns). A store that never comes
+ * back keeps it open to the end: the verdict then says `unavailable`
+ * (runner.c) rather than counting errors. */
+static void update_excuse(struct faults *F)
 {
     struct fault_log *log = &F->rg->head->faults;
     int n = atomic_load(&log->n);
-    bool on = false;
-    for (int i = 0; i < n && i < FAULT_RECORDS_MAX && !on; i++)
-        on = atomic_load(&log->published[i]) && log->rec[i].outcome == FAULT_ACTIVE &&
-             log->rec[i].client < 0 && log->rec[i].pid > 0;
-    atomic_llong *until = &F->rg->head->excused_until_ns;
-    if (on)
-        atomic_store(until, INT64_MAX);
-    else if (atomic_load(until) == INT64_MAX)
-        atomic_store(until, now + SETTLE_NS);
+    bool any = false, on = false;
+    int64_t until = 0;
+    for (int i = 0; i < n && i < FAULT_RECORDS_MAX; i++) {
+        const struct fault_record *r = &log->rec[i];
+        if (!atomic_load(&log->published[i]) || !server_record(r))
+            continue;
+        any = true;
+        if (!r->back_ns)
+            on = true;
+        else if (r->back_ns + r->grace_ns > until)
+            until = r->back_ns + r->grace_ns;
+    }
+    if (any)
+        atomic_store(&F->rg->head->excused_until_ns, on ? INT64_MAX : until);
 }
 
 int64_t faults_tick(struct faults *F, int64_t now)
@@ -693,7 +766,7 @@ int64_t faults_tick(struct faults *F, int64_t now)
     int64_t look = fault_watch_poll(F, lab_now_ns());
     if (look < next)
         next = look;
-    update_excuse(F, lab_now_ns());
+    update_excuse(F);
     return retry < next ? retry : next;
 }
 

@@ -90,6 +90,23 @@ int64_t oracle_misdeletes(const struct oracle_interval *iv, size_t n)
     return count;
 }
 
+/* See oracle.h: a later grant overlapping a is one entered after a, before
+ * a's exit mark; sorted by entry, those follow a directly. */
+int64_t oracle_rightful_refusals(const struct oracle_interval *iv, size_t n)
+{
+    int64_t count = 0;
+    for (size_t a = 0; a < n; a++) {
+        if (!(iv[a].flags & ORACLE_REFUSED))
+            continue;
+        bool later = false;
+        for (size_t b = a + 1; b < n && !later && iv[b].key == iv[a].key &&
+                               iv[b].enter_ns < iv[a].exit_ns; b++)
+            later = iv[b].enter_ns > iv[a].enter_ns;
+        count += !later;
+    }
+    return count;
+}
+
 /* ------------------------------------------------------------------------
  * Sorting
  * --------------------------------------------------------------------- */

@@ -68,6 +68,9 @@ struct oracle_interval {
 /* The client died in the middle of an oracle mark: enter_seq or exit_seq
  * is unknown, and so is whether the live count saw the mark. */
 #define ORACLE_SEQ_UNKNOWN 8u
+/* The fenced resource refused this holder's read or write: its token was
+ * older than one the resource had seen. */
+#define ORACLE_REFUSED 16u
 
 /* Mark entry: one atomic step adds a holder and takes the next event number
  * (into *seq); updates max_holders and live_overlaps. Returns the number of
@@ -90,6 +93,14 @@ uint64_t oracle_exit(struct oracle_key *k);
  * Needs iv sorted by key and entry time, as oracle_analyze() leaves it.
  * Returns the count, or -ENOMEM. */
 int64_t oracle_misdeletes(const struct oracle_interval *iv, size_t n);
+
+/* Count the holders the fenced resource refused (ORACLE_REFUSED) although
+ * no later grant overlapped them: nobody newer held the lock, so the token
+ * they carried was lower than one handed out before them. The token
+ * sequence went backwards (a store restarted empty, a replica promoted
+ * without the counter): a rightful holder refused, not a stale one. Needs
+ * iv sorted by key and entry time, as oracle_analyze() leaves it. */
+int64_t oracle_rightful_refusals(const struct oracle_interval *iv, size_t n);
 
 /* The live counter replayed from the logs: in each key's event order, how
  * many entries found another holder inside and the most holders at once.

@@ -96,6 +96,19 @@ static double ms_after(int64_t t, int64_t start)
     return (double)(t - start) / 1e6;
 }
 
+/* The server fault a run never recovered from (verdict unavailable), or
+ * null: its entry, what it was, and the lock errors after it. */
+static json_t *unavailable_json(const struct run_result *r)
+{
+    if (r->unavailable_fault < 0)
+        return json_null();
+    const struct fault_record *f = &r->faults[r->unavailable_fault];
+    return json_pack("{s:i, s:s, s:s, s:f, s:I, s:b}", "entry", f->spec, "action",
+                     fault_action_name(f->action), "target", f->target, "start_ms",
+                     ms_after(f->start_ns, r->start_ns), "errors_after",
+                     (json_int_t)f->errors_after, "store_back", r->unavailable_back);
+}
+
 /* What the fault timeline did in this run. */
 static json_t *faults_json(const struct run_result *r)
 {
@@ -124,10 +137,19 @@ static json_t *faults_json(const struct run_result *r)
                                 f->leader_ns ? json_real(ms_after(f->leader_ns, f->start_ns))
                                              : json_null());
         }
-        if (f->action == FAULT_KILL && f->client >= 0)
+        bool server = f->client < 0 && f->action != FAULT_CLOCK_JUMP &&
+                      f->outcome != FAULT_SKIPPED && (f->pid > 0 || f->action == FAULT_FAILOVER);
+        if ((f->action == FAULT_KILL && f->client >= 0) || server)
             json_object_set_new(o, "recovery_ms", f->recovery_ns >= 0
                                                       ? json_real((double)f->recovery_ns / 1e6)
                                                       : json_null());
+        if (server) { /* when the store served again, the grace after it, errors after it */
+            json_object_set_new(o, "back_ms", f->back_ns ? json_real(ms_after(f->back_ns,
+                                                                              r->start_ns))
+                                                         : json_null());
+            json_object_set_new(o, "grace_ms", json_real((double)f->grace_ns / 1e6));
+            json_object_set_new(o, "errors_after", json_integer(f->errors_after));
+        }
         if (f->action == FAULT_CLOCK_JUMP) /* what the server's own clock did */
             json_object_set_new(o, "clock_jump_ms", json_real((double)f->jump_ns / 1e6));
         json_array_append_new(a, o);
@@ -223,6 +245,9 @@ static json_t *result_json(const struct run_result *r)
                   "intervals_dropped",
                   (json_int_t)r->intervals_dropped));
     safety_oracle_json(json_object_get(o, "safety"), r);
+    json_object_set_new(json_object_get(o, "safety"), "rightful_refused",
+                        json_integer(r->rightful_refused));
+    json_object_set_new(o, "unavailable", unavailable_json(r));
     json_object_set_new(o, "servers", servers_json(r));
     json_object_set_new(o, "workload",
                         json_pack("{s:I, s:I, s:I}", "units_done", (json_int_t)r->work.units_done,
@@ -610,10 +635,27 @@ static void print_faults(FILE *f, const struct run_result *x)
     if (x->fault_errors)
         snprintf(errs, sizeof errs, "; %lld lock errors while a server was down",
                  (long long)x->fault_errors);
-    fprintf(f, "%20s   faults: %d landed, %d skipped, %d failed%s%s%s%s%s%s\n", "", n[FAULT_DONE],
+    char back[48] = ""; /* the slowest first grant after a store served again */
+    int64_t slowest = -1;
+    for (int i = 0; i < x->n_faults; i++)
+        if (x->faults[i].client < 0 && x->faults[i].recovery_ns > slowest)
+            slowest = x->faults[i].recovery_ns;
+    if (slowest >= 0)
+        snprintf(back, sizeof back, "; granted %s after the store was back",
+                 fmt_us(t, sizeof t, slowest / 1000));
+    fprintf(f, "%20s   faults: %d landed, %d skipped, %d failed%s%s%s%s%s%s%s\n", "", n[FAULT_DONE],
             n[FAULT_SKIPPED], n[FAULT_FAILED], not_used ? " (others not for this design)" : "",
-            rec[0] ? "; recovery " : "", rec, elect, errs,
+            rec[0] ? "; recovery " : "", rec, back, elect, errs,
             x->unrecovered_kills ? "; a killed holder's lock was never granted again" : "");
+    if (x->unavailable_fault >= 0) {
+        const struct fault_record *u = &x->faults[x->unavailable_fault];
+        fprintf(f, "%20s   unavailable: no grant after fault %d (%s %s at %.2f s), %s; %lld lock "
+                "errors followed\n", "", u->spec, fault_action_name(u->action), u->target,
+                (double)(u->start_ns - x->start_ns) / 1e9,
+                x->unavailable_back ? "though the store served again"
+                                    : "the store did not serve again while the clients asked",
+                (long long)u->errors_after);
+    }
 }
 
 void report_print_row(FILE *f, const struct run_result *x)
@@ -650,9 +692,13 @@ void report_print_row(FILE *f, const struct run_result *x)
                    "judges\n", "", (long long)x->acquired, (long long)x->work.units_done,
                 (long long)x->release_not_owner, 100 * conflict_rate(x));
     if (x->fencing == FENCING_ON)
-        fprintf(f, "%20s   fencing on: the stock store refused %lld stale writes and %lld stale reads\n",
-                "", (long long)x->work.stale_writes_rejected,
-                (long long)x->work.stale_reads_rejected);
+        fprintf(f, "%20s   fencing on: the stock store refused %lld stale writes and %lld stale "
+                "reads%s\n", "", (long long)x->work.stale_writes_rejected,
+                (long long)x->work.stale_reads_rejected,
+                x->rightful_refused ? "; the token went backwards:" : "");
+    if (x->fencing == FENCING_ON && x->rightful_refused)
+        fprintf(f, "%20s   %lld holders refused that no later grant overlapped\n", "",
+                (long long)x->rightful_refused);
     else if (x->fencing == FENCING_UNSUPPORTED)
         fprintf(f, "%20s   fencing asked for, but %s gives no sound token: ran unfenced\n", "",
                 x->ops->name);

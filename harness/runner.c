@@ -313,12 +313,57 @@ static int cross_check(struct run_result *res, struct oracle_interval *all, int6
 
 /* Copy the run's fault records and work out, for each client a fault
  * killed inside its critical section, how long until the next grant. */
+/* Server faults (fault records of servers, not clients or clocks): the
+ * first grant after each one's store served again (recovery_ns), the lock
+ * errors after it, and whether the service came back at all: the last one
+ * is `unavailable` when no grant came once its store served again (or the
+ * store never did while the clients asked), although some client went on
+ * asking for at least its grace after the store's return (or after the
+ * fault) and after the last holder left. last_asking: when the last client
+ * left its loop. */
+static void server_recovery(struct run_result *res, const struct oracle_interval *all,
+                            int64_t n_iv, int64_t last_asking)
+{
+    int64_t errors_end = res->errors + res->fault_errors + res->release_errors;
+    int last = -1;
+    for (int i = 0; i < res->n_faults; i++) {
+        struct fault_record *r = &res->faults[i];
+        if (r->client >= 0 || r->action == FAULT_CLOCK_JUMP || r->outcome == FAULT_SKIPPED ||
+            (r->pid <= 0 && r->action != FAULT_FAILOVER))
+            continue;
+        r->errors_after = errors_end - r->errors_before;
+        int64_t next = INT64_MAX;
+        for (int64_t k = 0; r->back_ns && k < n_iv; k++)
+            if (all[k].enter_ns >= r->back_ns && all[k].enter_ns < next)
+                next = all[k].enter_ns;
+        r->recovery_ns = next != INT64_MAX ? next - r->back_ns : -1;
+        if (last < 0 || r->start_ns >= res->faults[last].start_ns)
+            last = i;
+    }
+    if (last < 0)
+        return;
+    const struct fault_record *L = &res->faults[last];
+    bool back = L->back_ns && L->back_ns <= last_asking;
+    int64_t from = back ? L->back_ns : L->start_ns;
+    for (int64_t k = 0; k < n_iv; k++) {
+        if (back && all[k].enter_ns >= L->back_ns)
+            return; /* granted once the store served again: it came back */
+        if (all[k].exit_ns > from)
+            from = all[k].exit_ns; /* held through it: nothing to grant until then */
+    }
+    if (last_asking >= from + (L->grace_ns ? L->grace_ns : 1000000000LL)) {
+        res->unavailable_fault = last;
+        res->unavailable_back = back;
+    }
+}
+
 static void collect_faults(const struct scenario *s, struct region *rg, struct run_result *res,
                            const struct oracle_interval *all, int64_t n_iv)
 {
     struct fault_log *log = &rg->head->faults;
     int n = atomic_load(&log->n);
     res->recovery_ns = -1;
+    res->unavailable_fault = -1;
     for (int i = 0; i < n && i < FAULT_RECORDS_MAX; i++) {
         if (!atomic_load(&log->published[i]))
             continue;
@@ -343,6 +388,11 @@ static void collect_faults(const struct scenario *s, struct region *rg, struct r
             res->unrecovered_kills++;
         }
     }
+    int64_t last_asking = 0;
+    for (int i = 0; i < s->clients; i++)
+        if (rg->slots[i].end_ns > last_asking)
+            last_asking = rg->slots[i].end_ns;
+    server_recovery(res, all, n_iv, last_asking);
     /* an entry that applied to this design and never landed (a failpoint
      * of this design that was never reached has no record at all) */
     for (int f = 0; f < s->n_faults; f++) {
@@ -434,6 +484,7 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
         res->release_deleted_other = oracle_misdeletes(all, (size_t)total_iv);
         if (res->release_deleted_other < 0)
             rc = (int)res->release_deleted_other;
+        res->rightful_refused = oracle_rightful_refusals(all, (size_t)total_iv);
     }
     if (rc == 0)
         rc = cross_check(res, all, total_iv);
@@ -488,6 +539,12 @@ enum verdict runner_verdict(const struct run_result *r)
         overlap = false;
     if (r->work.oversold > 0 || r->work.lost_updates > 0)
         return VERDICT_VIOLATION;
+    /* The fenced store refused a holder that nobody newer overlapped: the
+     * tokens went backwards (a store restarted empty). The stock is exact
+     * (above), but the fence cannot be trusted: it refuses the rightful
+     * holder, and would let a stale one through. */
+    if (r->fencing == FENCING_ON && r->rightful_refused > 0)
+        return VERDICT_TOKEN_REGRESSED;
     /* Two holders, but the fenced store refused the stale one (and the
      * stock is exact, above): the fence did its work. Overlap that it
      * never had to refuse is still two holders, a violation. */
@@ -498,6 +555,10 @@ enum verdict runner_verdict(const struct run_result *r)
         return VERDICT_VIOLATION;
     if (r->cross_check == CROSS_MISMATCH)
         return VERDICT_ERROR; /* the lab lost track: nothing it says is sure */
+    /* no grant after the last server fault: the lock errors it excused are
+     * not a clean run, they are a service that never came back */
+    if (r->unavailable_fault >= 0)
+        return VERDICT_UNAVAILABLE;
     if (r->unrecovered_kills > 0)
         return VERDICT_BLOCKED; /* a killed holder's lock was never granted again */
     if (r->faults_missed > 0)

@@ -1263,7 +1263,57 @@ static int load_fault(struct opt_loader *L, const yaml_node_t *entry, const char
         return -1;
     if (!has[2])
         f->count = f->target == TARGET_FAILPOINT || has[0] ? 1 : 0; /* every: unbounded */
+    f->window_given = has[7];
+    f->line = (int)entry->start_mark.line + 1;
+    f->column = (int)entry->start_mark.column + 1;
     return 0;
+}
+
+/* When the last timed fault of s is over at the latest (INT64_MIN: none
+ * is, or one repeats without end); *which its entry. */
+static int64_t last_fault_end(const struct scenario *s, int *which)
+{
+    int64_t last = INT64_MIN;
+    for (int i = 0; i < s->n_faults; i++) {
+        const struct fault_spec *f = &s->faults[i];
+        if (f->target == TARGET_FAILPOINT)
+            continue;
+        if (f->every_ns && !f->count)
+            return INT64_MIN;
+        int64_t end = f->at_ns + (f->every_ns ? f->every_ns * (f->count - 1) : 0) +
+                      f->duration_ns + (f->when_holder || f->action == FAULT_FAILOVER ||
+                                                f->target == TARGET_HOLDER
+                                            ? f->window_ns
+                                            : 0);
+        if (end >= last) {
+            last = end;
+            *which = i;
+        }
+    }
+    return last;
+}
+
+/* The faults once the whole file is read: a failover without a window
+ * waits for a fresh grant as long as the lease plus the business time
+ * (and a second), so that a lock held at the cut has expired in the
+ * replicas and another client has been granted; and a warning when the
+ * run has less time after its last fault than lock.wait, since then no
+ * acquire can even time out after it. */
+static void faults_finish(struct opt_loader *L)
+{
+    struct scenario *s = L->s;
+    for (int i = 0; i < s->n_faults; i++)
+        if (s->faults[i].action == FAULT_FAILOVER && !s->faults[i].window_given)
+            s->faults[i].window_ns = s->ttl_ns + s->business_ns + 1000000000LL;
+    int k = -1;
+    int64_t last = last_fault_end(s, &k);
+    if (last == INT64_MIN || last >= s->max_duration_ns || s->wait_ns <= s->max_duration_ns - last)
+        return;
+    fprintf(stderr, "locklab: warning: %s:%d:%d: faults[%d] is over by %.2f s at the latest and "
+            "the run lasts %.2f s: lock.wait (%.2f s) is longer than what is left after it, so no "
+            "acquire can time out after the last fault\n", L->path, s->faults[k].line,
+            s->faults[k].column, k, (double)last / 1e9, (double)s->max_duration_ns / 1e9,
+            (double)s->wait_ns / 1e9);
 }
 
 static int load_faults(struct opt_loader *L, const yaml_node_t *value, const char *keypath)
@@ -1716,6 +1766,7 @@ static int load_root(struct opt_loader *L)
                            "%s keeps its own stock and its version: it needs workload kind "
                            "stock", ops->name);
     }
+    faults_finish(L);
     return designs_finish(L);
 }
 

@@ -86,6 +86,8 @@ struct lock_stats {
     int64_t notifications;    /* watch events / pub-sub messages received */
     int64_t renewals;         /* successful TTL extensions */
     int64_t renewal_failures; /* extensions refused or failed */
+    int64_t unreplicated;     /* grants the design gave back because too few replicas
+                               * acknowledged them (redis-wait's WAIT) */
     int64_t lease_floor_ns;   /* not a counter: after each grant, the CLOCK_MONOTONIC time
                                * before which that lock cannot expire (when the granting
                                * request was sent + its TTL); 0 for a lock without a TTL */

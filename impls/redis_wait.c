@@ -49,6 +49,8 @@ static int rwait_try(struct lock_client *c, const char *key, struct lab_err *err
     if (acked >= o->replicas)
         return 1;
     /* not replicated enough: give the grant back and try again later */
+    if (acked >= 0)
+        c->env->stats->unreplicated++;
     struct lab_err ignored = {0};
     redis_release_script(c, key, &ignored);
     return acked < 0 ? -1 : 0;

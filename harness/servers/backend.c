@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 extern const struct backend_ops backend_redis;
 extern const struct backend_ops backend_zookeeper;
@@ -55,4 +56,34 @@ void backend_fill_conn(struct lock_servers *sv)
             break;
         used += (size_t)w;
     }
+}
+
+void backend_health_asked(const struct backend_role *roles, int n, const struct server *must,
+                          int need, int (*answers)(const struct server *srv),
+                          struct backend_health *out)
+{
+    const struct server *seen[BACKEND_MAX_ROLES];
+    int n_seen = 0, answering = 0;
+    bool must_answers = must == NULL;
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < n; i++) {
+        const struct server *srv = roles[i].srv;
+        bool dup = false;
+        for (int k = 0; k < n_seen && !dup; k++)
+            dup = seen[k] == srv;
+        if (dup || n_seen == BACKEND_MAX_ROLES)
+            continue; /* a server listed again under a role that moves */
+        seen[n_seen++] = srv;
+        out->servers++;
+        char st = srv->pid > 0 ? lab_proc_state(srv->pid) : 0;
+        if (st == 0 || st == 'Z' || st == 'T' || st == 't')
+            continue; /* down, or stopped by a fault: not asked, never waited on */
+        out->running++;
+        if (answers(srv) == 0) {
+            answering++;
+            must_answers |= srv == must;
+        }
+    }
+    out->available = must_answers && answering >= need && answering > 0;
+    out->whole = out->available && answering == out->running;
 }

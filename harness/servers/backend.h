@@ -165,6 +165,17 @@ const struct backend_ops *backend_find(const char *name);
 /* Its index in backend_registry. */
 int backend_index(const struct backend_ops *be);
 
+/* A health hook's one look (backend_ops.health) for a store whose servers
+ * each answer a check of their own (PING, SELECT 1): every distinct server
+ * of roles that runs (not down, not stopped by a fault: those are not
+ * asked, so the look never waits on them) is asked with answers (0: it
+ * served). The store is available when must (NULL: any) answered and at
+ * least need servers did; whole when every running server did. No leader
+ * is named. */
+void backend_health_asked(const struct backend_role *roles, int n, const struct server *must,
+                          int need, int (*answers)(const struct server *srv),
+                          struct backend_health *out);
+
 /* Fill sv->conn from its nodes: "host:port,host:port...". */
 void backend_fill_conn(struct lock_servers *sv);
 

@@ -204,6 +204,19 @@ static int mysql_roles(const struct lock_ops *ops, const struct scenario *s,
     return 1;
 }
 
+static int mysql_answers(const struct server *srv)
+{
+    return servers_mysql_ping(srv->host, srv->port, 200, NULL);
+}
+
+/* Serving: the server answers a query. */
+static void mysql_health(const struct lock_ops *ops, const struct scenario *s,
+                         struct backend_health *out)
+{
+    struct backend_role r[1];
+    backend_health_asked(r, mysql_roles(ops, s, r, 1), NULL, 1, mysql_answers, out);
+}
+
 const struct backend_ops backend_mysql = {
     .name = "mysql",
     .title = "MariaDB",
@@ -220,6 +233,7 @@ const struct backend_ops backend_mysql = {
     .server_ops = mysql_server_ops,
     .describe = mysql_describe,
     .roles = mysql_roles,
+    .health = mysql_health,
     .bench_impl = "mysql-get-lock",
     .bench_bare_loop = "locklab-bare-mysql",
     .bench_cycle = "mysql-get-lock cycle (SELECT GET_LOCK + SELECT RELEASE_LOCK)",

@@ -199,6 +199,20 @@ static int pg_roles(const struct lock_ops *ops, const struct scenario *s,
     return 1;
 }
 
+static int pg_answers(const struct server *srv)
+{
+    (void)srv; /* the one embedded server, reached by its conninfo */
+    return servers_pg_ping(pg.sv.conn, 1000, NULL);
+}
+
+/* Serving: a session answers a query. */
+static void pg_health(const struct lock_ops *ops, const struct scenario *s,
+                      struct backend_health *out)
+{
+    struct backend_role r[1];
+    backend_health_asked(r, pg_roles(ops, s, r, 1), NULL, 1, pg_answers, out);
+}
+
 const struct backend_ops backend_postgres = {
     .name = "postgres",
     .title = "PostgreSQL",
@@ -215,6 +229,7 @@ const struct backend_ops backend_postgres = {
     .server_ops = pg_server_ops,
     .describe = pg_describe,
     .roles = pg_roles,
+    .health = pg_health,
     .bench_impl = "pg-advisory",
     .bench_bare_loop = "locklab-bare-pg",
     .bench_cycle = "pg-advisory cycle (pg_advisory_lock + pg_advisory_unlock)",

@@ -268,6 +268,36 @@ static int redis_prepare_run(const struct lock_ops *ops, const struct scenario *
     return 0;
 }
 
+static int redis_answers(const struct server *srv)
+{
+    return servers_redis_ping(srv->host, srv->port, 200, NULL);
+}
+
+/* Serving: the master the sentinels name answers (sentinel topology), a
+ * majority of the independent masters answer (what a multi-master design
+ * needs), or the one store answers. */
+static void redis_health(const struct lock_ops *ops, const struct scenario *s,
+                         struct backend_health *out)
+{
+    struct backend_role r[BACKEND_MAX_ROLES];
+    int n = redis_roles(ops, s, r, BACKEND_MAX_ROLES);
+    const struct server *master = NULL;
+    int need = 1;
+    if (sentinel_run(ops, s)) {
+        for (int i = 0; i < n && !master; i++)
+            if (strcmp(r[i].name, "redis-master") == 0)
+                master = r[i].srv;
+        if (!master) { /* the sentinels name none now: not serving */
+            memset(out, 0, sizeof *out);
+            out->servers = out->running = n;
+            return;
+        }
+    } else if (multi(ops)) {
+        need = n / 2 + 1;
+    }
+    backend_health_asked(r, n, master, need, redis_answers, out);
+}
+
 const struct backend_ops backend_redis = {
     .name = "redis",
     .title = "Redis",
@@ -285,6 +315,7 @@ const struct backend_ops backend_redis = {
     .server_ops = redis_server_ops,
     .describe = redis_describe,
     .roles = redis_roles,
+    .health = redis_health,
     .failover_step = redis_failover_step,
     .failover_abort = redis_failover_abort,
     .bench_impl = "redis-lua",
