@@ -147,7 +147,7 @@ static json_t *faults_json(const struct run_result *r)
             json_object_set_new(o, "back_ms", f->back_ns ? json_real(ms_after(f->back_ns,
                                                                               r->start_ns))
                                                          : json_null());
-            json_object_set_new(o, "grace_ms", json_real((double)f->grace_ns / 1e6));
+            json_object_set_new(o, "grace_ms", json_integer(f->grace_ns / 1000000));
             json_object_set_new(o, "errors_after", json_integer(f->errors_after));
         }
         if (f->action == FAULT_CLOCK_JUMP) /* what the server's own clock did */

@@ -140,7 +140,8 @@ static void faults_table(FILE *f, json_t *results, const char *scn)
             if (!any)
                 fputs("<h3>Faults</h3>\n<table class=\"faults\">\n<tr><th>impl</th><th>action"
                       "</th><th>target</th><th>outcome</th><th>from (s)</th><th>to (s)</th>"
-                      "<th>hit</th><th>note</th></tr>\n", f);
+                      "<th>store back (s)</th><th>recovery (ms)</th><th>hit</th><th>note</th>"
+                      "</tr>\n", f);
             any = true;
             fputs("<tr><td>", f);
             report_xml_escaped(f, str(r, "impl"));
@@ -151,6 +152,18 @@ static void faults_table(FILE *f, json_t *results, const char *scn)
             fprintf(f, "</td><td>%s</td><td>%.3f</td><td>%.3f</td><td>",
                     !strcmp(str(x, "outcome"), "done") ? "done" : str(x, "outcome"),
                     num(x, "start_ms") / 1e3, num(x, "end_ms") / 1e3);
+            /* a server fault: when its store served again, the first grant after */
+            json_t *back = json_object_get(x, "back_ms"), *rec = json_object_get(x, "recovery_ms");
+            if (json_is_number(back))
+                fprintf(f, "%.3f", json_number_value(back) / 1e3);
+            else
+                fputs(json_object_get(x, "grace_ms") ? "never" : "", f);
+            fputs("</td><td>", f);
+            if (json_is_number(rec))
+                fprintf(f, "%.1f", json_number_value(rec));
+            else if (json_object_get(x, "grace_ms") || json_object_get(x, "recovery_ms"))
+                fputs("no grant", f);
+            fputs("</td><td>", f);
             report_xml_escaped(f, str(x, "hit"));
             fputs("</td><td>", f);
             report_xml_escaped(f, str(x, "note"));

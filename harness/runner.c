@@ -220,6 +220,7 @@ static void supervise(const struct scenario *s, const struct lock_ops *ops,
             next_fault = faults_tick(&F, now);
         if (!stop_at && (*stop || rg->head->stop || now >= deadline)) {
             rg->head->stop = 1;
+            res->stop_ns = now;
             next_fault = INT64_MAX;
             faults_release(&F); /* a stopped client cannot hear the stop */
             signal_children(pids, n, SIGUSR1);
@@ -346,6 +347,8 @@ static void server_recovery(struct run_result *res, const struct oracle_interval
     bool back = L->back_ns && L->back_ns <= last_asking;
     int64_t from = back ? L->back_ns : L->start_ns;
     for (int64_t k = 0; k < n_iv; k++) {
+        if (all[k].enter_ns >= last_asking)
+            continue; /* granted as the clients stopped */
         if (back && all[k].enter_ns >= L->back_ns)
             return; /* granted once the store served again: it came back */
         if (all[k].exit_ns > from)
@@ -388,8 +391,11 @@ static void collect_faults(const struct scenario *s, struct region *rg, struct r
             res->unrecovered_kills++;
         }
     }
-    int64_t last_asking = 0;
-    for (int i = 0; i < s->clients; i++)
+    /* the clients asked until they were told to stop (what they were
+     * granted while they stopped shows nothing of the service in the run),
+     * or until the last one finished its operations */
+    int64_t last_asking = res->stop_ns;
+    for (int i = 0; !res->stop_ns && i < s->clients; i++)
         if (rg->slots[i].end_ns > last_asking)
             last_asking = rg->slots[i].end_ns;
     server_recovery(res, all, n_iv, last_asking);

@@ -38,6 +38,8 @@ struct run_result {
     bool complete;               /* false when interrupted: only partial numbers */
     double elapsed_s;            /* from the start barrier to the last client done */
     int64_t start_ns;            /* the start barrier (CLOCK_MONOTONIC), fault times count from it */
+    int64_t stop_ns;             /* when the clients were told to stop (duration over, a
+                                    signal); 0 when they all finished their operations first */
     double throughput_per_s;     /* acquired / elapsed */
 
     int64_t acquired, timeouts, errors, released, release_not_owner, release_errors;

@@ -1309,11 +1309,11 @@ static void faults_finish(struct opt_loader *L)
     int64_t last = last_fault_end(s, &k);
     if (last == INT64_MIN || last >= s->max_duration_ns || s->wait_ns <= s->max_duration_ns - last)
         return;
-    fprintf(stderr, "locklab: warning: %s:%d:%d: faults[%d] is over by %.2f s at the latest and "
-            "the run lasts %.2f s: lock.wait (%.2f s) is longer than what is left after it, so no "
-            "acquire can time out after the last fault\n", L->path, s->faults[k].line,
-            s->faults[k].column, k, (double)last / 1e9, (double)s->max_duration_ns / 1e9,
-            (double)s->wait_ns / 1e9);
+    fprintf(stderr, "locklab: warning: %s:%d:%d: the run has %.2f s left after faults[%d] (over "
+            "by %.2f s of %.2f s), less than lock.wait (%.2f s): no acquire can time out after "
+            "the last fault\n", L->path, s->faults[k].line, s->faults[k].column,
+            (double)(s->max_duration_ns - last) / 1e9, k, (double)last / 1e9,
+            (double)s->max_duration_ns / 1e9, (double)s->wait_ns / 1e9);
 }
 
 static int load_faults(struct opt_loader *L, const yaml_node_t *value, const char *keypath)

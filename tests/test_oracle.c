@@ -25,6 +25,7 @@
 #include "check.h"
 #include "hist.h"
 #include "oracle.h"
+#include "runner.h"
 
 /* ------------------------------------------------------------------------
  * Helpers
@@ -707,6 +708,74 @@ static void test_misdeletes(void)
           (long long)oracle_misdeletes(iv, 3));
 }
 
+/* Holders the fenced resource refused: stale (a later grant overlapped
+ * them: the lock passed on while they held it) or rightful (nobody newer
+ * held it: the token sequence went backwards). */
+static void test_rightful_refusals(void)
+{
+    struct oracle_interval a = {.enter_ns = 100, .exit_ns = 600, .release_ns = 650, .key = 0,
+                                .client = 0};
+    struct oracle_interval b = {.enter_ns = 300, .exit_ns = 900, .release_ns = 950, .key = 0,
+                                .client = 1};
+    struct oracle_interval iv[2];
+
+    iv[0] = a, iv[1] = b;
+    iv[0].flags = ORACLE_REFUSED;
+    CHECK(oracle_rightful_refusals(iv, 2) == 0, "A refused, B granted while A held: stale, 0");
+    iv[0] = a, iv[1] = b;
+    iv[1].flags = ORACLE_REFUSED;
+    CHECK(oracle_rightful_refusals(iv, 2) == 1, "B refused, nobody newer overlapped B: 1");
+    iv[0] = a, iv[1] = b;
+    iv[1].enter_ns = 600;
+    iv[0].flags = iv[1].flags = ORACLE_REFUSED;
+    CHECK(oracle_rightful_refusals(iv, 2) == 2, "two clean handoffs, both refused: 2");
+    iv[0] = a, iv[1] = b;
+    iv[1].key = 1;
+    iv[0].flags = ORACLE_REFUSED;
+    CHECK(oracle_rightful_refusals(iv, 2) == 1, "the overlapping grant was another key's: 1");
+    iv[0] = a, iv[1] = b;
+    CHECK(oracle_rightful_refusals(iv, 2) == 0, "nobody refused: 0");
+}
+
+/* The verdict rules (runner_verdict) on results built by hand: what wins
+ * when a run shows several things at once. */
+static void test_verdicts(void)
+{
+    struct run_result *r = calloc(1, sizeof *r);
+    if (!r)
+        return;
+    r->unavailable_fault = -1;
+    r->acquired = 10;
+    CHECK(runner_verdict(r) == VERDICT_SAFE, "a clean run: safe");
+    r->fault_errors = 300;
+    r->unavailable_fault = 0;
+    CHECK(runner_verdict(r) == VERDICT_UNAVAILABLE, "no grant after the last server fault: "
+          "unavailable, not safe");
+    r->errors = 3;
+    r->faults_missed = 1;
+    CHECK(runner_verdict(r) == VERDICT_UNAVAILABLE, "... nor error for errors it left");
+    r->oracle.violations = 1;
+    CHECK(runner_verdict(r) == VERDICT_VIOLATION, "two holders outrank unavailable");
+    memset(r, 0, sizeof *r);
+    r->unavailable_fault = -1;
+    r->acquired = 10;
+    r->fencing = FENCING_ON;
+    r->rightful_refused = 4;
+    r->work.stale_reads_rejected = 4;
+    CHECK(runner_verdict(r) == VERDICT_TOKEN_REGRESSED, "a rightful holder refused: "
+          "token-regressed");
+    r->oracle.violations = 2;
+    CHECK(runner_verdict(r) == VERDICT_TOKEN_REGRESSED, "... also when holders overlapped");
+    r->work.lost_updates = 1;
+    CHECK(runner_verdict(r) == VERDICT_VIOLATION, "a stale write accepted: violation");
+    r->work.lost_updates = 0;
+    r->rightful_refused = 0;
+    CHECK(runner_verdict(r) == VERDICT_FENCED, "only stale holders refused: fenced");
+    r->fencing = FENCING_OFF;
+    CHECK(runner_verdict(r) == VERDICT_VIOLATION, "unfenced overlap: violation");
+    free(r);
+}
+
 int main(void)
 {
     test_empty();
@@ -724,6 +793,8 @@ int main(void)
     test_enter_exit_fork();
     test_sequence();
     test_misdeletes();
+    test_rightful_refusals();
+    test_verdicts();
     test_timing();
     return check_done();
 }
