@@ -106,7 +106,8 @@ void cpu_sample(const struct lock_ops *ops, const struct scenario *s, struct cpu
     }
 }
 
-int64_t cpu_rusage_ns(const struct rusage *ru)
+/* User + system time of a struct rusage, in ns. */
+static int64_t cpu_rusage_ns(const struct rusage *ru)
 {
     return ((int64_t)ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000000000 +
            ((int64_t)ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000;

@@ -71,9 +71,6 @@ struct cpu_use {
 void cpu_sample(const struct lock_ops *ops, const struct scenario *s,
                         struct cpu_sample *out);
 
-/* User + system time of a struct rusage, in ns. */
-int64_t cpu_rusage_ns(const struct rusage *ru);
-
 /* The parent's own user + system time so far. */
 int64_t cpu_self_ns(void);
 

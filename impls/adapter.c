@@ -256,10 +256,11 @@ static int adapter_open(struct lock_client **out, const struct lock_env *env,
     }
     /* the child's stderr is kept per client in the run's results, if any */
     char log_path[sizeof c->proc.log_path];
-    if (env->log_dir)
-        snprintf(log_path, sizeof log_path, "%s/client-%d.txt", env->log_dir, env->client_id);
-    if (adapter_proc_start(&c->proc, argv, spec->dir, vars, n, env->log_dir ? log_path : NULL,
-                           err) != 0)
+    int path_len = env->log_dir ? snprintf(log_path, sizeof log_path, "%s/client-%d.txt",
+                                           env->log_dir, env->client_id)
+                                : -1;
+    bool keep = path_len > 0 && (size_t)path_len < sizeof log_path; /* never a cut name */
+    if (adapter_proc_start(&c->proc, argv, spec->dir, vars, n, keep ? log_path : NULL, err) != 0)
         return -1;
 
     char line[ADAPTER_LINE_MAX + 1];
