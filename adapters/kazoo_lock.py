@@ -6,7 +6,10 @@ LOCKLAB_ZK_SESSION_TIMEOUT_MS, else kazoo's 10 s) and one Lock object per
 key, kept and reused as kazoo's documentation advises, on the path
 /locklab/KEY (where the lab's own ZooKeeper designs keep theirs, so the
 harness clears it between runs). acquire(timeout=WAIT) maps LockTimeout to
-`timeout`; release() returning False is `not-owner`. Fencing token: the
+`timeout`; release() returning False (kazoo knows it holds nothing) is
+`not-owner`; True is `released ?`: kazoo deletes its own node and ignores
+one already gone (its session expired), so it cannot tell whether the lock
+was still ours. Fencing token: the
 sequence number of the lock's node plus one (tokens are positive), which
 rises across grants as in the lab's zk-sequential. kazoo's Lock is not
 reentrant, so `ready` says fencing only. Protocol: docs/adapters.md.
@@ -58,7 +61,7 @@ def main():
                     say("timeout")
             elif len(words) == 2 and words[0] == "release":
                 lock = locks.get(words[1])
-                say("released" if lock is not None and lock.release() else "not-owner")
+                say("released ?" if lock is not None and lock.release() else "not-owner")
             else:
                 say("error unknown request")
         except (KazooException, KazooTimeoutError) as exc:

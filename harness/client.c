@@ -24,6 +24,7 @@
 #include "backend.h"
 #include "failpoint.h"
 #include "client.h"
+#include "cpu.h"
 #include "faults.h"
 
 static volatile int *client_stop; /* the region's stop flag */
@@ -87,9 +88,10 @@ static void nested_release(struct shared_head *h, const struct lock_ops *ops,
 {
     for (; held > 0; held--) {
         enum release_status rs = ops->release(lc, key, err);
-        if (rs == RELEASE_OK)
+        if (rs == RELEASE_OK || rs == RELEASE_UNCHECKED) {
             sl->released++;
-        else if (rs == RELEASE_NOT_OWNER)
+            sl->released_unchecked += rs == RELEASE_UNCHECKED;
+        } else if (rs == RELEASE_NOT_OWNER)
             sl->release_not_owner++;
         else if (rs == RELEASE_ERROR)
             lock_error(h, sl, &sl->release_errors, err);
@@ -170,6 +172,8 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
         int64_t t_released = lab_now_ns();
         hist_record(&sl->release, (t_released - t_exit + 500) / 1000);
         sl->cur.release_ns = t_released;
+        /* only a release that knows it removed our lock is evidence (an
+         * adapter's `released ?` is not: RELEASE_UNCHECKED) */
         if (rs == RELEASE_OK && shared_store && !optimistic)
             sl->cur.flags |= ORACLE_RELEASED_KEY;
         /* the lock was gone although it could not have expired yet: the
@@ -189,8 +193,9 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
             sl->iv_dropped++; /* first: a death in between may count it twice, never zero times */
         }
         atomic_store(&sl->iv_phase, IV_NONE);
-        if (rs == RELEASE_OK) {
+        if (rs == RELEASE_OK || rs == RELEASE_UNCHECKED) {
             sl->released++;
+            sl->released_unchecked += rs == RELEASE_UNCHECKED;
             if (optimistic && ws == WORKLOAD_DONE)
                 sl->units++; /* the write that sold it went through */
         } else if (rs == RELEASE_NOT_OWNER) {
@@ -256,6 +261,7 @@ _Noreturn void client_main(const struct scenario *s, const struct lock_ops *ops,
         .stop = &h->stop,
         .stats = &sl->stats,
         .fencing = fenced,
+        .log_dir = env->log_dir[0] ? env->log_dir : NULL,
     };
     struct lab_err err = {0};
     struct lock_client *lc = NULL;
@@ -282,9 +288,16 @@ _Noreturn void client_main(const struct scenario *s, const struct lock_ops *ops,
     while (atomic_load(&h->go) == 0 && !h->stop)
         region_futex_wait(&h->go, 0, 100 * 1000000);
     atomic_store(&sl->state, SLOT_RUNNING);
-    if (atomic_load(&h->go) > 0)
+    bool ran = atomic_load(&h->go) > 0;
+    /* the run's CPU is what was used from here (cpu.h): the start-up
+     * above, an adapter's interpreter loading, is not the lock's */
+    if (ran) {
+        cpu_window_mark(&sl->cpu, sl->child_pid, false);
         client_loop(s, ops, lc, wl, rg, idx);
+    }
     sl->end_ns = lab_now_ns();
+    if (ran) /* an adapter child that died and was reaped is 0 here (and in RUSAGE_CHILDREN) */
+        cpu_window_mark(&sl->cpu, adapter_is(ops) ? adapter_pid(lc) : 0, true);
     workload_close(wl);
     ops->close(lc);
     atomic_store(&sl->state, SLOT_DONE);

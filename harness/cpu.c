@@ -1,9 +1,14 @@
 /*
- * cpu.c - a run's CPU accounting (see cpu.h). Clients are counted from the
- * rusage wait4 returns when the parent reaps them, which covers every
- * thread of the client and the children it waited for; the lock servers
- * from utime + stime (+ cutime + cstime: the backends a server forked and
- * reaped, as PostgreSQL's) in /proc/<pid>/stat before and after the run.
+ * cpu.c - a run's CPU accounting (see cpu.h). Each client marks its own
+ * CPU time at the start barrier and when its loop ends: getrusage of
+ * itself (every thread) and of the children it reaped, plus its adapter
+ * child's utime + stime (+ cutime + cstime) from /proc/<pid>/stat, since
+ * that child is where a library burns its CPU. The difference is the
+ * client's share of the window, so an interpreter's or a JVM's start-up
+ * is not. A client that dies inside the window is counted up to its death
+ * from the rusage wait4 returns when the parent reaps it. The lock servers
+ * are counted from the same /proc fields at the barrier and after the
+ * clients are reaped (PostgreSQL's reaped backends in cutime + cstime).
  * Only the design's own embedded servers are counted (roles() of its
  * backend), never the stock store, which is the workload's.
  */
@@ -101,7 +106,8 @@ void cpu_sample(const struct lock_ops *ops, const struct scenario *s, struct cpu
     }
 }
 
-int64_t cpu_rusage_ns(const struct rusage *ru)
+/* User + system time of a struct rusage, in ns. */
+static int64_t cpu_rusage_ns(const struct rusage *ru)
 {
     return ((int64_t)ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000000000 +
            ((int64_t)ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000;
@@ -111,6 +117,39 @@ int64_t cpu_self_ns(void)
 {
     struct rusage ru;
     return getrusage(RUSAGE_SELF, &ru) == 0 ? cpu_rusage_ns(&ru) : 0;
+}
+
+void cpu_window_mark(struct cpu_window *w, pid_t child, bool end)
+{
+    struct rusage self, reaped;
+    int64_t ns = 0;
+    if (getrusage(RUSAGE_SELF, &self) == 0)
+        ns += cpu_rusage_ns(&self);
+    if (getrusage(RUSAGE_CHILDREN, &reaped) == 0)
+        ns += cpu_rusage_ns(&reaped); /* an adapter child killed and reaped during the run */
+    int64_t kid = child > 0 ? proc_cpu_ns(child) : 0; /* a zombie's times still read */
+    if (kid < 0)
+        kid = 0;
+    if (end) {
+        w->at_end_ns = ns + kid;
+        w->taken |= CPU_AT_END;
+    } else {
+        w->at_start_ns = ns + kid;
+        w->child_at_start_ns = kid;
+        w->taken |= CPU_AT_START;
+    }
+}
+
+int64_t cpu_window_ns(const struct cpu_window *w, const struct rusage *reaped)
+{
+    if (!(w->taken & CPU_AT_START))
+        return 0;
+    int64_t from = w->at_start_ns, to = w->at_end_ns;
+    if (!(w->taken & CPU_AT_END)) { /* died inside: its own time only */
+        from -= w->child_at_start_ns;
+        to = cpu_rusage_ns(reaped);
+    }
+    return to > from ? to - from : 0;
 }
 
 double cpu_cores(int64_t ns, double elapsed_s)

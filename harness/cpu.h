@@ -1,11 +1,14 @@
 /*
- * cpu.h - where a run's CPU time went: the client processes (from the
- * rusage of each reaped client), the embedded lock servers (from /proc),
- * and the harness's own parent, against the cores the run could use. A lab
- * that forks one process per client can saturate its own machine before
- * the lock service: a result whose clients held the cores measures the
- * client machine, and says so (client_bound), as fio reports usr/sys per
- * job.
+ * cpu.h - where a run's CPU time went during its measured window (from the
+ * start barrier to the end of the clients' loops): the client processes
+ * and their adapter children (each client takes its own CPU counters at
+ * both ends), the embedded lock servers (from /proc), and the harness's own
+ * parent, against the cores the run could use. A lab that forks one
+ * process per client can saturate its own machine before the lock service:
+ * a result whose clients held the cores measures the client machine, and
+ * says so (client_bound), as fio reports usr/sys per job. Start-up (a
+ * client connecting, an adapter's interpreter or JVM loading) happens
+ * before the barrier and is never charged to the run.
  */
 #ifndef LOCKLAB_CPU_H
 #define LOCKLAB_CPU_H
@@ -19,6 +22,8 @@
 
 #define CPU_MAX_SERVERS 16
 
+struct rusage;
+
 /* The CPU counters at one moment: the machine's and the lock servers'. */
 struct cpu_sample {
     int64_t busy_ns, total_ns; /* every core: busy (not idle, not iowait), and all */
@@ -30,10 +35,23 @@ struct cpu_sample {
     } s[CPU_MAX_SERVERS];
 };
 
+/* One client's CPU time (its own, every thread, the children it reaped,
+ * and its adapter child's) at the two ends of the measured window, taken
+ * by the client itself into its shared slot. */
+struct cpu_window {
+    int64_t at_start_ns;    /* at the start barrier */
+    int64_t child_at_start_ns; /* ... of which its adapter child's */
+    int64_t at_end_ns;      /* when its loop ended */
+    int taken;              /* CPU_AT_START | CPU_AT_END: which were taken */
+};
+#define CPU_AT_START 1
+#define CPU_AT_END 2
+
 /* Where a run's CPU time went (run_result.cpu). */
 struct cpu_use {
     int cores;              /* CPUs this process may run on */
-    int64_t clients_ns;     /* user + system of every reaped client (and its children) */
+    int64_t clients_ns;     /* user + system of the clients and their adapter children
+                               inside the window (cpu_window_ns) */
     int64_t harness_ns;     /* the parent's own, during the run */
     int64_t servers_ns;     /* the design's embedded lock servers, during the run */
     int n_servers;          /* ... how many were counted */
@@ -53,12 +71,19 @@ struct cpu_use {
 void cpu_sample(const struct lock_ops *ops, const struct scenario *s,
                         struct cpu_sample *out);
 
-/* User + system time of a struct rusage, in ns. */
-struct rusage;
-int64_t cpu_rusage_ns(const struct rusage *ru);
-
 /* The parent's own user + system time so far. */
 int64_t cpu_self_ns(void);
+
+/* In a client: take its CPU time now into w (end: at the end of the
+ * window, else at its start), with that of its adapter child (0: none). */
+void cpu_window_mark(struct cpu_window *w, pid_t child, bool end);
+
+/* The CPU time a reaped client used inside the window: between its two
+ * marks; one that died before its end mark, from its own start mark to its
+ * death by the rusage wait4 gave (its adapter child's time after the
+ * barrier is then left out: the child was not its to reap, and is gone);
+ * 0 for one that never passed the barrier. */
+int64_t cpu_window_ns(const struct cpu_window *w, const struct rusage *reaped);
 
 /* Fill u's servers from two samples (a server that changed pid, started
  * again by a fault, counts from its new start), its cores, and decide

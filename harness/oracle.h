@@ -57,7 +57,8 @@ struct oracle_interval {
 };
 
 /* The release said it removed a lock (a DEL that deleted, a script that
- * returned 1) from a store shared by the clients. */
+ * returned 1, an adapter's `released` but never its `released ?`) from a
+ * store shared by the clients. */
 #define ORACLE_RELEASED_KEY 1u
 /* The release found the lock gone or someone else's although its TTL could
  * not have run out yet: someone else deleted or replaced it. */

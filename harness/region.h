@@ -21,6 +21,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "cpu.h"
 #include "fault.h"
 #include "hist.h"
 #include "lock.h"
@@ -72,6 +73,7 @@ struct client_slot {
     int64_t timeouts;          /* acquires that ran out of wait budget */
     int64_t errors;            /* acquire and workload errors */
     int64_t released;          /* releases of a lock still ours */
+    int64_t released_unchecked; /* ... of them, given back without knowing (RELEASE_UNCHECKED) */
     int64_t release_not_owner; /* releases that found the lock no longer ours */
     int64_t release_errors;    /* releases that failed */
     int64_t nested_acquired;   /* reentrant workload: nested acquires granted */
@@ -86,6 +88,7 @@ struct client_slot {
     struct lock_stats stats;   /* the implementation's counters */
     pid_t child_pid;           /* an adapter's child (in the client's process group), or 0 */
     unsigned adapter_caps;     /* the capabilities an adapter's `ready` gave (enum lock_caps) */
+    struct cpu_window cpu;     /* its CPU time (and its child's) at the window's ends */
     char err[160];             /* first error this client hit */
     int64_t fault_errors;      /* lock operations that failed while a server fault was on */
     char fault_err[160];       /* the first of those */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "report_stderr.h"
 
 /* ------------------------------------------------------------- file output */
 
@@ -196,7 +197,7 @@ static json_t *optimistic_json(const struct run_result *r)
                      (json_int_t)r->release_not_owner, "conflict_rate", conflict_rate(r));
 }
 
-static json_t *result_json(const struct run_result *r)
+static json_t *result_json(const struct run_result *r, const char *run_dir)
 {
     json_t *o = json_object();
     json_object_set_new(o, "impl", json_string(r->ops->name));
@@ -208,6 +209,9 @@ static json_t *result_json(const struct run_result *r)
     char tag[SCN_NAME_MAX + 32];
     report_result_tag(r, tag, sizeof tag);
     json_object_set_new(o, "files", json_string(tag));
+    json_t *kept = report_stderr_json(run_dir, r, tag);
+    if (kept)
+        json_object_set_new(o, "adapter_stderr", kept);
     json_object_set_new(o, "verdict", json_string(verdict_name(r->verdict)));
     json_object_set_new(o, "expect", r->expect == VERDICT_NONE ? json_null()
                                                                : json_string(verdict_name(r->expect)));
@@ -217,9 +221,10 @@ static json_t *result_json(const struct run_result *r)
     json_object_set_new(o, "throughput_per_s", json_real(r->throughput_per_s));
     json_object_set_new(
         o, "ops",
-        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "acquired",
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "acquired",
                   (json_int_t)r->acquired, "timeouts", (json_int_t)r->timeouts, "errors",
                   (json_int_t)r->errors, "released", (json_int_t)r->released,
+                  "released_unchecked", (json_int_t)r->released_unchecked,
                   "release_not_owner", (json_int_t)r->release_not_owner, "release_errors",
                   (json_int_t)r->release_errors, "release_deleted_other",
                   (json_int_t)r->release_deleted_other, "nested_acquired",
@@ -308,7 +313,7 @@ static int write_summary(struct report *r, bool complete, struct lab_err *err)
     json_object_set_new(root, "complete", json_boolean(complete));
     json_t *arr = json_array();
     for (int i = 0; i < r->n_results; i++)
-        json_array_append_new(arr, result_json(r->results[i]));
+        json_array_append_new(arr, result_json(r->results[i], r->dir));
     json_object_set_new(root, "results", arr);
 
     char path[1300], tmp[1310];
@@ -457,14 +462,20 @@ void report_stem(char *buf, size_t n, const char *scenario, bool sweep, int per_
         snprintf(buf, n, "%s%s", scenario, fenced);
 }
 
+void report_step_tag(char *buf, size_t n, const char *scenario, bool sweep, int per_client_keys,
+                     int clients, int fencing, int round)
+{
+    report_stem(buf, n, scenario, sweep, per_client_keys, clients, fencing);
+    if (round > 1) { /* run --rounds: every round keeps its own files */
+        size_t len = strlen(buf);
+        snprintf(buf + len, n - len, "-r%d", round);
+    }
+}
+
 void report_result_tag(const struct run_result *x, char *buf, size_t n)
 {
-    report_stem(buf, n, x->scenario, x->sweep, x->per_client_keys, x->clients,
-                x->fencing != FENCING_OFF);
-    if (x->round > 1) { /* run --rounds: every round keeps its own files */
-        size_t len = strlen(buf);
-        snprintf(buf + len, n - len, "-r%d", x->round);
-    }
+    report_step_tag(buf, n, x->scenario, x->sweep, x->per_client_keys, x->clients,
+                    x->fencing != FENCING_OFF, x->round);
 }
 
 

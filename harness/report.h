@@ -59,6 +59,11 @@ void report_result_tag(const struct run_result *x, char *buf, size_t n);
 void report_stem(char *buf, size_t n, const char *scenario, bool sweep, int per_client_keys,
                  int clients, int fencing);
 
+/* A step's stem before it has a result: report_stem's, followed by "-rN"
+ * for round N > 1 of run --rounds (as report_result_tag gives it after). */
+void report_step_tag(char *buf, size_t n, const char *scenario, bool sweep, int per_client_keys,
+                     int clients, int fencing, int round);
+
 /* Console table: a scenario heading, a column header, one row per result. */
 void report_print_heading(FILE *f, const struct scenario *s, int clients);
 void report_print_row(FILE *f, const struct run_result *res);

@@ -174,6 +174,37 @@ static void faults_table(FILE *f, json_t *results, const char *scn)
         fputs("</table>\n", f);
 }
 
+/* Links to the stderr each adapter client kept (summary.json's
+ * adapter_stderr), one line per result that has any. */
+static void stderr_links(FILE *f, json_t *results, const char *scn)
+{
+    bool any = false;
+    size_t i, k;
+    json_t *r, *x;
+    json_array_foreach(results, i, r) {
+        json_t *kept = json_object_get(r, "adapter_stderr");
+        if (strcmp(str(r, "scenario"), scn) != 0 || json_array_size(kept) == 0)
+            continue;
+        if (!any)
+            fputs("<h3>Adapter stderr</h3>\n<ul class=\"stderr\">\n", f);
+        any = true;
+        fputs("<li>", f);
+        report_xml_escaped(f, str(r, "impl"));
+        fprintf(f, " (%d clients, ", (int)num(r, "clients"));
+        report_xml_escaped(f, str(r, "files"));
+        fputs("):", f);
+        json_array_foreach(kept, k, x) {
+            fputs(" <a href=\"", f);
+            report_xml_escaped(f, str(x, "file"));
+            fprintf(f, "\">client %d</a> (%.0f&nbsp;bytes%s)", (int)num(x, "client"),
+                    num(x, "bytes"), json_is_true(json_object_get(x, "truncated")) ? ", cut" : "");
+        }
+        fputs("</li>\n", f);
+    }
+    if (any)
+        fputs("</ul>\n", f);
+}
+
 /* The scenario's SVG plots, inlined (their XML prolog dropped). */
 static void plots(FILE *f, const char *run_dir, const char *scn)
 {
@@ -251,6 +282,7 @@ int report_html_write(const char *run_dir, struct lab_err *err)
         fputs("</p>\n", f);
         results_table(f, results, name);
         faults_table(f, results, name);
+        stderr_links(f, results, name);
         plots(f, run_dir, name);
         scenario_file(f, str(sc, "file"));
         fputs("</section>\n", f);

@@ -176,7 +176,7 @@ static int reap(pid_t *pids, int n, struct region *rg, struct run_result *res, b
         struct rusage ru;
         pid_t r = wait4(pids[i], &status, WNOHANG, &ru);
         if (r == pids[i]) {
-            res->cpu.clients_ns += cpu_rusage_ns(&ru);
+            res->cpu.clients_ns += cpu_window_ns(&rg->slots[i].cpu, &ru);
             close_interval(rg, i, res);
             note_exit(res, &rg->slots[i], i, status, killed);
             pids[i] = -pids[i];
@@ -437,6 +437,7 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
         res->timeouts += sl->timeouts;
         res->errors += sl->errors;
         res->released += sl->released;
+        res->released_unchecked += sl->released_unchecked;
         res->release_not_owner += sl->release_not_owner;
         res->release_errors += sl->release_errors;
         res->nested_acquired += sl->nested_acquired;
@@ -627,9 +628,6 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
         lab_err_set(err, ENOMEM, "out of memory");
         return -1;
     }
-    struct cpu_sample cpu_before, cpu_after;
-    cpu_sample(ops, s, &cpu_before);
-    int64_t self_before = cpu_self_ns();
     int fp_mark = faults_arm_failpoints(s, ops); /* the clients inherit them */
     fflush(NULL);
     pid_t parent = getpid();
@@ -678,6 +676,10 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
                 caps &= rg.slots[i].adapter_caps;
         res->fencing = workload_fenced(s, caps) ? FENCING_ON : FENCING_UNSUPPORTED;
     }
+    /* CPU is counted from the barrier on: start-up is not the run's (cpu.h) */
+    struct cpu_sample cpu_before, cpu_after;
+    cpu_sample(ops, s, &cpu_before);
+    int64_t self_before = cpu_self_ns();
     int64_t start = lab_now_ns();
     rg.head->start_ns = start;
     res->start_ns = start;

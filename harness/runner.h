@@ -43,6 +43,8 @@ struct run_result {
     double throughput_per_s;     /* acquired / elapsed */
 
     int64_t acquired, timeouts, errors, released, release_not_owner, release_errors;
+    int64_t released_unchecked;  /* of released: given back without knowing it was still
+                                    ours (an adapter's `released ?`), never misdel evidence */
     int64_t fault_errors;        /* lock operations that failed during a server fault (region.h) */
     char fault_error[200];       /* the first of those */
     int64_t release_deleted_other; /* locks taken from their holder by someone else (victims) */

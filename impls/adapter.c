@@ -211,7 +211,7 @@ static int adapter_open(struct lock_client **out, const struct lock_env *env,
     c->spec = spec;
     c->env = env;
     c->proc.pid = 0;
-    c->proc.to_fd = c->proc.from_fd = c->proc.err_fd = -1;
+    c->proc.to_fd = c->proc.from_fd = c->proc.err_fd = c->proc.log_fd = -1;
     *out = c;
 
     char *argv[ADAPTER_MAX_ARGS + 1];
@@ -254,7 +254,13 @@ static int adapter_open(struct lock_client **out, const struct lock_env *env,
         lab_err_set(err, E2BIG, "adapter: environment too long");
         return -1;
     }
-    if (adapter_proc_start(&c->proc, argv, spec->dir, vars, n, err) != 0)
+    /* the child's stderr is kept per client in the run's results, if any */
+    char log_path[sizeof c->proc.log_path];
+    int path_len = env->log_dir ? snprintf(log_path, sizeof log_path, "%s/client-%d.txt",
+                                           env->log_dir, env->client_id)
+                                : -1;
+    bool keep = path_len > 0 && (size_t)path_len < sizeof log_path; /* never a cut name */
+    if (adapter_proc_start(&c->proc, argv, spec->dir, vars, n, keep ? log_path : NULL, err) != 0)
         return -1;
 
     char line[ADAPTER_LINE_MAX + 1];
@@ -339,6 +345,8 @@ static enum release_status adapter_release(struct lock_client *c, const char *ke
         return RELEASE_ERROR;
     if (!strcmp(line, "released"))
         return RELEASE_OK;
+    if (!strcmp(line, "released ?"))
+        return RELEASE_UNCHECKED;
     if (!strcmp(line, "not-owner"))
         return RELEASE_NOT_OWNER;
     quote(q, sizeof q, line);

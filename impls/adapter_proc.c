@@ -8,8 +8,11 @@
  * PR_SET_PDEATHSIG so that it can never outlive its client, even one killed
  * with SIGKILL. Reads never block without a deadline: poll() in slices of at
  * most 100 ms, checking the run's stop flag between them, and stderr is
- * drained in the same poll, so a child that logs a lot never blocks on a
- * full pipe while it is being waited for.
+ * drained in the same poll (and while the child is given time to quit, and
+ * once more after it is reaped), so a child that logs a lot never blocks on
+ * a full pipe while it is being waited for, and what it wrote last is kept.
+ * The kept copy of its stderr is bounded: a chatty library cannot fill the
+ * disk of a long run.
  */
 #include "adapter_proc.h"
 
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,6 +45,7 @@ static void close_all(struct adapter_proc *p)
     close_fd(&p->to_fd);
     close_fd(&p->from_fd);
     close_fd(&p->err_fd);
+    close_fd(&p->log_fd);
 }
 
 /* Does one of env (NAME=value entries) set the name of entry? */
@@ -78,11 +83,13 @@ static _Noreturn void child_exec(char *const argv[], const char *dir, char **env
 }
 
 int adapter_proc_start(struct adapter_proc *p, char *const argv[], const char *dir,
-                       char *const env[], int n_env, struct lab_err *err)
+                       char *const env[], int n_env, const char *log_path,
+                       struct lab_err *err)
 {
     int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1};
     memset(p, 0, sizeof *p);
-    p->to_fd = p->from_fd = p->err_fd = -1;
+    p->to_fd = p->from_fd = p->err_fd = p->log_fd = -1;
+    snprintf(p->log_path, sizeof p->log_path, "%s", log_path ? log_path : "");
     size_t n_environ = 0;
     while (environ[n_environ])
         n_environ++;
@@ -129,7 +136,62 @@ fail:
     return -1;
 }
 
-/* Keep the last whole stderr line (printable bytes only). */
+/* mkdir path's last two components (the run directory above them exists);
+ * one that is there already is fine: the clients of a run race to it. */
+static void make_parents(const char *path)
+{
+    char dir[sizeof ((struct adapter_proc *)0)->log_path];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return;
+    *slash = '\0';
+    char *up = strrchr(dir, '/');
+    if (up) {
+        *up = '\0';
+        mkdir(dir, 0755);
+        *up = '/';
+    }
+    mkdir(dir, 0755);
+}
+
+/* Append n bytes of stderr to the kept copy, up to ADAPTER_STDERR_MAX; the
+ * first byte beyond it ends the file with a note instead. A file that
+ * cannot be written is given up quietly: the run is not the adapter's log. */
+static void keep_log(struct adapter_proc *p, const char *buf, size_t n)
+{
+    if (!p->log_path[0] || p->log_bytes > ADAPTER_STDERR_MAX)
+        return;
+    if (p->log_fd < 0) {
+        make_parents(p->log_path);
+        p->log_fd = open(p->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (p->log_fd < 0) {
+            p->log_path[0] = '\0';
+            return;
+        }
+    }
+    size_t room = (size_t)(ADAPTER_STDERR_MAX - p->log_bytes);
+    size_t take = n < room ? n : room;
+    if (take > 0 && write(p->log_fd, buf, take) != (ssize_t)take) {
+        close_fd(&p->log_fd);
+        p->log_path[0] = '\0';
+        return;
+    }
+    p->log_bytes += (int64_t)take;
+    if (take < n) {
+        char note[128];
+        int len = snprintf(note, sizeof note,
+                           "\n[locklab: stderr cut here after %d bytes; the rest was not kept]\n",
+                           ADAPTER_STDERR_MAX);
+        ssize_t w = write(p->log_fd, note, (size_t)len); /* closed below, written or not */
+        (void)w;
+        p->log_bytes = ADAPTER_STDERR_MAX + 1;
+        close_fd(&p->log_fd);
+    }
+}
+
+/* Keep the last whole stderr line (printable bytes only), and the bytes
+ * themselves in the kept copy. */
 static void drain_err(struct adapter_proc *p)
 {
     char buf[4096];
@@ -141,6 +203,7 @@ static void drain_err(struct adapter_proc *p)
         }
         if (r < 0)
             break;
+        keep_log(p, buf, (size_t)r);
         for (ssize_t i = 0; i < r; i++) {
             if (buf[i] == '\n') {
                 if (p->err_len > 0) {
@@ -256,6 +319,8 @@ void adapter_proc_kill(struct adapter_proc *p)
         kill(p->pid, SIGKILL);
         reaped(p, 0);
     }
+    if (p->err_fd >= 0)
+        drain_err(p); /* what it wrote before it died is in the pipe still */
     close_all(p);
 }
 
@@ -263,8 +328,17 @@ int adapter_proc_finish(struct adapter_proc *p, int64_t timeout_ns)
 {
     close_fd(&p->to_fd); /* EOF on stdin: a second way to say quit */
     int64_t deadline = lab_now_ns() + timeout_ns;
-    while (!reaped(p, WNOHANG) && lab_now_ns() < deadline)
-        lab_sleep_ns(2000000, NULL);
+    while (!reaped(p, WNOHANG) && lab_now_ns() < deadline) {
+        /* its last words on stderr, read as they come: a full pipe would
+         * keep it from exiting */
+        struct pollfd fd = {.fd = p->err_fd, .events = POLLIN};
+        if (p->err_fd >= 0 && poll(&fd, 1, 2) > 0)
+            drain_err(p);
+        else if (p->err_fd < 0)
+            lab_sleep_ns(2000000, NULL);
+    }
+    if (p->err_fd >= 0)
+        drain_err(p);
     if (p->pid > 0) {
         adapter_proc_kill(p);
         return -1;

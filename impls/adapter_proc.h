@@ -4,9 +4,10 @@
  * Starting the child (argv without a shell, in a given directory, with
  * extra environment, dying with its parent), writing a request line,
  * reading a reply line before a deadline while keeping the last line the
- * child wrote on stderr (quoted when it dies), and ending it: `quit` and a
- * short wait, else SIGKILL; always reaped. Nothing here knows the protocol's
- * words; adapter.c does.
+ * child wrote on stderr (quoted when it dies) and, when given a file, the
+ * first ADAPTER_STDERR_MAX bytes of its stderr there, and ending it: `quit`
+ * and a short wait, else SIGKILL; always reaped. Nothing here knows the
+ * protocol's words; adapter.c does.
  */
 #ifndef LOCKLAB_ADAPTER_PROC_H
 #define LOCKLAB_ADAPTER_PROC_H
@@ -29,12 +30,19 @@ struct adapter_proc {
     size_t err_len;
     char last_err[96];               /* the last whole line it wrote on stderr */
     int status;                      /* wait status once reaped */
+    char log_path[1280];             /* where its stderr is kept ("": nowhere) */
+    int log_fd;                      /* that file, opened at the first byte (-1: not yet) */
+    int64_t log_bytes;               /* stderr bytes written there */
 };
 
 /* Start argv (argc words) in dir with the extra "NAME=value" entries env
- * (n_env) added to the environment. 0, or -1 with err filled. */
+ * (n_env) added to the environment; keep its stderr in log_path (NULL: do
+ * not), a file created with its directory and the one above it when the
+ * child first writes there, holding at most ADAPTER_STDERR_MAX of its bytes
+ * and then a line saying it was cut. 0, or -1 with err filled. */
 int adapter_proc_start(struct adapter_proc *p, char *const argv[], const char *dir,
-                       char *const env[], int n_env, struct lab_err *err);
+                       char *const env[], int n_env, const char *log_path,
+                       struct lab_err *err);
 
 /* Read one line (without its newline) into line (n bytes). 1: a line;
  * 0: deadline_ns (CLOCK_MONOTONIC) passed, or *stop was set; -1: the child

@@ -57,7 +57,10 @@ enum lock_status {
 enum release_status {
     RELEASE_OK = 0,    /* released a lock that was still ours */
     RELEASE_NOT_OWNER, /* the lock had expired or belonged to someone else */
-    RELEASE_ERROR      /* the backend failed; err says how */
+    RELEASE_ERROR,     /* the backend failed; err says how */
+    RELEASE_UNCHECKED  /* given back, but the design cannot tell whether it was still
+                        * ours (an adapter's `released ?`): counted as released, never
+                        * evidence that it removed someone else's lock */
 };
 
 /* Capability flags shown by `locklab list`. */
@@ -136,6 +139,10 @@ struct lock_env {
     struct lock_stats *stats;   /* counters to update (never NULL) */
     int fencing;                /* 1: put each grant's token in stats->fence_token (only
                                  * designs with LOCK_CAP_FENCING are asked; 0 costs nothing) */
+    const char *log_dir;        /* a directory of this step in the run's results where the
+                                 * design may keep files of its own (an adapter: its child's
+                                 * stderr, client-N.txt), created by whoever writes first;
+                                 * NULL: keep nothing */
 };
 
 struct lock_client; /* each implementation defines its own */

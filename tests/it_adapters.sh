@@ -2,7 +2,9 @@
 # the harness starts: bad declarations are refused before anything starts;
 # broken adapters (one that dies, one that hangs, one that writes garbage,
 # one that never says ready) give `error` with their line quoted, and one
-# that grants while another holds gives `violation`; each backend (redis,
+# that grants while another holds gives `violation`; `released` is evidence
+# for misdel and `released ?` is not; each client's adapter stderr is kept
+# in the run folder (bounded) and linked from the report; each backend (redis,
 # redis-nodes, sentinel, zookeeper) hands its LOCKLAB_* variables to an
 # adapter (tests/adapters/env.sh checks them); the minimal adapter of
 # docs/adapters.md, taken from the page as it is, works; the shipped
@@ -17,7 +19,7 @@ D=$WORK/scn
 FX=$WORK/fx
 mkdir -p "$D" "$FX"
 # the fixtures run from the work directory, so that orphans() sees them
-cp "$SRC"/tests/adapters/*.sh "$FX"/
+cp "$SRC"/tests/adapters/* "$FX"/
 PY=/usr/bin/python3
 
 # expect_bad DESCRIPTION FILE LINE:COL MESSAGE: refused, exit 2, message there.
@@ -78,7 +80,69 @@ check "garbage: error quotes the line" grep -q \
 check "silent: error says it never said ready" grep -q \
     "adapter did not say ready within 1000 ms" <<<"$(first silent)"
 expect_eq "silent: no client started" "$(jget "$S" results.impl=silent.ops.acquired)" 0
+kept=$WORK/results/latest/$(jget "$S" results.impl=dies.adapter_stderr.0.file)
+check "dies: its stderr is kept in the run folder" grep -q "fixture: dying on purpose" "$kept"
 expect_no_orphans "broken adapters"
+
+# What a release reply says of the lock, and what feeds misdel: a lock whose
+# TTL runs out inside (100 ms against 250 ms of business) and whose release
+# can only delete its own. Answering `released`, its releases read as the
+# removal of the next holder's lock (misdel > 0, as a redis-semaphore adapter
+# showed); answering `released ?`, they are counted as released and are no
+# evidence (misdel 0). Both let two holders in: violation.
+cat > "$D/unsure.yaml" <<YAML
+name: unsure
+adapters:
+  sure: {command: [$PY, ../fx/expiring.py, sure], backend: redis}
+  unsure: {command: [$PY, ../fx/expiring.py, unsure], backend: redis}
+impls: [sure, unsure]
+clients: 2
+run: {ops_per_client: 4, max_duration: 20s}
+lock: {ttl: 100ms, wait: 5s}
+workload: {kind: counter, business: 250ms}
+expect: {"*": violation}
+YAML
+run_ok "released and released ?" "$D/unsure.yaml"
+expect_violation "released: the TTL ran out inside" results.impl=sure
+expect_gt "released: read as evidence (misdel)" "$(jget "$S" results.impl=sure.ops.release_deleted_other)" 0
+expect_eq "released: none unchecked" "$(jget "$S" results.impl=sure.ops.released_unchecked)" 0
+expect_violation "released ?: the TTL ran out inside" results.impl=unsure
+expect_eq "released ?: no evidence (misdel)" "$(jget "$S" results.impl=unsure.ops.release_deleted_other)" 0
+expect_eq "released ?: counted as released, all unchecked" \
+    "$(jget "$S" results.impl=unsure.ops.released)/$(jget "$S" results.impl=unsure.ops.released_unchecked)" "8/8"
+
+# Each client's adapter stderr is kept in the run folder, bounded (64 KiB
+# and a note), listed in summary.json and linked from report.html.
+cat > "$D/chatty.yaml" <<YAML
+name: chatty
+adapters:
+  chatty: {command: [../fx/chatty.sh], backend: redis}
+  flood: {command: [../fx/chatty.sh, flood], backend: redis}
+impls: [chatty, flood]
+clients: 2
+run: {ops_per_client: 3}
+lock: {keys: per-client}
+workload: {kind: counter}
+expect: {"*": safe}
+YAML
+run_ok "adapters that log" "$D/chatty.yaml"
+RUN=$WORK/results/latest
+for c in 0 1; do
+    r=results.impl=chatty.adapter_stderr.$c
+    f=$(jget "$S" $r.file)
+    expect_eq "chatty: client $c's stderr file" "$f" "chatty/chatty.adapter-stderr/client-$c.txt"
+    expect_eq "chatty: client $c's lines, its own only" \
+        "$(grep -c "^chatty: client $c got acquire locklab-$c " "$RUN/$f")/$(grep -vc "^chatty: client $c " "$RUN/$f")" "3/0"
+    expect_eq "chatty: client $c's words at quit kept too" "$(tail -n 1 "$RUN/$f")" "chatty: client $c got quit "
+    expect_eq "chatty: client $c not cut" "$(jget "$S" $r.truncated)" false
+    check "report.html links client $c's stderr" grep -q "<a href=\"$f\">client $c</a>" "$RUN/report.html"
+done
+f=$RUN/$(jget "$S" results.impl=flood.adapter_stderr.0.file)
+expect_eq "flood: cut, said so" "$(jget "$S" results.impl=flood.adapter_stderr.0.truncated)" true
+expect_eq "flood: 64 KiB of its bytes kept, then the note" \
+    "$(head -c 65536 "$f" | tr -d x | wc -c)/$(tail -n 1 "$f")" \
+    "0/[locklab: stderr cut here after 65536 bytes; the rest was not kept]"
+check "flood: nothing past the bound kept" test "$(grep -c chatty "$f")" = 0
 
 # The environment of each backend (one client: env.sh grants blindly).
 cat > "$D/env.yaml" <<YAML

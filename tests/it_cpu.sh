@@ -1,4 +1,5 @@
-# it_cpu.sh - CPU accounting: where a run's CPU time went. Clients that
+# it_cpu.sh - CPU accounting: where a run's CPU time went, inside the
+# measured window only (an adapter's start-up is not charged). Clients that
 # spin (no lock, no business time) saturate the machine and hold at least
 # half of it (also when other work shares the machine): the result is
 # flagged client-bound, in the JSON and under its row. Two clients that mostly
@@ -42,4 +43,48 @@ in_range "sleeping clients: their CPU counted (ms)" \
 expect_gt "the lock server's CPU counted under its role" \
     "$(jget "$S" results.impl=redis-lua.cpu.per_server_s.redis)" 0
 expect_eq "no lock server for none" "$(jget "$S" results.impl=none.cpu.per_server_s)" 0
+
+# CPU inside the window only. Four redis-py adapter clients run for about
+# 0.3 s: their Python start-up (about 0.1 s of CPU each, before the start
+# barrier) is not the run's, so they are not client-bound and use a small
+# share of the cores (the old count, from the reaped clients' rusage,
+# said 1.5 to 1.8 of 2 cores, client-bound). An adapter child that burns
+# 50 ms of CPU per acquire has that time counted: the library's process is
+# measured from /proc, not only the client's own.
+cat > "$D/burn.py" <<'PY'
+import sys, time
+print("ready", flush=True)
+for line in sys.stdin:
+    w = line.split()
+    if w[0] == "quit":
+        break
+    if w[0] == "acquire":
+        t = time.process_time()
+        while time.process_time() - t < 0.05:
+            pass
+    print("granted" if w[0] == "acquire" else "released", flush=True)
+PY
+cat > "$D/adapters.yaml" <<YAML
+name: cpu-adapters
+adapters:
+  redis-py: {command: [/usr/bin/python3, $SRC/adapters/redis_py_lock.py], backend: redis}
+  burn: {command: [/usr/bin/python3, burn.py], backend: redis}
+impls: [redis-py]
+clients: 4
+run: {ops_per_client: 20}
+lock: {ttl: 10s, wait: 10s}
+workload: {kind: counter, business: 1ms}
+expect: {"*": safe}
+YAML
+sed -e 's/^clients: 4/clients: 1/' -e 's/^impls: .*/impls: [burn]/' \
+    -e 's/ops_per_client: 20/ops_per_client: 10/' -e 's/name: cpu-adapters/name: cpu-burn/' \
+    "$D/adapters.yaml" > "$D/burn.yaml"
+"$LOCKLAB" run "$D/adapters.yaml" "$D/burn.yaml" --out "$WORK/results" --no-plot > "$WORK/out.txt" 2>&1
+expect_eq "adapters: exit code" "$?" 0
+r=results.impl=redis-py
+in_range "redis-py: a short run (s)" "$(jget "$S" $r.elapsed_s)" 0.1 3
+expect_eq "redis-py: not client-bound" "$(jget "$S" $r.cpu.client_bound)" false
+in_range "redis-py: the clients' cores, start-up left out" "$(jget "$S" $r.cpu.clients_cores)" 0 0.5
+expect_eq "redis-py: no client-bound line" "$(grep -c 'client-bound' "$WORK/out.txt")" 0
+in_range "burn: its child's 10 x 50 ms counted (s)" "$(jget "$S" results.impl=burn.cpu.clients_s)" 0.45 1.5
 finish

@@ -7,7 +7,10 @@
  * LOCKLAB_ZK_SESSION_TIMEOUT_MS, else Curator's 60 s), one lock object per
  * key on /locklab/KEY, kept and reused as Curator's documentation says.
  * acquire(WAIT_MS) false is `timeout`; an IllegalMonitorStateException or
- * IllegalStateException from release() is `not-owner`. InterProcessMutex
+ * IllegalStateException from release() is `not-owner`. Otherwise release()
+ * deletes this client's own node and ignores one already gone (an expired
+ * session's): it cannot tell whether the lock was still ours, so the reply
+ * is `released ?`, never the definite `released`. InterProcessMutex
  * is reentrant and its node's sequence number is a fencing token (plus one:
  * tokens are positive), so `mutex` says `ready fencing reentrant`;
  * InterProcessSemaphoreMutex exposes no node and is not reentrant: `ready`.
@@ -97,7 +100,7 @@ public final class CuratorLock {
                     } else {
                         try {
                             lock.release();
-                            reply = "released";
+                            reply = "released ?"; /* a node already gone is ignored */
                         } catch (IllegalMonitorStateException | IllegalStateException e) {
                             reply = "not-owner";
                         }

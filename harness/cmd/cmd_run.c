@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "adapter.h"
 #include "lock.h"
 #include "backends.h"
 #include "cli.h"
@@ -19,6 +20,7 @@
 #include "failpoint_env.h"
 #include "plot.h"
 #include "report.h"
+#include "report_stderr.h"
 #include "runner.h"
 #include "scenario.h"
 #include "servers.h"
@@ -295,7 +297,16 @@ static int run_step(struct scenario *s, const struct lock_ops *ops, const struct
                     int code)
 {
     struct lab_err err = {0};
-    if (runner_run(s, ops, env, &lab_stop, res, &err) != 0) {
+    /* an adapter's clients keep its stderr beside the step's other files */
+    struct run_env step_env = *env;
+    step_env.log_dir[0] = '\0';
+    if (adapter_is(ops)) {
+        char tag[SCN_NAME_MAX + 32];
+        report_step_tag(tag, sizeof tag, s->name, is_sweep(s), s->per_client_keys, s->clients,
+                        s->fencing, run_round);
+        report_stderr_dir(step_env.log_dir, sizeof step_env.log_dir, rep->dir, ops->name, tag);
+    }
+    if (runner_run(s, ops, &step_env, &lab_stop, res, &err) != 0) {
         if (lab_stop)
             return code;
         fprintf(stderr, "locklab: %s on %s: %s\n", ops->name, s->name, err.msg);
