@@ -66,6 +66,7 @@ struct fault_record {
                                fault: from back_ns to the first grant after it; -1 none */
     int64_t back_ns;        /* a server fault: when the store itself said it served again
                                (its health check), 0 while (or when never) back */
+    bool excusing;          /* a fault on a server that acted: lock errors are its doing */
     int64_t grace_ns;       /* a server fault: lock errors are the fault's from just before
                                its action until back_ns + this */
     int64_t errors_before;  /* a server fault: lock errors of all clients when it fired */

@@ -95,6 +95,7 @@ static int64_t errors_now(const struct faults *F)
 static void excuse_open(struct faults *F, struct fault_record *r)
 {
     atomic_store(&F->rg->head->excused_until_ns, INT64_MAX);
+    r->excusing = true;
     r->grace_ns = GRACE_NS;
     r->errors_before = errors_now(F);
 }
@@ -699,13 +700,6 @@ static int64_t end_pauses(struct faults *F, int64_t now, bool force)
     return next;
 }
 
-/* Is r the record of a fault on a server (not a client, not a clock)? */
-static bool server_record(const struct fault_record *r)
-{
-    return r->client < 0 && r->action != FAULT_CLOCK_JUMP && r->outcome != FAULT_SKIPPED &&
-           (r->pid > 0 || r->action == FAULT_FAILOVER);
-}
-
 /* Publish the window in which lock errors are a server fault's doing
  * (region.h): opened by excuse_open just before a fault acts, kept open
  * while any server fault's store has not served again, and closed
@@ -720,7 +714,7 @@ static void update_excuse(struct faults *F)
     int64_t until = 0;
     for (int i = 0; i < n && i < FAULT_RECORDS_MAX; i++) {
         const struct fault_record *r = &log->rec[i];
-        if (!atomic_load(&log->published[i]) || !server_record(r))
+        if (!atomic_load(&log->published[i]) || !r->excusing)
             continue;
         any = true;
         if (!r->back_ns)

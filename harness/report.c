@@ -138,8 +138,7 @@ static json_t *faults_json(const struct run_result *r)
                                 f->leader_ns ? json_real(ms_after(f->leader_ns, f->start_ns))
                                              : json_null());
         }
-        bool server = f->client < 0 && f->action != FAULT_CLOCK_JUMP &&
-                      f->outcome != FAULT_SKIPPED && (f->pid > 0 || f->action == FAULT_FAILOVER);
+        bool server = f->excusing && f->outcome != FAULT_SKIPPED;
         if ((f->action == FAULT_KILL && f->client >= 0) || server)
             json_object_set_new(o, "recovery_ms", f->recovery_ns >= 0
                                                       ? json_real((double)f->recovery_ns / 1e6)
@@ -261,10 +260,12 @@ static json_t *result_json(const struct run_result *r, const char *run_dir)
                                   (json_int_t)r->stale_refused_by_clients));
     json_object_set_new(
         o, "lock_stats",
-        json_pack("{s:I, s:I, s:I, s:I, s:I}", "round_trips", (json_int_t)r->stats.round_trips,
-                  "polls", (json_int_t)r->stats.polls, "notifications",
-                  (json_int_t)r->stats.notifications, "renewals", (json_int_t)r->stats.renewals,
-                  "renewal_failures", (json_int_t)r->stats.renewal_failures));
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "round_trips",
+                  (json_int_t)r->stats.round_trips, "polls", (json_int_t)r->stats.polls,
+                  "notifications", (json_int_t)r->stats.notifications, "renewals",
+                  (json_int_t)r->stats.renewals, "renewal_failures",
+                  (json_int_t)r->stats.renewal_failures, "unreplicated",
+                  (json_int_t)r->stats.unreplicated));
     if (r->ops->caps & LOCK_CAP_OPTIMISTIC) /* not a lock: its attempts, sales and conflicts */
         json_object_set_new(o, "optimistic", optimistic_json(r));
     /* NaN: not measured (an adapter's library does not show its wakeups) */

@@ -329,9 +329,8 @@ static void server_recovery(struct run_result *res, const struct oracle_interval
     int last = -1;
     for (int i = 0; i < res->n_faults; i++) {
         struct fault_record *r = &res->faults[i];
-        if (r->client >= 0 || r->action == FAULT_CLOCK_JUMP || r->outcome == FAULT_SKIPPED ||
-            (r->pid <= 0 && r->action != FAULT_FAILOVER))
-            continue;
+        if (!r->excusing || r->outcome == FAULT_SKIPPED)
+            continue; /* not a server fault that took the service away */
         r->errors_after = errors_end - r->errors_before;
         int64_t next = INT64_MAX;
         for (int64_t k = 0; r->back_ns && k < n_iv; k++)
@@ -447,6 +446,7 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
         res->stats.notifications += sl->stats.notifications;
         res->stats.renewals += sl->stats.renewals;
         res->stats.renewal_failures += sl->stats.renewal_failures;
+        res->stats.unreplicated += sl->stats.unreplicated;
         res->intervals_dropped += sl->iv_dropped;
         units += sl->units;
         res->stale_refused_by_clients += sl->stale_refused;

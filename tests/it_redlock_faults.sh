@@ -27,7 +27,7 @@ expect_eq "... persistence none" "$(jget "$S" $r.servers.redis.persistence)" non
 f=$r.faults.action=restart
 expect_eq "restart landed" "$(jget "$S" $f.outcome)" done
 check "... while a client held the lock" \
-    grep -Eq '^while client [01] held the lock$' <<<"$(jget "$S" $f.note)"
+    grep -Eq '^while client [01] held the lock(; all serving after [0-9.]+ s)?$' <<<"$(jget "$S" $f.note)"
 check "... on master 0, back with a new pid" \
     grep -Eq '^redis-node:0 \(pid [0-9]+\) -> pid [0-9]+$' <<<"$(jget "$S" $f.hit)"
 f=$r.faults.action=clock-jump
