@@ -385,9 +385,15 @@ static int write_junit_to(struct report *r, const char *path, struct lab_err *er
                     (long long)x->work.lost_updates, (long long)x->timeouts,
                     (long long)x->errors);
             if (x->fencing == FENCING_ON)
-                fprintf(f, " stale_writes_rejected=%lld stale_reads_rejected=%lld",
-                        (long long)x->work.stale_writes_rejected,
-                        (long long)x->work.stale_reads_rejected);
+                fprintf(f, " stale_writes_rejected=%lld stale_reads_rejected=%lld "
+                        "rightful_refused=%lld", (long long)x->work.stale_writes_rejected,
+                        (long long)x->work.stale_reads_rejected,
+                        (long long)x->rightful_refused);
+            if (x->unavailable_fault >= 0) {
+                const struct fault_record *u = &x->faults[x->unavailable_fault];
+                fprintf(f, " unavailable_after_fault=%d errors_after=%lld", u->spec,
+                        (long long)u->errors_after);
+            }
             if (x->first_error[0]) {
                 fputs(" first_error=", f);
                 report_xml_escaped(f, x->first_error);
