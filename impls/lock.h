@@ -65,7 +65,11 @@ enum release_status {
 
 /* Capability flags shown by `locklab list`. */
 enum lock_caps {
-    LOCK_CAP_REENTRANT = 1u << 0, /* the owner may acquire again */
+    LOCK_CAP_REENTRANT = 1u << 0, /* the owner may acquire again; a nested grant means
+                                   * the lock is held then: after the hold was lost (a
+                                   * session gone with a server restart) a nested
+                                   * acquire fails or takes the lock anew, never
+                                   * answers from what it no longer has */
     LOCK_CAP_TTL = 1u << 1,       /* the lock expires by itself */
     LOCK_CAP_RENEWS = 1u << 2,    /* a watchdog extends the TTL */
     LOCK_CAP_FENCING = 1u << 3,   /* grants carry a fencing token (lock_env.fencing) */

@@ -20,8 +20,13 @@
  * is a no-op (a WARNING), and the innermost COMMIT ends the one transaction
  * and frees the row while the outer critical section still runs; the lab
  * measured that as a violation in 1 of 4 runs of the reentrant scenario.
- * A release that finds no transaction open (the session says so,
- * PQtransactionStatus: it was lost with its session) reports not-owner.
+ * A nested acquire whose session was lost (a server restart: the
+ * session, its transaction and the row lock are gone) fails: sent on the
+ * new session, the bare SELECT ... FOR UPDATE would run in autocommit and
+ * "grant" a row lock that ends with the statement. A grant needs the
+ * session to be inside its transaction after the SELECT. A release that
+ * finds no transaction open (the session says so, PQtransactionStatus: it
+ * was lost with its session) reports not-owner.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -91,10 +96,24 @@ static enum lock_status pgfu_acquire(struct lock_client *c, const char *key, int
     snprintf(sql, sizeof sql, "%sSELECT 1 FROM locklab_locks WHERE name = %s FOR UPDATE",
              c->depth > 0 ? "" : "BEGIN; ", lit);
     PQfreemem(lit);
+    int outer = c->depth;
+    unsigned reconnects = c->reconnects;
     for (int made_row = 0;; made_row++) {
         PGresult *r;
         enum pg_wait w = pg_wait_exec(c, NULL, sql, 0, NULL, wait_ns, &r, err);
-        if (w == PG_WAIT_OK && PQntuples(r) == 1) {
+        if (outer > 0 && c->reconnects != reconnects) {
+            /* the session of the open transaction is gone, and the outer
+             * hold with it: the nested SELECT, if it ran, ran on a new
+             * session in autocommit, and its row lock ended with it */
+            PQclear(r);
+            c->depth = 0;
+            lab_err_set(err, ECONNRESET,
+                        "the session holding lock '%.80s' was lost: a nested acquire holds nothing",
+                        key);
+            return LOCK_ERROR;
+        }
+        if (w == PG_WAIT_OK && PQntuples(r) == 1 &&
+            PQtransactionStatus(c->pc) == PQTRANS_INTRANS) {
             PQclear(r);
             c->depth++;
             return LOCK_GRANTED;

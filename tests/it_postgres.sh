@@ -6,7 +6,8 @@
 # section loses its lock the moment its session closes and a waiter gets it
 # within milliseconds, a paused holder keeps it; the server itself paused
 # (the postmaster and every backend) and restarted shows in the fault
-# records; a bad or unreachable --postgres is refused; and no server, backend
+# records; pg-for-update grants no nested acquire on a session the restart
+# lost; a bad or unreachable --postgres is refused; and no server, backend
 # or client is left behind.
 . "$(dirname "$0")/lib.sh"
 
@@ -27,8 +28,8 @@ cwd_orphans() {
     echo "$left"
 }
 
-# One invocation, one embedded server, five scenarios (the one that
-# restarts the server last).
+# One invocation, one embedded server, six scenarios (the two that
+# restart the server last).
 # 1. Mutual exclusion: the stock exact, every release found its lock.
 cat > "$D/1-counter.yaml" <<'YAML'
 name: pg-counter
@@ -90,7 +91,25 @@ faults:
   - {at: 900ms, action: restart, target: postgres, duration: 200ms}
 expect: {"*": safe}
 YAML
-run_ok "five scenarios" "$D"/[1-4]*-*.yaml
+# 5. The reentrant workload with the server restarted under a holder that
+#    sleeps at after-grant, before its nested acquires: its session, its
+#    transaction and its row lock are gone when it asks again. The others
+#    take the lock on their new sessions (an honest violation: the restart
+#    took the lock from under its holder); its nested acquire must not be
+#    granted on a session that holds nothing.
+cat > "$D/5-reentrant-restart.yaml" <<'YAML'
+name: pg-reentrant-restart
+impls: [pg-for-update]
+clients: 3
+run: {ops_per_client: 100, max_duration: 30s}
+lock: {key: pg-reentrant-restart-lock, wait: 5s}
+workload: {kind: reentrant, depth: 3, business: 1ms}
+faults:
+  - {failpoint: pg-for-update/after-grant, action: sleep, duration: 1500ms}
+  - {at: 300ms, action: restart, target: postgres, duration: 200ms, when: holder}
+expect: {"*": violation}
+YAML
+run_ok "six scenarios" "$D"/[1-5]*-*.yaml
 
 for impl in pg-advisory pg-for-update; do
     r=results.impl=$impl,scenario=pg-counter
@@ -153,7 +172,22 @@ for impl in pg-advisory pg-for-update; do
         "$(jget "$S" $r.ops.acquired)" 50
 done
 
-# 5. External servers: a malformed --postgres is bad usage, an unreachable
+r=results.impl=pg-for-update,scenario=pg-reentrant-restart
+expect_eq "reentrant restart: the holder slept at after-grant" "$(jget "$S" $r.faults.0.outcome)" done
+expect_eq "reentrant restart: the restart hit it there" "$(jget "$S" $r.faults.1.note)" \
+    "while client $(jget "$S" $r.faults.0.client) held the lock"
+expect_violation "reentrant restart: the others took the lock the restart freed" $r
+acquired=$(jget "$S" $r.ops.acquired)
+expect_gt "reentrant restart: outer acquires before and after the restart" "$acquired" 50
+# every chain of 3 granted but the sleeper's, whose first nested acquire
+# found its session lost and failed (before the fix: granted, 3 per outer)
+expect_eq "reentrant restart: no nested grant on the lost session" \
+    "$(jget "$S" $r.ops.nested_acquired)" $((acquired * 3 - 3))
+expect_eq "reentrant restart: only the sleeper's outer release found nothing held" \
+    "$(jget "$S" $r.ops.release_not_owner)" 1
+expect_eq "reentrant restart: no nested timeout" "$(jget "$S" $r.ops.nested_timeouts)" 0
+
+# 6. External servers: a malformed --postgres is bad usage, an unreachable
 #    one an environment failure; neither runs anything.
 "$LOCKLAB" run "$D/1-counter.yaml" --postgres "host=127.0.0.1 port" --out "$OUT" --quiet \
     --no-plot >/dev/null 2>&1

@@ -1,0 +1,51 @@
+# it_gc_pause.sh - the shipped gc-pause scenario, every design of it, on
+# real servers: each lock with a lease (redis-lua, the watchdog designs
+# redis-watchdog and redisson, redlock, zk-sequential's session) loses the
+# lock to a holder frozen three times past its lease, and its late write
+# loses sales; fenced, the stock store refuses the frozen holder's late
+# writes and the stock stays exact; redlock has no sound token and its
+# fenced step runs unfenced. The session locks of MariaDB and PostgreSQL
+# (mysql-get-lock, pg-advisory, pg-for-update) have no lease: the frozen
+# holder keeps its lock, the others wait the pause out, nobody overlaps.
+# These are the rows of the README's gc-pause tables ("Faults",
+# "PostgreSQL"); the run also checks the file's own expect lines (exit 0).
+. "$(dirname "$0")/lib.sh"
+
+run_ok "gc-pause" "$SRC/scenarios/gc-pause.yaml"
+expect_eq "gc-pause: every design ran twice" "$(jget "$S" results)" 16
+for impl in redis-lua redis-watchdog redisson redlock zk-sequential; do
+    steps="off on"
+    [ $impl = redlock ] && steps="off unsupported"
+    for fencing in $steps; do
+        r="results.impl=$impl,fencing=$fencing"
+        expect_eq "gc-pause $impl fencing $fencing: four pauses landed" \
+            "$(jget "$S" "$r.faults.3.outcome")/$(jget "$S" "$r.faults.3.action")" done/pause
+        expect_gt "gc-pause $impl fencing $fencing: holders overlapped" \
+            "$(jget "$S" "$r.safety.violations")" 0
+        if [ $fencing = on ]; then
+            expect_eq "gc-pause $impl fenced: verdict" "$(jget "$S" "$r.verdict")" fenced
+            expect_gt "gc-pause $impl fenced: late writes refused" \
+                "$(jget "$S" "$r.safety.stale_writes_rejected")" 0
+            expect_eq "gc-pause $impl fenced: no lost update" "$(jget "$S" "$r.safety.lost_updates")" 0
+        else
+            expect_eq "gc-pause $impl fencing $fencing: verdict" "$(jget "$S" "$r.verdict")" violation
+            expect_gt "gc-pause $impl fencing $fencing: late writes lose sales" \
+                "$(jget "$S" "$r.safety.lost_updates")" 0
+        fi
+    done
+done
+expect_eq "gc-pause: redlock runs its fenced step unfenced" \
+    "$(jget "$S" "results.impl=redlock,fencing=unsupported.safety.stale_writes_rejected")" 0
+# a session lock belongs to the session, which a pause does not end
+for impl in mysql-get-lock pg-advisory pg-for-update; do
+    for fencing in off unsupported; do
+        r="results.impl=$impl,fencing=$fencing"
+        expect_safe "gc-pause $impl fencing $fencing" "$r"
+        expect_eq "gc-pause $impl fencing $fencing: four pauses landed" \
+            "$(jget "$S" "$r.faults.3.outcome")/$(jget "$S" "$r.faults.3.action")" done/pause
+        expect_gt "gc-pause $impl fencing $fencing: a waiter waited out a 1.5 s pause (us)" \
+            "$(jget "$S" "$r.latency_us.acquire.max")" 1400000
+    done
+done
+expect_no_orphans "after gc-pause"
+finish
