@@ -130,11 +130,17 @@ static void signal_client(pid_t pid, int sig)
 static void pause_children(struct fault_record *r, pid_t pid)
 {
     pid_t kids[SERVERS_TREE_MAX];
-    int n = servers_descendants(pid, kids, SERVERS_TREE_MAX), stopped = 0;
-    for (int i = 0; i < n; i++)
-        stopped += lab_stop_confirmed(kids[i], STOP_CONFIRM_NS);
-    if (n)
-        fault_note_add(r, "with %d of its %d child processes", stopped, n);
+    int n = servers_descendants(pid, kids, SERVERS_TREE_MAX), stopped = 0, gone = 0;
+    for (int i = 0; i < n; i++) {
+        if (lab_stop_confirmed(kids[i], STOP_CONFIRM_NS)) {
+            stopped++;
+            continue;
+        }
+        char st = lab_proc_state(kids[i]);
+        gone += st == 0 || st == 'Z'; /* a session ending as it was listed: nothing to stop */
+    }
+    if (n - gone)
+        fault_note_add(r, "with %d of its %d child processes", stopped, n - gone);
 }
 
 /* ----------------------------------------------------------------- setup */
@@ -733,6 +739,7 @@ int64_t faults_tick(struct faults *F, int64_t now)
     for (int k = F->n_down - 1; k >= 0; k--)
         if (F->down[k].due <= now)
             bring_back(F, k);
+    now = lab_now_ns(); /* a server brought back took its start-up time */
     for (int i = 0; i < F->s->n_faults; i++) {
         if (F->st[i].due > now)
             continue;

@@ -317,11 +317,11 @@ static int cross_check(struct run_result *res, struct oracle_interval *all, int6
 /* Server faults (fault records of servers, not clients or clocks): the
  * first grant after each one's store served again (recovery_ns), the lock
  * errors after it, and whether the service came back at all: the last one
- * is `unavailable` when no grant came once its store served again (or the
- * store never did while the clients asked), although some client went on
- * asking for at least its grace after the store's return (or after the
- * fault) and after the last holder left. last_asking: when the last client
- * left its loop. */
+ * is `unavailable` when no grant came once its store served again although
+ * some client went on asking for at least its grace after that and after
+ * the last holder left, or when the store never served again while the
+ * clients asked, after the last holder left. last_asking: when the
+ * clients were told to stop, or the last one finished its operations. */
 static void server_recovery(struct run_result *res, const struct oracle_interval *all,
                             int64_t n_iv, int64_t last_asking)
 {
@@ -353,7 +353,10 @@ static void server_recovery(struct run_result *res, const struct oracle_interval
         if (all[k].exit_ns > from)
             from = all[k].exit_ns; /* held through it: nothing to grant until then */
     }
-    if (last_asking >= from + (L->grace_ns ? L->grace_ns : 1000000000LL)) {
+    /* a store that never served again while the clients asked: unavailable
+     * when they asked after it at all; one that did: when they asked for
+     * its grace after it (time for a design to find its way back) */
+    if (back ? last_asking >= from + L->grace_ns : last_asking > from) {
         res->unavailable_fault = last;
         res->unavailable_back = back;
     }
