@@ -1,18 +1,21 @@
 /*
- * fault_watch.h - what a server fault does to a store that elects a leader
- * (a ZooKeeper ensemble of three), as the fault engine times it.
+ * fault_watch.h - what a server fault does to a store, as the fault engine
+ * times it: when the store serves again, and, for a store that elects a
+ * leader (a ZooKeeper ensemble of three), who leads then.
  *
- * Killing a leader is instant; the ensemble electing another, and a
- * restarted server starting its JVM and syncing, take seconds. The engine
+ * Killing a server is instant; a restarted server starting, an ensemble
+ * electing another leader, a JVM syncing, take up to seconds. The engine
  * (faults.c) opens a watch on the record of every fault that hits a server
- * of a store whose backend has a health hook (backend.h), and polls that
- * health from its tick every FAULT_WATCH_POLL_NS, never blocking on it. The
- * record stays active until the fault has done its own part (a pause
- * continued, a restarted server started again; at once for a kill or a
- * stop) and the store serves again with every running server caught up.
- * Then it ends: its band on the plots spans the outage, lock errors
- * meanwhile are counted as the fault's (region.h), and it says who leads
- * and when the leader came (fault_record.leader, leader_ns).
+ * of a store whose backend has a health hook (backend.h; every store has
+ * one), and polls that health from its tick every FAULT_WATCH_POLL_NS,
+ * never blocking on a server that is down or stopped. The first poll that
+ * finds the store available once the fault has done its own part (a pause
+ * continued, a server started again; at once for a kill or a stop) sets
+ * the record's back_ns: the outage is over, and lock errors are the
+ * fault's only for a grace after it (region.h). The record stays active
+ * until every running server serves again: its band on the plots spans
+ * the outage, and it says who leads and when the leader came
+ * (fault_record.leader, leader_ns).
  */
 #ifndef LOCKLAB_FAULT_WATCH_H
 #define LOCKLAB_FAULT_WATCH_H
