@@ -20,8 +20,8 @@ name: redisson-watchdog
 impls: [redisson]
 clients: 8
 run: {ops_per_client: 2, max_duration: 60s}
-lock: {ttl: 100ms, watchdog_lease: 100ms, wait: 20s}
-workload: {kind: counter, business: 300ms}
+lock: {ttl: 300ms, watchdog_lease: 300ms, wait: 30s}
+workload: {kind: counter, business: 700ms}
 expect: {redisson: safe}
 YAML
 cat > "$D/lease.yaml" <<'YAML'
