@@ -18,7 +18,11 @@
  * and tries again; after the grant it UNSUBSCRIBEs. Every waiter gets every
  * message, so a release wakes the whole herd (notifications per release
  * approaches the number of waiters), but the handoff costs a few round
- * trips instead of a polling interval.
+ * trips instead of a polling interval. Nor is it fair, as RLock is not: a
+ * holder that asks again at once after its release usually beats the
+ * waiters its message woke, so in a loop with no pause between holds a
+ * waiter can be passed over for its whole wait (woken hundreds of times)
+ * and time out with the lock free between holds: `blocked`, by design.
  *
  * The pub/sub connection can break like any other (a server that closed
  * it, CLIENT KILL, a timeout). As Redisson resubscribes its listeners
