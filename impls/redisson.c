@@ -18,7 +18,11 @@
  * and tries again; after the grant it UNSUBSCRIBEs. Every waiter gets every
  * message, so a release wakes the whole herd (notifications per release
  * approaches the number of waiters), but the handoff costs a few round
- * trips instead of a polling interval.
+ * trips instead of a polling interval. Nor is it fair, as RLock is not: a
+ * holder that asks again at once after its release usually beats the
+ * waiters its message woke, so in a loop with no pause between holds a
+ * waiter can be passed over for its whole wait (woken hundreds of times)
+ * and time out with the lock free between holds: `blocked`, by design.
  *
  * The pub/sub connection can break like any other (a server that closed
  * it, CLIENT KILL, a timeout). As Redisson resubscribes its listeners
@@ -27,8 +31,10 @@
  * sent once more on a new one, and a waiter whose connection broke under
  * it subscribes again on a new one and then tries the lock again before it
  * sleeps, because the unlock message it waited for may have been published
- * while nothing listened. Only an error reply, or a failure on a connection
- * just opened, makes the acquire an error; an UNSUBSCRIBE that fails simply
+ * while nothing listened. A connection cut again as soon as it was opened
+ * is opened again, as long as the wait lasts (Redisson reconnects until it
+ * can resubscribe). Only an error reply, or a connection that cannot be
+ * made at all, makes the acquire an error; an UNSUBSCRIBE that fails simply
  * drops the connection, whose subscriptions the server drops with it.
  *
  * With a lease, as Redisson's lock(leaseTime), the lock simply expires
@@ -289,9 +295,10 @@ static int ps_wait_for(struct lock_client *c, int want, int64_t deadline, struct
 /* SUBSCRIBE to the channel of key and wait for the confirmation (every
  * earlier SUBSCRIBE's too, so that the subscription is surely in effect).
  * Messages and confirmations left over from earlier waits are read on the
- * way. A connection that turns out broken is replaced and the SUBSCRIBE
- * sent again, once. 1 subscribed, 0 deadline or stop (the confirmation is
- * read later), -1 error (the connection is dropped). */
+ * way. A connection that turns out broken (closed or reset: cut) is
+ * replaced and the SUBSCRIBE sent again, until the deadline. 1 subscribed,
+ * 0 deadline or stop (the confirmation is read later, or the connection
+ * is gone), -1 error (the connection is dropped). */
 static int ps_subscribe(struct lock_client *c, const char *key, int64_t deadline,
                         struct lab_err *err)
 {
@@ -311,8 +318,10 @@ static int ps_subscribe(struct lock_client *c, const char *key, int64_t deadline
             return got;
         bool broken = st->ps->err != 0;
         ps_drop(c);
-        if (fresh || !broken)
+        if (!broken)
             return -1;
+        if (lab_now_ns() >= deadline || *c->env->stop)
+            return 0;
     }
 }
 

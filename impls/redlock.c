@@ -21,7 +21,8 @@
  * timeout) is reopened before it is used again; a command that finds its
  * connection closed by the server (the master restarted since) is sent
  * once more on a new one, as clients that reconnect do. Release is
- * compare-and-delete on every master.
+ * compare-and-delete on every master, best-effort: a master that does not
+ * answer keeps the key until its TTL, and the release still counts as one.
  *
  * How it breaks, all of it by timing: the validity is checked once, at the
  * grant, and nothing checks it again. A client that pauses (GC, SIGSTOP)
@@ -336,51 +337,60 @@ static int redlock_try(struct lock_client *c, const char *key, struct lab_err *e
     return 0;
 }
 
-/* Attempt until granted or the wait budget is spent. A budget that runs
- * out while fewer than a quorum of masters answer is an error (the lock
- * could not be had at any price), not contention. */
+/* Attempt until granted or the wait budget is spent. A master that did not
+ * answer in time is a failed master, a "no", as the algorithm counts it: an
+ * attempt short of a majority fails like one that lost the vote, and a
+ * budget spent so is a timeout. Only a budget in which no attempt reached a
+ * majority of masters at all is an error (the store was unreachable the
+ * whole wait, not slow now and then: on a loaded machine a master misses
+ * the 50 ms now and then, and the last attempt's count alone would turn
+ * that into an error). */
 static enum lock_status redlock_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                                         struct lab_err *err)
 {
     const struct lock_env *env = c->env;
     int64_t deadline = lab_now_ns() + wait_ns;
+    int most = 0; /* most masters that answered one attempt */
     for (int n = 0;; n++) {
         int r = redlock_try(c, key, err);
         if (r > 0)
             return LOCK_GRANTED;
         if (r < 0)
             return LOCK_ERROR;
+        if (c->answered > most)
+            most = c->answered;
         env->stats->polls++;
         /* a random pause, so that clients that split the votes do not collide again */
         int next = lock_poll_pause(env, n, deadline, true);
         if (next > 0)
             continue;
-        if (next == 0 || c->answered >= c->quorum)
+        if (next == 0 || most >= c->quorum)
             return LOCK_TIMEOUT;
-        lab_err_set(err, EHOSTUNREACH, "only %d of %d masters answered (quorum %d); %s",
-                    c->answered, c->n, c->quorum, c->last.msg);
+        lab_err_set(err, EHOSTUNREACH, "no attempt reached a quorum (%d) of %d masters; "
+                    "at most %d answered; %s", c->quorum, c->n, most, c->last.msg);
         return LOCK_ERROR;
     }
 }
 
-/* OK when a quorum still held our token and deleted it; NOT_OWNER only when
- * so many masters answered that they no longer held it (it expired, or was
- * never ours there) that no quorum can still hold it; ERROR when the
- * masters that did not answer leave it open (the harness reads a
- * NOT_OWNER before the lease ran out as "someone took it", so an unknown
- * must never pass for one). */
+/* Release is best-effort on every master, as the algorithm has it: the
+ * compare-and-delete goes to all of them, and a master that does not answer
+ * (down, or late under load) keeps the key until its TTL, which is all a
+ * missed unlock costs (later grants wait for it, nobody gets two holders).
+ * So OK unless the masters that answered show the lock was no longer ours:
+ * NOT_OWNER only when so many of them no longer held the token (it expired,
+ * or was never ours there) that no quorum can still hold it (the harness
+ * reads a NOT_OWNER before the lease ran out as "someone took it", so a
+ * release that reached too few masters to tell must not pass for one).
+ * Never an error: an unreachable master is not the lab failing to measure. */
 static enum release_status redlock_release(struct lock_client *c, const char *key,
                                            struct lab_err *err)
 {
+    (void)err;
     int deleted = unlock_masters(c, all_masters(c), key, c->token);
-    if (deleted >= c->quorum)
-        return RELEASE_OK;
     int not_held = c->answered - deleted; /* answered: the token was not there */
-    if (c->n - not_held < c->quorum)
+    if (deleted < c->quorum && c->n - not_held < c->quorum)
         return RELEASE_NOT_OWNER;
-    lab_err_set(err, EHOSTUNREACH, "release: only %d of %d masters answered (%d deleted); %s",
-                c->answered, c->n, deleted, c->last.msg);
-    return RELEASE_ERROR;
+    return RELEASE_OK;
 }
 
 static void redlock_close(struct lock_client *c)
