@@ -2,8 +2,9 @@
  * baseline.c - build and compare baselines (see baseline.h). A result is
  * known by its step: scenario, design, clients, key mode and fencing.
  * Within each round of a run, every design's throughput and acquire p50
- * are divided by the reference design's at the same step and round; the
- * median over the rounds is the figure. A figure whose result (or the
+ * are divided by the reference design's at the same step and round (the
+ * mean of the reference's runs just before and after it: `run` interleaves
+ * them, ref, A, ref, B, ref); the median over the rounds is the figure. A figure whose result (or the
  * reference's) was client-bound in any round is left out: it measured the
  * client machine. Verdicts are compared in every round: a change either
  * way is a regression (a design that was safe now breaks, or an
