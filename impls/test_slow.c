@@ -46,9 +46,8 @@ static int parse_entry(const char *entry, struct test_slow *s, struct lab_err *e
     p->factor = f;
     return 0;
 bad:
-    lab_err_set(err, EINVAL, "%s: '%s' is not %s:acquire, %s:release, %s:acquire=F or "
-                "%s:release=F (F from 1 to 10; a test-only switch)", TEST_SLOW_ENV, entry,
-                TEST_SLOW_DESIGN, TEST_SLOW_DESIGN, TEST_SLOW_DESIGN, TEST_SLOW_DESIGN);
+    lab_err_set(err, EINVAL, "%s: '%.24s' is not %s:acquire|release[=F], 1 < F <= 10 (test-only)",
+                TEST_SLOW_ENV, entry, TEST_SLOW_DESIGN);
     return -1;
 }
 
