@@ -2,8 +2,9 @@
  * baseline.c - build and compare baselines (see baseline.h). A result is
  * known by its step: scenario, design, clients, key mode and fencing.
  * Within each round of a run, every design's throughput and acquire p50
- * are divided by the reference design's at the same step and round; the
- * median over the rounds is the figure. A figure whose result (or the
+ * are divided by the reference design's at the same step and round (the
+ * mean of the reference's runs just before and after it: `run` interleaves
+ * them, ref, A, ref, B, ref); the median over the rounds is the figure. A figure whose result (or the
  * reference's) was client-bound in any round is left out: it measured the
  * client machine. Verdicts are compared in every round: a change either
  * way is a regression (a design that was safe now breaks, or an
@@ -17,8 +18,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_ROUNDS 64
 
 static const char *str(json_t *o, const char *k)
 {
@@ -94,16 +93,66 @@ struct step_figures {
     bool bound;
 };
 
+/* The reference's runs nearest before and after results[at] in run order at
+ * the same step and round (NULL where there is none). A run interleaves
+ * the reference (ref, A, ref, B, ref), so these bracket it; an older run
+ * has the reference once per round, before or after. */
+static void bracket(json_t *results, size_t at, const char *reference, json_t **before,
+                    json_t **after)
+{
+    json_t *like = json_array_get(results, at);
+    char want[512], have[512];
+    step_of(like, reference, want, sizeof want);
+    *before = *after = NULL;
+    size_t n = json_array_size(results);
+    for (size_t i = at; i-- > 0 && !*before;) {
+        json_t *r = json_array_get(results, i);
+        step_of(r, NULL, have, sizeof have);
+        if (round_of(r) == round_of(like) && strcmp(want, have) == 0)
+            *before = r;
+    }
+    for (size_t i = at + 1; i < n && !*after; i++) {
+        json_t *r = json_array_get(results, i);
+        step_of(r, NULL, have, sizeof have);
+        if (round_of(r) == round_of(like) && strcmp(want, have) == 0)
+            *after = r;
+    }
+}
+
+/* The reference's figure around a run: the mean of the runs bracketing it. */
+static double ref_figure(json_t *before, json_t *after, double (*get)(json_t *))
+{
+    if (before && after)
+        return (get(before) + get(after)) / 2;
+    return get(before ? before : after);
+}
+
+static double throughput(json_t *r)
+{
+    return num(r, "throughput_per_s");
+}
+
 static int figures(json_t *results, json_t *like, const char *reference, struct step_figures *f,
                    struct lab_err *err)
 {
-    double tp[MAX_ROUNDS], lat[MAX_ROUNDS];
-    int n = 0;
+    size_t n = json_array_size(results);
+    double *tp = calloc(n + 1, sizeof *tp), *lat = calloc(n + 1, sizeof *lat);
+    if (!tp || !lat) {
+        free(tp);
+        free(lat);
+        lab_err_set(err, ENOMEM, "out of memory");
+        return -1;
+    }
+    int m = 0;
+    bool is_ref = strcmp(str(like, "impl"), reference) == 0;
+    char want[512], have[512];
+    step_of(like, NULL, want, sizeof want);
     memset(f, 0, sizeof *f);
-    for (int round = 1; round <= MAX_ROUNDS; round++) {
-        json_t *r = find(results, like, NULL, round);
-        if (!r)
-            break;
+    for (size_t i = 0; i < n; i++) {
+        json_t *r = json_array_get(results, i);
+        step_of(r, NULL, have, sizeof have);
+        if (strcmp(want, have) != 0)
+            continue;
         f->rounds++;
         const char *v = str(r, "verdict");
         if (!f->verdict[0])
@@ -112,25 +161,30 @@ static int figures(json_t *results, json_t *like, const char *reference, struct 
             size_t len = strlen(f->verdict);
             snprintf(f->verdict + len, sizeof f->verdict - len, "/%s", v);
         }
-        json_t *ref = find(results, like, reference, round);
-        if (!ref) {
+        if (is_ref)
+            continue;
+        json_t *before, *after;
+        bracket(results, i, reference, &before, &after);
+        if (!before && !after) {
             char step[512];
             step_of(like, reference, step, sizeof step);
             lab_err_set(err, ENOENT, "the reference design has no result at step %s, round %d",
-                        step, round);
+                        step, round_of(r));
+            free(tp);
+            free(lat);
             return -1;
         }
-        if (client_bound(r) || client_bound(ref)) {
+        if (client_bound(r) || (before && client_bound(before)) || (after && client_bound(after))) {
             f->bound = true;
             continue;
         }
-        double t = num(r, "throughput_per_s") / num(ref, "throughput_per_s");
-        double l = p50(r) / p50(ref);
-        tp[n] = t;
-        lat[n++] = l;
+        tp[m] = throughput(r) / ref_figure(before, after, throughput);
+        lat[m++] = p50(r) / ref_figure(before, after, p50);
     }
-    f->throughput = f->bound ? NAN : median(tp, n);
-    f->p50 = f->bound ? NAN : median(lat, n);
+    f->throughput = f->bound || is_ref ? NAN : median(tp, m);
+    f->p50 = f->bound || is_ref ? NAN : median(lat, m);
+    free(tp);
+    free(lat);
     return 0;
 }
 
@@ -142,7 +196,7 @@ json_t *baseline_build(json_t *summary, const char *reference, double tol_throug
     size_t i;
     json_t *r;
     json_array_foreach(results, i, r) {
-        if (round_of(r) != 1)
+        if (round_of(r) != 1 || json_integer_value(json_object_get(r, "repeat")) > 1)
             continue;
         struct step_figures f;
         if (figures(results, r, reference, &f, err) != 0) {

@@ -276,6 +276,8 @@ static json_t *result_json(const struct run_result *r, const char *run_dir)
     json_object_set_new(o, "cpu", cpu_json(r));
     if (r->round > 0)
         json_object_set_new(o, "round", json_integer(r->round));
+    if (r->repeat > 0)
+        json_object_set_new(o, "repeat", json_integer(r->repeat));
     json_object_set_new(o, "server_wakeups_per_release",
                         isnan(r->server_wakeups_per_release)
                             ? json_null()
@@ -483,6 +485,10 @@ void report_result_tag(const struct run_result *x, char *buf, size_t n)
 {
     report_step_tag(buf, n, x->scenario, x->sweep, x->per_client_keys, x->clients,
                     x->fencing != FENCING_OFF, x->round);
+    if (x->repeat > 1) { /* the reference run again in the same round */
+        size_t len = strlen(buf);
+        snprintf(buf + len, n - len, "-ref%d", x->repeat);
+    }
 }
 
 

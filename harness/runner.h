@@ -32,6 +32,8 @@ struct run_result {
     int per_client_keys;         /* 1: each client its own key; 0: one hot key */
     bool sweep;                  /* one step of a sweep: rows name clients and keys */
     int round;                   /* run --rounds: which repetition (1-based) */
+    int repeat;                  /* the reference's nth run at this step in this round
+                                  * (run --baseline interleaves it); 0: not repeated */
     enum verdict verdict;        /* what the run showed */
     enum verdict expect;         /* what the scenario expected (VERDICT_NONE: nothing) */
     bool pass;                   /* verdict met the expectation */

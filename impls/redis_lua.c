@@ -12,24 +12,50 @@
  * can then refuse the late writes of a holder whose lock expired.
  */
 #include "redis_common.h"
+#include "test_slow.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Test-only (tests/it_baseline.sh): LOCKLAB_TEST_SLOW=redis-lua adds one
- * PING round trip to every attempt, a real slowdown of the kind a baseline
- * comparison must catch. Read once per client; unset, it costs a test. */
-static bool slow;
+/* Test-only (tests/it_baseline.sh, scripts/measure-gate): LOCKLAB_TEST_SLOW
+ * (test_slow.h) makes this design slower on purpose, a slowdown of the kind
+ * a baseline comparison must catch. Read once per client in its open;
+ * unset, it costs a test per operation. */
+static struct test_slow slow;
 
 static int rlua_try(struct lock_client *c, const char *key, struct lab_err *err)
 {
-    if (slow) {
+    if (slow.acquire.twice) { /* the attempt's round trip, twice */
         redisReply *r = redisCommand(c->rc, "PING");
         if (r)
             freeReplyObject(r);
     }
     return redis_set_nx_px(c, key, c->token, err);
+}
+
+static enum lock_status rlua_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
+                                     struct lab_err *err)
+{
+    int64_t t0 = lab_now_ns();
+    enum lock_status st = redis_poll_acquire(c, key, wait_ns, err);
+    test_slow_stretch(&slow.acquire, t0);
+    return st;
+}
+
+static enum release_status rlua_release(struct lock_client *c, const char *key,
+                                        struct lab_err *err)
+{
+    int64_t t0 = lab_now_ns();
+    enum release_status rs = redis_release_script(c, key, err);
+    if (slow.release.twice && rs != RELEASE_ERROR) {
+        /* the same compare-and-delete again: the key is gone or another
+         * client's, so it deletes nothing, at the same cost */
+        struct lab_err ignored = {0};
+        redis_release_script(c, key, &ignored);
+    }
+    test_slow_stretch(&slow.release, t0);
+    return rs;
 }
 
 int redis_lua_open_with(struct lock_client **out, const struct lock_env *env, lock_try_fn attempt,
@@ -49,8 +75,8 @@ int redis_lua_open_with(struct lock_client **out, const struct lock_env *env, lo
 
 static int rlua_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    const char *t = getenv("LOCKLAB_TEST_SLOW");
-    slow = t && strcmp(t, "redis-lua") == 0;
+    if (test_slow_read("redis-lua", &slow, err) != 0)
+        return -1;
     return redis_lua_open_with(out, env, rlua_try, err);
 }
 
@@ -60,7 +86,7 @@ const struct lock_ops lock_redis_lua = {
     .summary = "unique token, SET NX PX, Lua compare-and-delete: breaks when business time > TTL",
     .caps = LOCK_CAP_TTL | LOCK_CAP_FENCING,
     .open = rlua_open,
-    .acquire = redis_poll_acquire,
-    .release = redis_release_script,
+    .acquire = rlua_acquire,
+    .release = rlua_release,
     .close = redis_lock_close,
 };

@@ -16,12 +16,13 @@
 static void save_usage(FILE *f)
 {
     fprintf(f,
-            "usage: locklab baseline save RUN_DIR FILE [--reference IMPL]\n"
+            "usage: locklab baseline save RUN_DIR... FILE [--reference IMPL]\n"
             "                             [--tolerance-throughput X] [--tolerance-p50 X]\n"
             "\n"
             "Write FILE from RUN_DIR/summary.json: every step's verdict, and its throughput\n"
             "and acquire p50 as ratios to the reference design at the same step (medians\n"
-            "over the rounds of `run --rounds`). A later `locklab compare FILE RUN_DIR` or\n"
+            "over the rounds of `run --rounds`; with several RUN_DIRs, over every round of\n"
+            "every run, as if they were one run's rounds). A later `locklab compare FILE RUN_DIR` or\n"
             "`locklab run ... --baseline FILE` fails on a changed verdict or a ratio worse\n"
             "by more than the tolerance.\n"
             "\n"
@@ -31,7 +32,7 @@ static void save_usage(FILE *f)
             "  --tolerance-throughput X  how far the ops/s ratio may fall (default %.2f)\n"
             "  --tolerance-p50 X         how far the acquire p50 ratio may rise (default %.2f)\n"
             "\n"
-            "exit codes: 0 written, 2 bad usage, RUN_DIR unreadable or the reference missing\n",
+            "exit codes: 0 written, 2 bad usage, a RUN_DIR unreadable or the reference missing\n",
             BASELINE_TOL_THROUGHPUT, BASELINE_TOL_P50);
 }
 
@@ -80,6 +81,42 @@ static bool parse_tol(const char *s, double *out)
     return true;
 }
 
+/* The summaries of n runs as one run's: their results in order, each
+ * run's rounds numbered after the previous run's (a run without --rounds
+ * is one round), run_id the runs' ids joined by ",". NULL: message printed. */
+static json_t *load_runs(char **dirs, int n)
+{
+    json_t *all = json_array();
+    char ids[2048] = "";
+    int offset = 0;
+    for (int i = 0; i < n; i++) {
+        char path[1100];
+        snprintf(path, sizeof path, "%s/summary.json", dirs[i]);
+        json_t *sum = load(path, "results");
+        if (!sum) {
+            json_decref(all);
+            return NULL;
+        }
+        const char *id = json_string_value(json_object_get(sum, "run_id"));
+        size_t len = strlen(ids);
+        snprintf(ids + len, sizeof ids - len, "%s%s", i ? "," : "", id ? id : dirs[i]);
+        int last = 0;
+        size_t k;
+        json_t *r;
+        json_array_foreach(json_object_get(sum, "results"), k, r) {
+            json_t *v = json_object_get(r, "round");
+            int round = json_is_integer(v) ? (int)json_integer_value(v) : 1;
+            if (round > last)
+                last = round;
+            json_object_set_new(r, "round", json_integer(offset + round));
+            json_array_append(all, r);
+        }
+        offset += last;
+        json_decref(sum);
+    }
+    return json_pack("{s:s, s:o}", "run_id", ids, "results", all);
+}
+
 static int baseline_save(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -105,13 +142,11 @@ static int baseline_save(int argc, char **argv)
             return LAB_EXIT_USAGE;
         }
     }
-    if (argc - optind != 2) {
+    if (argc - optind < 2) {
         save_usage(stderr);
         return LAB_EXIT_USAGE;
     }
-    char path[1100];
-    snprintf(path, sizeof path, "%s/summary.json", argv[optind]);
-    json_t *sum = load(path, "results");
+    json_t *sum = load_runs(argv + optind, argc - optind - 1);
     if (!sum)
         return LAB_EXIT_USAGE;
     struct lab_err err = {0};
@@ -121,7 +156,7 @@ static int baseline_save(int argc, char **argv)
         fprintf(stderr, "locklab: baseline save: %s\n", err.msg);
         return LAB_EXIT_USAGE;
     }
-    const char *file = argv[optind + 1];
+    const char *file = argv[argc - 1];
     int rc = json_dump_file(b, file, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(b);
     if (rc != 0) {

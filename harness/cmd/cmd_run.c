@@ -25,6 +25,7 @@
 #include "scenario.h"
 #include "servers.h"
 #include "stop.h"
+#include "test_slow.h"
 
 #define MAX_SCENARIOS 64
 
@@ -39,6 +40,7 @@ struct run_opts {
     int rounds;         /* --rounds N: run everything N times (default 1) */
     const char *baseline; /* --baseline FILE: check the run against it */
     json_t *baseline_json; /* ... read before anything starts */
+    const char *reference; /* --reference IMPL, or the baseline's: run between the others */
 };
 
 static void run_usage(FILE *f)
@@ -65,6 +67,10 @@ static void run_usage(FILE *f)
             "  --baseline FILE    check the run against a baseline (`locklab baseline\n"
             "                     save`): exit 1 on a changed verdict or a speed ratio\n"
             "                     worse than its tolerance; RUN_DIR/baseline-junit.xml\n"
+            "  --reference IMPL   run IMPL before and after every other design at every\n"
+            "                     step of every round, so that their speed ratios to it\n"
+            "                     (`baseline save`) see the same machine; the default\n"
+            "                     with --baseline is the baseline's reference\n"
             "  --quiet            no progress and no table: only errors and failures\n"
             "  --no-plot          do not draw the plots (drawn when gnuplot is installed)\n"
             "  -h, --help         this text\n"
@@ -114,7 +120,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
         {"out", required_argument, NULL, 'o'},   {"junit", required_argument, NULL, 'j'},
         {"quiet", no_argument, NULL, 'q'},       {"no-plot", no_argument, NULL, 'P'},
         {"rounds", required_argument, NULL, 'R'}, {"baseline", required_argument, NULL, 'B'},
-        {"help", no_argument, NULL, 'h'}};
+        {"reference", required_argument, NULL, 'F'}, {"help", no_argument, NULL, 'h'}};
     enum { N_FIXED = sizeof fixed / sizeof fixed[0] };
     struct option longopts[N_FIXED + BACKEND_MAX + 1];
     memcpy(longopts, fixed, sizeof fixed);
@@ -160,6 +166,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
             if (!(o->baseline_json = baseline_load(optarg)))
                 return -1;
             break;
+        case 'F': o->reference = optarg; break;
         case 'P': o->no_plot = true; break;
         case 'q': o->quiet = true; break;
         case 'h': run_usage(stdout); return 1;
@@ -174,6 +181,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
             return -1;
         }
     }
+    if (!o->reference && o->baseline_json)
+        o->reference = json_string_value(json_object_get(o->baseline_json, "reference"));
     for (int i = 0; i < backend_count; i++) {
         struct lab_err err = {0};
         if (o->external[i] && backend_registry[i]->check_external(o->external[i], &err) != 0) {
@@ -182,6 +191,15 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
         }
     }
     return 0;
+}
+
+/* The index of impl in s's list, -1 when s does not run it. */
+static int impl_index(const struct scenario *s, const char *impl)
+{
+    for (int j = 0; impl && j < s->n_impls; j++)
+        if (strcmp(s->impls[j], impl) == 0)
+            return j;
+    return -1;
 }
 
 #define STEM_MAX (SCN_NAME_MAX + 32)
@@ -279,16 +297,27 @@ static int load_all(int argc, char **argv, const struct run_opts *o, struct scen
         return -1;
     }
     unique_names(scns, *n);
+    bool ref_runs = false;
+    for (int i = 0; i < *n; i++)
+        ref_runs |= impl_index(scns[i], o->reference) >= 0;
+    if (o->reference && !ref_runs) {
+        fprintf(stderr, "locklab: the reference design '%s' is in no scenario of the run (speed "
+                        "is measured as ratios to it)\n", o->reference);
+        return -1;
+    }
     struct lab_err fp_err = {0};
-    if (failpoint_check(&fp_err) != 0) {
+    struct test_slow slow;
+    if (failpoint_check(&fp_err) != 0 || test_slow_read(NULL, &slow, &fp_err) != 0) {
         fprintf(stderr, "locklab: %s\n", fp_err.msg);
         return -1;
     }
     return 0;
 }
 
-/* The round under way with --rounds N > 1 (1..N), 0 without. */
-static int run_round;
+/* The round under way with --rounds N > 1 (1..N), 0 without; and the
+ * reference's run at this step in this round when it is interleaved (1..),
+ * 0 when not. */
+static int run_round, run_repeat;
 
 /* Run one implementation at one step of a scenario, print its row and add it
  * to the report; returns the updated exit code. */
@@ -314,6 +343,7 @@ static int run_step(struct scenario *s, const struct lock_ops *ops, const struct
     }
     res->sweep = is_sweep(s);
     res->round = run_round;
+    res->repeat = run_repeat;
     if (!o->quiet || !res->pass)
         report_print_row(o->quiet ? stderr : stdout, res);
     if (!res->pass && code == LAB_EXIT_OK)
@@ -333,6 +363,48 @@ static int run_one(struct scenario *s, const struct lock_ops *ops, const struct 
         s->fencing = s->fence_modes[f];
         code = run_step(s, ops, env, res, rep, o, code);
     }
+    return code;
+}
+
+#define GOING(code) (!lab_stop && (code) != LAB_EXIT_ENV)
+
+/* One round of scenario s: every design at every step. With a reference
+ * (--reference or the baseline's) among several designs, the steps come
+ * first and the reference runs before and after each other design (ref,
+ * A, ref, B, ref): a ratio to the reference then compares runs seconds
+ * apart, and a shared machine's slow drift hits both sides. */
+static int run_round_of(struct scenario *s, const struct run_opts *o, const struct run_env *env,
+                        struct run_result *res, struct report *rep, int code)
+{
+    int ref = s->n_impls > 1 ? impl_index(s, o->reference) : -1;
+    if (ref < 0) {
+        for (int j = 0; j < s->n_impls && GOING(code); j++) {
+            const struct lock_ops *ops = scenario_impl(s, s->impls[j]);
+            for (int k = 0; k < s->n_key_modes && GOING(code); k++)
+                for (int c = 0; c < s->n_client_steps && GOING(code); c++) {
+                    s->clients = s->client_steps[c];
+                    s->per_client_keys = s->key_modes[k];
+                    code = run_one(s, ops, env, res, rep, o, code);
+                }
+        }
+        return code;
+    }
+    const struct lock_ops *ref_ops = scenario_impl(s, s->impls[ref]);
+    for (int k = 0; k < s->n_key_modes && GOING(code); k++)
+        for (int c = 0; c < s->n_client_steps && GOING(code); c++) {
+            s->clients = s->client_steps[c];
+            s->per_client_keys = s->key_modes[k];
+            int n_ref = 0;
+            for (int j = 0; j <= s->n_impls && GOING(code); j++) {
+                if (j == ref)
+                    continue;
+                run_repeat = ++n_ref;
+                code = run_one(s, ref_ops, env, res, rep, o, code);
+                run_repeat = 0;
+                if (j < s->n_impls && GOING(code))
+                    code = run_one(s, scenario_impl(s, s->impls[j]), env, res, rep, o, code);
+            }
+        }
     return code;
 }
 
@@ -360,16 +432,7 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
                 printf("(round %d of %d)\n", round, o->rounds);
         }
         int first = rep.n_results;
-        for (int j = 0; j < scns[i]->n_impls && !lab_stop && code != LAB_EXIT_ENV; j++) {
-            const struct lock_ops *ops = scenario_impl(scns[i], scns[i]->impls[j]);
-            for (int k = 0; k < scns[i]->n_key_modes && !lab_stop && code != LAB_EXIT_ENV; k++)
-                for (int c = 0; c < scns[i]->n_client_steps && !lab_stop && code != LAB_EXIT_ENV;
-                     c++) {
-                    scns[i]->clients = scns[i]->client_steps[c];
-                    scns[i]->per_client_keys = scns[i]->key_modes[k];
-                    code = run_one(scns[i], ops, &env, res, &rep, o, code);
-                }
-        }
+        code = run_round_of(scns[i], o, &env, res, &rep, code);
         if (!o->quiet && rep.n_results - first > 1 && is_sweep(scns[i]))
             report_print_comparison(stdout, (const struct run_result *const *)rep.results + first,
                                     rep.n_results - first);
