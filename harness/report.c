@@ -101,7 +101,7 @@ static double ms_after(int64_t t, int64_t start)
  * null: its entry, what it was, and the lock errors after it. */
 static json_t *unavailable_json(const struct run_result *r)
 {
-    if (r->unavailable_fault < 0)
+    if (!r->unavailable)
         return json_null();
     const struct fault_record *f = &r->faults[r->unavailable_fault];
     return json_pack("{s:i, s:s, s:s, s:f, s:I, s:b}", "entry", f->spec, "action",
@@ -391,7 +391,7 @@ static int write_junit_to(struct report *r, const char *path, struct lab_err *er
                         "rightful_refused=%lld", (long long)x->work.stale_writes_rejected,
                         (long long)x->work.stale_reads_rejected,
                         (long long)x->rightful_refused);
-            if (x->unavailable_fault >= 0) {
+            if (x->unavailable) {
                 const struct fault_record *u = &x->faults[x->unavailable_fault];
                 fprintf(f, " unavailable_after_fault=%d errors_after=%lld", u->spec,
                         (long long)u->errors_after);
@@ -671,7 +671,7 @@ static void print_faults(FILE *f, const struct run_result *x)
             n[FAULT_SKIPPED], n[FAULT_FAILED], not_used ? " (others not for this design)" : "",
             rec[0] ? "; recovery " : "", rec, back, elect, errs,
             x->unrecovered_kills ? "; a killed holder's lock was never granted again" : "");
-    if (x->unavailable_fault >= 0) {
+    if (x->unavailable) {
         const struct fault_record *u = &x->faults[x->unavailable_fault];
         fprintf(f, "%20s   unavailable: no grant after fault %d (%s %s at %.2f s), %s; %lld lock "
                 "errors followed\n", "", u->spec, fault_action_name(u->action), u->target,

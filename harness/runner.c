@@ -357,6 +357,7 @@ static void server_recovery(struct run_result *res, const struct oracle_interval
      * when they asked after it at all; one that did: when they asked for
      * its grace after it (time for a design to find its way back) */
     if (back ? last_asking >= from + L->grace_ns : last_asking > from) {
+        res->unavailable = true;
         res->unavailable_fault = last;
         res->unavailable_back = back;
     }
@@ -368,7 +369,6 @@ static void collect_faults(const struct scenario *s, struct region *rg, struct r
     struct fault_log *log = &rg->head->faults;
     int n = atomic_load(&log->n);
     res->recovery_ns = -1;
-    res->unavailable_fault = -1;
     for (int i = 0; i < n && i < FAULT_RECORDS_MAX; i++) {
         if (!atomic_load(&log->published[i]))
             continue;
@@ -567,7 +567,7 @@ enum verdict runner_verdict(const struct run_result *r)
         return VERDICT_ERROR; /* the lab lost track: nothing it says is sure */
     /* no grant after the last server fault: the lock errors it excused are
      * not a clean run, they are a service that never came back */
-    if (r->unavailable_fault >= 0)
+    if (r->unavailable)
         return VERDICT_UNAVAILABLE;
     if (r->unrecovered_kills > 0)
         return VERDICT_BLOCKED; /* a killed holder's lock was never granted again */

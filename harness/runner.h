@@ -105,10 +105,10 @@ struct run_result {
     int faults_missed;        /* entries that applied to this design and never landed */
     int64_t recovery_ns;      /* the longest kill-to-next-grant of a killed holder, -1 none */
     int unrecovered_kills;    /* killed holders after which no client got the lock again */
-    int unavailable_fault;    /* the last server fault (index in faults), when no grant
-                                 followed it while clients kept asking GRACE past the
-                                 store's return (or past it, when it never returned);
-                                 -1 otherwise */
+    bool unavailable;         /* no grant followed the last server fault while clients kept
+                                 asking GRACE past the store's return (or after the fault,
+                                 when it never returned while they asked) */
+    int unavailable_fault;    /* ... that fault (index in faults) */
     bool unavailable_back;    /* ... though the store said it served again, in time */
     int64_t rightful_refused; /* fencing: holders the resource refused that no later grant
                                  overlapped (the token went backwards) */

@@ -744,11 +744,10 @@ static void test_verdicts(void)
     struct run_result *r = calloc(1, sizeof *r);
     if (!r)
         return;
-    r->unavailable_fault = -1;
     r->acquired = 10;
     CHECK(runner_verdict(r) == VERDICT_SAFE, "a clean run: safe");
     r->fault_errors = 300;
-    r->unavailable_fault = 0;
+    r->unavailable = true;
     CHECK(runner_verdict(r) == VERDICT_UNAVAILABLE, "no grant after the last server fault: "
           "unavailable, not safe");
     r->errors = 3;
@@ -757,7 +756,6 @@ static void test_verdicts(void)
     r->oracle.violations = 1;
     CHECK(runner_verdict(r) == VERDICT_VIOLATION, "two holders outrank unavailable");
     memset(r, 0, sizeof *r);
-    r->unavailable_fault = -1;
     r->acquired = 10;
     r->fencing = FENCING_ON;
     r->rightful_refused = 4;
