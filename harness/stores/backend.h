@@ -60,6 +60,24 @@ struct backend_health {
                              "" when none does */
 };
 
+/* A failover fault in progress, driven by the backend whose servers it
+ * hits (action failover): the instants it reached, CLOCK_MONOTONIC, 0 until
+ * then. */
+struct failover {
+    int phase;              /* the backend's own steps; 0 before the first */
+    char key[160];          /* the lock key (set by the engine) */
+    int64_t cut_ns;         /* replication to every replica cut */
+    int64_t copy_gone_ns;   /* the replicas' copy of the lock key expires (INT64_MAX never) */
+    int64_t granted_ns;     /* a client was granted after the cut (0: none was) */
+    int64_t killed_ns;      /* the master killed, the replicas continued */
+    int64_t switched_ns;    /* the sentinels name another master */
+    int64_t writable_ns;    /* the new master took a write */
+    int64_t rejoined_ns;    /* the old master back, as a replica */
+    int master, new_master; /* the backend's own server numbers */
+    pid_t master_pid;       /* the master killed */
+    char note[128];         /* what happened, for the fault's record */
+};
+
 #define BACKEND_MAX_ROLES (LOCK_MAX_SERVERS + 1)
 #define BACKEND_MAX 8 /* stores in the registry, at most */
 
@@ -126,6 +144,12 @@ struct backend_ops {
     int (*failover_step)(struct failover *fo, bool granted, bool window_over, int64_t now,
                          struct lab_err *err);
     void (*failover_abort)(struct failover *fo);
+    /* The clock-jump fault (NULL: this store's servers cannot have their
+     * wall clock moved): move srv's clock by by_ns and read how far the
+     * server's own clock was seen to move (*seen_ns). 0 when it moved as
+     * asked, -1 with err filled otherwise. */
+    int (*clock_jump)(const struct server *srv, int64_t by_ns, int64_t *seen_ns,
+                      struct lab_err *err);
     /* Optional: why role (index I, or -1), a name this store knows, can have
      * no server for design ops in s (a single ZooKeeper server runs
      * standalone: no leader), for the note of a skipped fault; NULL when

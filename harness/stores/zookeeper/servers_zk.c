@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <zookeeper/zookeeper.h>
 
-#include "servers.h"
+#include "servers_zk.h"
 
 #define ZK_START_TIMEOUT_MS 60000
 #define ZK_MAX_ENSEMBLE 3

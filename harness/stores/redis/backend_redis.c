@@ -19,6 +19,7 @@
 #include "redis_admin.h"
 #include "redis_clock.h"
 #include "redis_persist.h"
+#include "redis_server.h"
 #include "region.h"
 #include "sentinel.h"
 
@@ -318,6 +319,7 @@ const struct backend_ops backend_redis = {
     .health = redis_health,
     .failover_step = redis_failover_step,
     .failover_abort = redis_failover_abort,
+    .clock_jump = redis_clock_jump,
     .bench_impl = "redis-lua",
     .bench_bare_loop = "locklab-bare-redis",
     .bench_cycle = "redis-lua cycle (SET NX PX + EVALSHA)",

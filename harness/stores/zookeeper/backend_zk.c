@@ -21,6 +21,7 @@
 
 #include "backend.h"
 #include "region.h"
+#include "servers_zk.h"
 
 #define ZK_MAX_SERVERS 3
 #define ZK_SIZES 2 /* ensembles of 1 and of 3 */
