@@ -12,6 +12,7 @@
  */
 #include "servers.h"
 #include "clockshim.h"
+#include "subproc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -105,22 +106,45 @@ static void remove_base_dir_if_unused(void)
 }
 
 /* Is the binary runnable? Searches PATH like execvp would. */
-int servers_binary_exists(const char *name)
+int servers_binary_path(const char *name, char *out, size_t outlen)
 {
+    snprintf(out, outlen, "%s", name);
     if (strchr(name, '/'))
-        return access(name, X_OK) == 0;
+        return access(name, X_OK);
     const char *path = getenv("PATH");
     if (!path)
         path = "/usr/local/bin:/usr/bin:/bin";
-    char buf[1024];
     for (const char *p = path; *p;) {
         const char *end = strchr(p, ':');
         size_t n = end ? (size_t)(end - p) : strlen(p);
-        snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, name);
-        if (access(buf, X_OK) == 0)
-            return 1;
+        snprintf(out, outlen, "%.*s/%s", (int)n, p, name);
+        if (access(out, X_OK) == 0)
+            return 0;
         p += n + (end ? 1 : 0);
     }
+    snprintf(out, outlen, "%s", name);
+    return -1;
+}
+
+int servers_binary_exists(const char *name)
+{
+    char buf[1024];
+    return servers_binary_path(name, buf, sizeof buf) == 0;
+}
+
+int servers_version(char *const argv[], char *out, size_t outlen)
+{
+    char prog[1024], buf[512];
+    if (servers_binary_path(argv[0], prog, sizeof prog) != 0)
+        return -1;
+    char *args[8] = {prog};
+    for (int i = 1; i < 7 && argv[i]; i++)
+        args[i] = argv[i];
+    int st = subproc_capture(args, buf, sizeof buf);
+    buf[strcspn(buf, "\n")] = '\0';
+    if (st != 0 || !buf[0])
+        return -1;
+    snprintf(out, outlen, "%s", buf);
     return 0;
 }
 

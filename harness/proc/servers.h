@@ -83,6 +83,17 @@ int servers_prepare(struct server *s, const char *role, struct lab_err *err);
 int servers_spawn(struct server *s, const char *logname, char *const argv[], struct lab_err *err);
 int servers_exited(struct server *s);
 int servers_binary_exists(const char *name);
+
+/* The runnable path of name into out: name itself when it holds a '/',
+ * else the first match on $PATH, as execvp would find it. 0, or -1 (out
+ * then holds name). */
+int servers_binary_path(const char *name, char *out, size_t outlen);
+
+/* The first line a server binary prints when run with argv (argv[0] found
+ * as servers_binary_path finds it; at most 7 arguments): its version, for
+ * a store's version hook. 0, or -1 when it is not installed or said
+ * nothing. */
+int servers_version(char *const argv[], char *out, size_t outlen);
 int servers_free_port(void);
 
 #endif

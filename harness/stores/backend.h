@@ -165,6 +165,10 @@ struct backend_ops {
     void (*health)(const struct lock_ops *ops, const struct scenario *s,
                    struct backend_health *out);
 
+    /* The version of the server this store starts, one line into out (the
+     * report's Servers table): 0, or -1 when it is not installed. */
+    int (*version)(char *out, size_t outlen);
+
     /* `locklab bench overhead --backend <name>`: the design whose cycle the
      * bare loop (a binary next to locklab, given the servers' connection
      * string and seconds) repeats without the harness, what that cycle is,

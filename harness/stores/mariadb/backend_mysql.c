@@ -234,6 +234,7 @@ const struct backend_ops backend_mysql = {
     .describe = mysql_describe,
     .roles = mysql_roles,
     .health = mysql_health,
+    .version = servers_mysql_version,
     .bench_impl = "mysql-get-lock",
     .bench_bare_loop = "locklab-bare-mysql",
     .bench_cycle = "mysql-get-lock cycle (SELECT GET_LOCK + SELECT RELEASE_LOCK)",

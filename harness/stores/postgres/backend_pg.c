@@ -230,6 +230,7 @@ const struct backend_ops backend_postgres = {
     .describe = pg_describe,
     .roles = pg_roles,
     .health = pg_health,
+    .version = servers_pg_version,
     .bench_impl = "pg-advisory",
     .bench_bare_loop = "locklab-bare-pg",
     .bench_cycle = "pg-advisory cycle (pg_advisory_lock + pg_advisory_unlock)",

@@ -320,6 +320,7 @@ const struct backend_ops backend_redis = {
     .failover_step = redis_failover_step,
     .failover_abort = redis_failover_abort,
     .clock_jump = redis_clock_jump,
+    .version = servers_redis_version,
     .bench_impl = "redis-lua",
     .bench_bare_loop = "locklab-bare-redis",
     .bench_cycle = "redis-lua cycle (SET NX PX + EVALSHA)",

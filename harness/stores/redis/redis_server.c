@@ -117,3 +117,9 @@ int servers_redis_start_with(struct server *s, const char *role, const char *ext
     }
     return -1;
 }
+
+int servers_redis_version(char *out, size_t outlen)
+{
+    char *argv[] = {(char *)redis_binary(), "--version", NULL};
+    return servers_version(argv, out, outlen);
+}

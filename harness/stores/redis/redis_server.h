@@ -31,4 +31,8 @@ int servers_wait_ping(struct server *s, const char *what, const char *logname,
 /* Check that a Redis at host:port answers PING within timeout_ms. 0 or -1. */
 int servers_redis_ping(const char *host, int port, int timeout_ms, struct lab_err *err);
 
+/* The version line of the redis-server the lab starts (Redis's version
+ * hook, backend_ops.version). 0, or -1 when it is not installed. */
+int servers_redis_version(char *out, size_t outlen);
+
 #endif

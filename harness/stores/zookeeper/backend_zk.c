@@ -269,6 +269,7 @@ const struct backend_ops backend_zookeeper = {
     .roles = zk_roles,
     .no_role = zk_no_role,
     .health = zk_health,
+    .version = servers_zk_version,
     .bench_impl = "zk-sequential",
     .bench_bare_loop = "locklab-bare-zk",
     .bench_cycle = "zk-sequential cycle (create ephemeral-sequential + getChildren + delete)",

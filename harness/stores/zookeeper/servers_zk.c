@@ -351,3 +351,13 @@ int servers_zk_clear(const char *hosts, const char *const *parents, int n, struc
     zookeeper_close(zh);
     return rc == ZOK ? 0 : -1;
 }
+
+int servers_zk_version(char *out, size_t outlen)
+{
+    char ver[128];
+    char *argv[] = {"dpkg-query", "-W", "-f", "${Version}", "zookeeper", NULL};
+    if (servers_version(argv, ver, sizeof ver) != 0)
+        return -1;
+    snprintf(out, outlen, "zookeeper %s (Debian package)", ver);
+    return 0;
+}

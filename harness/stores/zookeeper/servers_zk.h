@@ -50,4 +50,9 @@ int servers_zk_clear(const char *hosts, const char *const *parents, int n, struc
  * timeout_ms. 0 or -1 with err filled. */
 int servers_zk_ping(const char *hosts, int timeout_ms, struct lab_err *err);
 
+/* The version of the ZooKeeper the lab starts, as Debian's package names
+ * it (the server prints none without starting). 0, or -1 when it is not
+ * installed. */
+int servers_zk_version(char *out, size_t outlen);
+
 #endif
