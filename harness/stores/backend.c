@@ -1,6 +1,7 @@
 /*
  * backend.c - the registry of store tables (see backend.h): the one place
- * where a backend's name is compared. A new store is one file with its
+ * where a backend's name is compared, and where the stores' role names are
+ * looked up. A new store is one folder (harness/stores/<store>/) with its
  * table and one line here.
  */
 #include "backend.h"
@@ -43,6 +44,31 @@ int backend_index(const struct backend_ops *be)
         if (backend_registry[i] == be)
             return i;
     return -1;
+}
+
+const struct backend_role_name *backend_role_find(const char *name, size_t len)
+{
+    for (int i = 0; i < backend_count; i++)
+        for (const struct backend_role_name *r = backend_registry[i]->role_names; r && r->name;
+             r++)
+            if (strlen(r->name) == len && strncmp(name, r->name, len) == 0)
+                return r;
+    return NULL;
+}
+
+const char *backend_role_list(void)
+{
+    static char list[256];
+    if (list[0])
+        return list;
+    for (int i = 0; i < backend_count; i++)
+        for (const struct backend_role_name *r = backend_registry[i]->role_names; r && r->name;
+             r++) {
+            size_t len = strlen(list);
+            snprintf(list + len, sizeof list - len, "%s%s%s", len ? ", " : "", r->name,
+                     r->indexed == 2 ? ":I" : r->indexed ? "[:I]" : "");
+        }
+    return list;
 }
 
 void backend_fill_conn(struct lock_servers *sv)

@@ -26,8 +26,11 @@
  *              (a leader elected, every server that runs caught up), for
  *              the engine to time a recovery;
  *   stop     - stop everything it started.
- * A table keeps its servers in its own file (one invocation starts one set),
- * so adding a store is one file with its table plus one registry line.
+ *   role_names - the roles a fault's target may name, spelled once (the
+ *              loader checks a target against every store's list).
+ * A table keeps its servers in its own folder (harness/stores/<store>/: one
+ * invocation starts one set), so adding a store is one folder with its
+ * table plus one registry line.
  */
 #ifndef LOCKLAB_BACKEND_H
 #define LOCKLAB_BACKEND_H
@@ -38,8 +41,9 @@
 #include <jansson.h>
 
 #include "lock.h"
-#include "scenario.h"
 #include "servers.h"
+
+struct scenario; /* scenario.h: the stores' own files read it, this header never needs to */
 
 /* An embedded server a fault can target, by role. Each server is listed
  * first under the name it keeps (redis, redis-node:I, zookeeper:I); roles
@@ -76,6 +80,15 @@ struct failover {
     int master, new_master; /* the backend's own server numbers */
     pid_t master_pid;       /* the master killed */
     char note[128];         /* what happened, for the fault's record */
+};
+
+/* A role name a fault's target may give (target: NAME or NAME:I), as a
+ * store's table lists them (backend_ops.role_names): the one place each
+ * role is spelled, for the loader's check, its messages and roles(). */
+struct backend_role_name {
+    const char *name;    /* "redis-node" */
+    int indexed;         /* 0: no index, 1: optional, 2: required */
+    bool clock;          /* a clock-jump may target it (its store has clock_jump) */
 };
 
 #define BACKEND_MAX_ROLES (LOCK_MAX_SERVERS + 1)
@@ -128,6 +141,11 @@ struct backend_ops {
 
     /* What design ops ran on in s, as a JSON object (a new reference). */
     json_t *(*describe)(const struct lock_ops *ops, const struct scenario *s);
+
+    /* The role names a fault may target on this store's servers, in the
+     * order messages list them, ended by {NULL}. roles() names its servers
+     * with these only. */
+    const struct backend_role_name *role_names;
 
     /* The embedded servers design ops uses in s, by role; how many (0 when
      * they are external: a fault cannot reach them). */
@@ -192,6 +210,14 @@ const struct backend_ops *backend_find(const char *name);
 
 /* Its index in backend_registry. */
 int backend_index(const struct backend_ops *be);
+
+/* The role name of any store that is the first len bytes of name (len:
+ * strlen(name) for the whole), or NULL. */
+const struct backend_role_name *backend_role_find(const char *name, size_t len);
+
+/* Every store's role names for messages, in registry order:
+ * "redis, redis-node:I, zookeeper[:I], ...". */
+const char *backend_role_list(void);
 
 /* A health hook's one look (backend_ops.health) for a store whose servers
  * each answer a check of their own (PING, SELECT 1): every distinct server
