@@ -10,17 +10,15 @@
 #include <string.h>
 #include <unistd.h>
 
-extern const struct backend_ops backend_redis;
-extern const struct backend_ops backend_zookeeper;
-extern const struct backend_ops backend_mysql;
-extern const struct backend_ops backend_postgres;
+/* The stores, in the order results compare them: each X(name) is the
+ * table backend_<name> of one folder harness/stores/<store>/. A new store
+ * is one more X() on this line. */
+#define BACKEND_STORES(X) X(redis) X(zookeeper) X(mysql) X(postgres)
 
-const struct backend_ops *const backend_registry[] = {
-    &backend_redis,
-    &backend_zookeeper,
-    &backend_mysql,
-    &backend_postgres,
-};
+#define BACKEND_DECLARE(name) extern const struct backend_ops backend_##name;
+#define BACKEND_ENTRY(name) &backend_##name,
+BACKEND_STORES(BACKEND_DECLARE)
+const struct backend_ops *const backend_registry[] = {BACKEND_STORES(BACKEND_ENTRY)};
 _Static_assert(sizeof backend_registry / sizeof backend_registry[0] <= BACKEND_MAX,
                "raise BACKEND_MAX");
 const int backend_count = (int)(sizeof backend_registry / sizeof backend_registry[0]);

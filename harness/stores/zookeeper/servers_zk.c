@@ -1,5 +1,5 @@
 /*
- * servers_zk.c - embedded ZooKeeper ensembles (see servers.h).
+ * servers_zk.c - embedded ZooKeeper ensembles (see servers_zk.h).
  *
  * Each server is Debian's QuorumPeerMain (`java -cp zookeeper.jar ...`)
  * with a generated zoo.cfg in its own directory under locklab's temporary
