@@ -1,8 +1,9 @@
 /*
  * fault.c - the fault vocabulary's words (see fault.h): action and outcome
- * names and the target syntax. The server roles are the backends' own
- * names for their processes (backend.h, roles()); they are listed here so a
- * typo in a scenario is an error before anything starts.
+ * names and the target syntax. The server roles are the stores' own names
+ * for their processes, each spelled once in its store's table
+ * (backend_ops.role_names): a target is checked against them so a typo in
+ * a scenario is an error before anything starts.
  */
 #include "fault.h"
 
@@ -11,28 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
+
 const char *const fault_action_words[] = {"pause", "kill", "restart", "stop", "start", "sleep",
                                           "failover", "clock-jump", NULL};
 _Static_assert(sizeof fault_action_words / sizeof fault_action_words[0] == FAULT_CLOCK_JUMP + 2,
                "one word per enum fault_action, then NULL");
 static const char *const outcome_names[] = {"done", "skipped", "failed", "active"};
-
-/* Server roles a target may name, with whether it takes an index. */
-static const struct {
-    const char *name;
-    int indexed; /* 0: no index, 1: optional, 2: required */
-} roles[] = {
-    {"redis", 0},      /* the Redis lock store (in the sentinel topology: its master now) */
-    {"redis-master", 0},  /* the sentinel topology's master, as the sentinels name it now */
-    {"redis-replica", 2}, /* one of its replicas (0-based, in start order) */
-    {"sentinel", 2},      /* one of its sentinels */
-    {"redis-node", 2}, /* one independent master (redlock) */
-    {"zookeeper", 1},  /* the ensemble's only server, or server I */
-    {"zookeeper-leader", 0},   /* whichever server of the ensemble leads when it fires */
-    {"zookeeper-follower", 2}, /* the I-th (0-based) of the servers following then */
-    {"mysql", 0},      /* the MariaDB lock store */
-    {"postgres", 0},   /* the PostgreSQL server: its postmaster with every backend */
-};
 
 const char *fault_action_name(enum fault_action a)
 {
@@ -61,15 +47,7 @@ static int small_index(const char *p, int *out)
 
 const char *fault_server_targets(void)
 {
-    static char list[256];
-    if (list[0])
-        return list;
-    for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++) {
-        size_t len = strlen(list);
-        snprintf(list + len, sizeof list - len, "%s%s%s", i ? ", " : "", roles[i].name,
-                 roles[i].indexed == 2 ? ":I" : roles[i].indexed ? "[:I]" : "");
-    }
-    return list;
+    return backend_role_list();
 }
 
 int fault_target_parse(const char *text, struct fault_spec *f)
@@ -92,18 +70,16 @@ int fault_target_parse(const char *text, struct fault_spec *f)
     }
     const char *colon = strchr(text, ':');
     size_t len = colon ? (size_t)(colon - text) : strlen(text);
-    for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++) {
-        if (strlen(roles[i].name) != len || strncmp(text, roles[i].name, len) != 0)
-            continue;
-        if ((colon && roles[i].indexed == 0) || (!colon && roles[i].indexed == 2))
-            return -1;
-        if (colon && small_index(colon + 1, &f->index) != 0)
-            return -1;
-        f->target = TARGET_SERVER;
-        snprintf(f->role, sizeof f->role, "%s", roles[i].name);
-        return 0;
-    }
-    return -1;
+    const struct backend_role_name *role = backend_role_find(text, len);
+    if (!role)
+        return -1;
+    if ((colon && role->indexed == 0) || (!colon && role->indexed == 2))
+        return -1;
+    if (colon && small_index(colon + 1, &f->index) != 0)
+        return -1;
+    f->target = TARGET_SERVER;
+    snprintf(f->role, sizeof f->role, "%s", role->name);
+    return 0;
 }
 
 /* Append to a record's note, after a "; " when it has one. */

@@ -94,9 +94,10 @@ __attribute__((format(printf, 2, 3)))
 void fault_note_add(struct fault_record *r, const char *fmt, ...);
 
 /* Parse a target word: holder, client:N, random-client, or ROLE[:I] for a
- * server role (the roles are the backends' own; the loader checks only the
- * syntax and the engine matches the role). 0, or -1 when it is none of
- * these. */
+ * server role (the roles are the stores' own, backend_ops.role_names: a
+ * name no store lists, or an index where its role takes none, is refused;
+ * the engine matches the role to a run's servers). 0, or -1 when it is
+ * none of these. */
 int fault_target_parse(const char *text, struct fault_spec *f);
 
 /* The server targets for messages: "redis, redis-node:I, zookeeper[:I], ...". */

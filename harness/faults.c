@@ -11,11 +11,11 @@
  * the stock store is never one of them. A server entry with `when: holder`
  * waits (up to its window) until a client is inside its critical section,
  * as Kleppmann's counterexamples need the server hit while the lock is
- * held. A clock jump is checked against the server's own clock
- * (redis_clock.c): one that did not move it is `failed`, never `done`.
+ * held. A clock jump goes through the store's table (backend_ops.clock_jump),
+ * which checks it against the server's own clock: one that did not move it
+ * is `failed`, never `done`.
  */
 #include "faults.h"
-#include "redis_clock.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -555,11 +555,16 @@ static enum fire fire_start(struct faults *F, int spec, int64_t now, struct serv
 }
 
 /* Move srv's clock by f's offset, and record what the server's clock did. */
-static void jump_clock(struct fault_record *r, const struct server *srv,
+static void jump_clock(const struct faults *F, struct fault_record *r, const struct server *srv,
                        const struct fault_spec *f)
 {
     struct lab_err err = {0};
-    int rc = redis_clock_jump(srv, f->offset_ns, &r->jump_ns, &err);
+    const struct backend_ops *be = backend_of(F->ops);
+    int rc = -1;
+    if (be->clock_jump)
+        rc = be->clock_jump(srv, f->offset_ns, &r->jump_ns, &err);
+    else
+        lab_err_set(&err, ENOTSUP, "%s cannot move a server's clock", be->title);
     r->end_ns = lab_now_ns();
     r->outcome = rc == 0 ? FAULT_DONE : FAULT_FAILED;
     if (rc == 0)
@@ -637,7 +642,7 @@ static enum fire fire_server(struct faults *F, int spec, int64_t now)
         note_down(F, idx, srv, f->action == FAULT_RESTART ? now + f->duration_ns : INT64_MAX);
         break;
     case FAULT_CLOCK_JUMP:
-        jump_clock(r, srv, f);
+        jump_clock(F, r, srv, f);
         break;
     default:
         break;

@@ -56,7 +56,7 @@ struct faults {
         int spec, rec;                    /* its entry and its record */
         int64_t window_end;               /* stop waiting for a grant after the cut */
         int64_t unreplicated_at_cut;      /* the clients' lock_stats.unreplicated then */
-        struct failover fo;               /* the backend's steps (servers.h) */
+        struct failover fo;               /* the backend's steps (backend.h) */
     } fo;
     struct fault_watches watch;           /* records kept open while the store recovers */
     unsigned rnd;                         /* random-client / holder choice */

@@ -10,12 +10,13 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "subproc.h"
+#include "backend.h"
 #include "report.h"
 
 /* The whole of a file, NUL-terminated (free it), or NULL. */
@@ -54,27 +55,29 @@ static void us(FILE *f, double v)
         fprintf(f, "%.2f&nbsp;s", v / 1e6);
 }
 
-/* One installed server's version line, by running it or asking dpkg. */
-static void version_row(FILE *f, const char *what, char *const argv[])
+/* The version of the server of every store the run's results used, in
+ * registry order, as each store's table finds its own binary. */
+static void versions(FILE *f, json_t *results)
 {
-    char out[256];
-    int st = subproc_capture(argv, out, sizeof out);
-    char *nl = strchr(out, '\n');
-    if (nl)
-        *nl = '\0';
-    fprintf(f, "<tr><td>%s</td><td>", what);
-    report_xml_escaped(f, st == 0 && out[0] ? out : "not installed");
-    fputs("</td></tr>\n", f);
-}
-
-static void versions(FILE *f)
-{
-    const char *rs = getenv("LOCKLAB_REDIS_SERVER");
-    char *redis[] = {(char *)(rs && *rs ? rs : "redis-server"), "--version", NULL};
-    char *zk[] = {"dpkg-query", "-W", "-f", "${Version}", "zookeeper", NULL};
+    bool used[BACKEND_MAX] = {false};
+    json_t *r;
+    size_t i;
+    json_array_foreach(results, i, r) {
+        const struct backend_ops *be = backend_find(str(r, "backend"));
+        if (be)
+            used[backend_index(be)] = true;
+    }
     fputs("<h2>Servers</h2>\n<table>\n", f);
-    version_row(f, "redis-server", redis);
-    version_row(f, "zookeeper (Debian package)", zk);
+    for (int k = 0; k < backend_count; k++) {
+        const struct backend_ops *be = backend_registry[k];
+        char out[256];
+        if (!used[k])
+            continue;
+        fprintf(f, "<tr><td>%s</td><td>", be->title);
+        report_xml_escaped(f, be->version && be->version(out, sizeof out) == 0 ? out
+                                                                              : "not installed");
+        fputs("</td></tr>\n", f);
+    }
     fputs("</table>\n", f);
 }
 
@@ -287,7 +290,7 @@ int report_html_write(const char *run_dir, struct lab_err *err)
         scenario_file(f, str(sc, "file"));
         fputs("</section>\n", f);
     }
-    versions(f);
+    versions(f, results);
     fputs("<p>Every figure comes from summary.json beside this file (format: results/README.md)."
           "</p>\n</body></html>\n", f);
     json_decref(sum);

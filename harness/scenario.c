@@ -45,6 +45,7 @@
 
 #include <yaml.h>
 
+#include "backend.h"
 #include "failpoint_env.h"
 #include "lock.h"
 
@@ -1130,7 +1131,7 @@ static int fault_check_server(struct opt_loader *L, const yaml_node_t *entry, co
         return fail_at(L, entry, "%s: offset goes with clock-jump, not %s", kp,
                        fault_action_name(f->action));
     if (jump && (f->target != TARGET_SERVER ||
-                 (strcmp(f->role, "redis") != 0 && strcmp(f->role, "redis-node") != 0)))
+                 !backend_role_find(f->role, strlen(f->role))->clock))
         return fail_at(L, entry, "%s: clock-jump moves the wall clock of a Redis server: target "
                                  "redis or redis-node:I, not %s (ZooKeeper times its sessions "
                                  "with the monotonic clock: not supported)", kp, f->target_text);

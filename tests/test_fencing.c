@@ -22,7 +22,8 @@
 #include "check.h"
 #include "lock.h"
 #include "runner.h"
-#include "servers.h"
+#include "redis_server.h"
+#include "servers_zk.h"
 
 #define MS 1000000LL
 #define SEC 1000000000LL

@@ -26,7 +26,7 @@
 #include "redis_clock.h"
 #include "redis_conn.h"
 #include "redis_persist.h"
-#include "servers.h"
+#include "redis_server.h"
 
 #define MS 1000000LL
 #define SEC 1000000000LL

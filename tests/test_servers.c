@@ -23,7 +23,8 @@
 #include <zookeeper/zookeeper.h>
 
 #include "check.h"
-#include "servers.h"
+#include "redis_server.h"
+#include "servers_zk.h"
 
 /* Send a four-letter word to 127.0.0.1:port and read the whole answer. */
 static int four_letter(int port, const char *word, char *out, size_t n)

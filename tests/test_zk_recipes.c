@@ -35,7 +35,7 @@
 
 #include "check.h"
 #include "lock.h"
-#include "servers.h"
+#include "servers_zk.h"
 
 #define SEC 1000000000LL
 

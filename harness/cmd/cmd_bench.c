@@ -34,7 +34,7 @@
 #include <hiredis/hiredis.h>
 
 #include "lock.h"
-#include "redis_admin.h"
+#include "redis_conn.h"
 #include "backends.h"
 #include "cli.h"
 #include "runner.h"

@@ -26,4 +26,8 @@ int servers_mysql_start(struct server *s, const volatile int *stop, int64_t *ins
  * within timeout_ms? 0 or -1 with err filled. */
 int servers_mysql_ping(const char *host, int port, int timeout_ms, struct lab_err *err);
 
+/* The version line of the mariadbd the lab starts. 0, or -1 when it is
+ * not installed. */
+int servers_mysql_version(char *out, size_t outlen);
+
 #endif

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "scenario.h"
-#include "servers.h"
+#include "backend.h"
 
 #define SENTINEL_COUNT 3
 #define SENTINEL_NAME "locklab" /* the master's name in the sentinels' configuration */

@@ -17,11 +17,18 @@
 #include <string.h>
 
 #include "backend.h"
+#include "scenario.h"
 #include "mysql_conn.h"
 #include "region.h"
 #include "servers_mysql.h"
 
 /* This invocation's MariaDB: what was planned and what runs. */
+/* The role a fault may target, spelled here only (roles() uses it). */
+static const struct backend_role_name mysql_role_names[] = {
+    {"mysql", 0, false}, /* the MariaDB lock store */
+    {NULL, 0, false},
+};
+
 static struct {
     bool needed;              /* a planned design uses it */
     bool external;            /* the user's server */
@@ -200,7 +207,7 @@ static int mysql_roles(const struct lock_ops *ops, const struct scenario *s,
     (void)ops, (void)s;
     if (md.external || max < 1 || !md.srv.dir[0])
         return 0;
-    out[0] = (struct backend_role){"mysql", -1, &md.srv};
+    out[0] = (struct backend_role){mysql_role_names[0].name, -1, &md.srv};
     return 1;
 }
 
@@ -232,8 +239,10 @@ const struct backend_ops backend_mysql = {
     .clear = mysql_clear,
     .server_ops = mysql_server_ops,
     .describe = mysql_describe,
+    .role_names = mysql_role_names,
     .roles = mysql_roles,
     .health = mysql_health,
+    .version = servers_mysql_version,
     .bench_impl = "mysql-get-lock",
     .bench_bare_loop = "locklab-bare-mysql",
     .bench_cycle = "mysql-get-lock cycle (SELECT GET_LOCK + SELECT RELEASE_LOCK)",

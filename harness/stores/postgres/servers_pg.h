@@ -34,4 +34,8 @@ int servers_pg_ping(const char *conninfo, int timeout_ms, struct lab_err *err);
  * /usr/lib/postgresql/<N>/bin), "" when none is found. */
 const char *servers_pg_bindir(void);
 
+/* The version line of the postgres binary the lab starts. 0, or -1 when
+ * it is not installed. */
+int servers_pg_version(char *out, size_t outlen);
+
 #endif

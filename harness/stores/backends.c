@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "redis/redis_server.h"
+
 void backends_init(struct backends *b)
 {
     memset(b, 0, sizeof *b);

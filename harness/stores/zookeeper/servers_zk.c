@@ -1,5 +1,5 @@
 /*
- * servers_zk.c - embedded ZooKeeper ensembles (see servers.h).
+ * servers_zk.c - embedded ZooKeeper ensembles (see servers_zk.h).
  *
  * Each server is Debian's QuorumPeerMain (`java -cp zookeeper.jar ...`)
  * with a generated zoo.cfg in its own directory under locklab's temporary
@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <zookeeper/zookeeper.h>
 
-#include "servers.h"
+#include "servers_zk.h"
 
 #define ZK_START_TIMEOUT_MS 60000
 #define ZK_MAX_ENSEMBLE 3
@@ -350,4 +350,14 @@ int servers_zk_clear(const char *hosts, const char *const *parents, int n, struc
         lab_err_set(err, EIO, "no ZooKeeper session with %s to clear lock nodes", hosts);
     zookeeper_close(zh);
     return rc == ZOK ? 0 : -1;
+}
+
+int servers_zk_version(char *out, size_t outlen)
+{
+    char ver[128];
+    char *argv[] = {"dpkg-query", "-W", "-f", "${Version}", "zookeeper", NULL};
+    if (servers_version(argv, ver, sizeof ver) != 0)
+        return -1;
+    snprintf(out, outlen, "zookeeper %s (Debian package)", ver);
+    return 0;
 }

@@ -1,6 +1,7 @@
 /*
  * backend.c - the registry of store tables (see backend.h): the one place
- * where a backend's name is compared. A new store is one file with its
+ * where a backend's name is compared, and where the stores' role names are
+ * looked up. A new store is one folder (harness/stores/<store>/) with its
  * table and one line here.
  */
 #include "backend.h"
@@ -9,17 +10,15 @@
 #include <string.h>
 #include <unistd.h>
 
-extern const struct backend_ops backend_redis;
-extern const struct backend_ops backend_zookeeper;
-extern const struct backend_ops backend_mysql;
-extern const struct backend_ops backend_postgres;
+/* The stores, in the order results compare them: each X(name) is the
+ * table backend_<name> of one folder harness/stores/<store>/. A new store
+ * is one more X() on this line. */
+#define BACKEND_STORES(X) X(redis) X(zookeeper) X(mysql) X(postgres)
 
-const struct backend_ops *const backend_registry[] = {
-    &backend_redis,
-    &backend_zookeeper,
-    &backend_mysql,
-    &backend_postgres,
-};
+#define BACKEND_DECLARE(name) extern const struct backend_ops backend_##name;
+#define BACKEND_ENTRY(name) &backend_##name,
+BACKEND_STORES(BACKEND_DECLARE)
+const struct backend_ops *const backend_registry[] = {BACKEND_STORES(BACKEND_ENTRY)};
 _Static_assert(sizeof backend_registry / sizeof backend_registry[0] <= BACKEND_MAX,
                "raise BACKEND_MAX");
 const int backend_count = (int)(sizeof backend_registry / sizeof backend_registry[0]);
@@ -43,6 +42,31 @@ int backend_index(const struct backend_ops *be)
         if (backend_registry[i] == be)
             return i;
     return -1;
+}
+
+const struct backend_role_name *backend_role_find(const char *name, size_t len)
+{
+    for (int i = 0; i < backend_count; i++)
+        for (const struct backend_role_name *r = backend_registry[i]->role_names; r && r->name;
+             r++)
+            if (strlen(r->name) == len && strncmp(name, r->name, len) == 0)
+                return r;
+    return NULL;
+}
+
+const char *backend_role_list(void)
+{
+    static char list[256];
+    if (list[0])
+        return list;
+    for (int i = 0; i < backend_count; i++)
+        for (const struct backend_role_name *r = backend_registry[i]->role_names; r && r->name;
+             r++) {
+            size_t len = strlen(list);
+            snprintf(list + len, sizeof list - len, "%s%s%s", len ? ", " : "", r->name,
+                     r->indexed == 2 ? ":I" : r->indexed ? "[:I]" : "");
+        }
+    return list;
 }
 
 void backend_fill_conn(struct lock_servers *sv)

@@ -20,7 +20,9 @@
 #include <string.h>
 
 #include "backend.h"
+#include "scenario.h"
 #include "region.h"
+#include "servers_zk.h"
 
 #define ZK_MAX_SERVERS 3
 #define ZK_SIZES 2 /* ensembles of 1 and of 3 */
@@ -33,6 +35,17 @@ struct zk_ensemble {
     int n_srv;                              /* embedded servers running */
     struct server srv[ZK_MAX_SERVERS];
 };
+
+/* The roles a fault may target, spelled here only (roles() uses them). */
+enum { Z_SERVER, Z_LEADER, Z_FOLLOWER };
+static const struct backend_role_name zk_role_names[] = {
+    [Z_SERVER] = {"zookeeper", 1, false},   /* the ensemble's only server, or server I */
+    [Z_LEADER] = {"zookeeper-leader", 0, false}, /* whichever server leads when it fires */
+    [Z_FOLLOWER] = {"zookeeper-follower", 2, false}, /* the I-th (0-based) of the servers
+                                                        following then */
+    {NULL, 0, false},
+};
+#define ROLE(r) (zk_role_names[r].name)
 
 /* This invocation's ensembles, or the user's. */
 static struct {
@@ -188,13 +201,13 @@ static int zk_roles(const struct lock_ops *ops, const struct scenario *s,
     struct zk_ensemble *e = ens_of(s);
     int n = 0, followers = 0;
     for (int i = 0; i < e->n_srv && n < max; i++)
-        out[n++] = (struct backend_role){"zookeeper", e->n_srv == 1 ? -1 : i, &e->srv[i]};
+        out[n++] = (struct backend_role){ROLE(Z_SERVER), e->n_srv == 1 ? -1 : i, &e->srv[i]};
     for (int i = 0; e->n_srv > 1 && i < e->n_srv && n < max; i++) {
         enum zk_mode m = servers_zk_mode(&e->srv[i], NULL);
         if (m == ZK_MODE_LEADER)
-            out[n++] = (struct backend_role){"zookeeper-leader", -1, &e->srv[i]};
+            out[n++] = (struct backend_role){ROLE(Z_LEADER), -1, &e->srv[i]};
         else if (m == ZK_MODE_FOLLOWER)
-            out[n++] = (struct backend_role){"zookeeper-follower", followers++, &e->srv[i]};
+            out[n++] = (struct backend_role){ROLE(Z_FOLLOWER), followers++, &e->srv[i]};
     }
     return n;
 }
@@ -205,9 +218,9 @@ static const char *zk_no_role(const struct lock_ops *ops, const struct scenario 
     (void)ops;
     static char why[96];
     const struct zk_ensemble *e = ens_of(s);
-    bool leader = strcmp(role, "zookeeper-leader") == 0;
-    if (!leader && strcmp(role, "zookeeper-follower") != 0)
-        return strcmp(role, "zookeeper") == 0 && e->n_srv > 1 && index >= e->n_srv
+    bool leader = strcmp(role, ROLE(Z_LEADER)) == 0;
+    if (!leader && strcmp(role, ROLE(Z_FOLLOWER)) != 0)
+        return strcmp(role, ROLE(Z_SERVER)) == 0 && e->n_srv > 1 && index >= e->n_srv
                    ? "the ensemble has no such server"
                    : NULL;
     if (zk.external)
@@ -238,9 +251,9 @@ static void zk_health(const struct lock_ops *ops, const struct scenario *s,
         if (m == ZK_MODE_LEADER || m == ZK_MODE_STANDALONE) {
             leaders++;
             if (e->n_srv == 1)
-                snprintf(out->leader, sizeof out->leader, "zookeeper");
+                snprintf(out->leader, sizeof out->leader, "%s", ROLE(Z_SERVER));
             else
-                snprintf(out->leader, sizeof out->leader, "zookeeper:%d", i);
+                snprintf(out->leader, sizeof out->leader, "%s:%d", ROLE(Z_SERVER), i);
         }
     }
     out->available = leaders == 1;
@@ -265,9 +278,11 @@ const struct backend_ops backend_zookeeper = {
     .server_ops = zk_server_ops,
     .server_wakeups = zk_server_wakeups,
     .describe = zk_describe,
+    .role_names = zk_role_names,
     .roles = zk_roles,
     .no_role = zk_no_role,
     .health = zk_health,
+    .version = servers_zk_version,
     .bench_impl = "zk-sequential",
     .bench_bare_loop = "locklab-bare-zk",
     .bench_cycle = "zk-sequential cycle (create ephemeral-sequential + getChildren + delete)",

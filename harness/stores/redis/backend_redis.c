@@ -16,11 +16,26 @@
 #include <string.h>
 
 #include "backend.h"
+#include "scenario.h"
 #include "redis_admin.h"
 #include "redis_clock.h"
 #include "redis_persist.h"
+#include "redis_server.h"
 #include "region.h"
 #include "sentinel.h"
+
+/* The roles a fault may target, spelled here only (roles() uses them). */
+enum { R_REDIS, R_MASTER, R_REPLICA, R_SENTINEL, R_NODE };
+static const struct backend_role_name redis_role_names[] = {
+    [R_REDIS] = {"redis", 0, true},    /* the lock store (in the sentinel topology: its master now) */
+    [R_MASTER] = {"redis-master", 0, false}, /* the sentinel topology's master, as the sentinels
+                                                name it now */
+    [R_REPLICA] = {"redis-replica", 2, false}, /* one of its replicas (0-based, in start order) */
+    [R_SENTINEL] = {"sentinel", 2, false},     /* one of its sentinels */
+    [R_NODE] = {"redis-node", 2, true},        /* one independent master (redlock) */
+    {NULL, 0, false},
+};
+#define ROLE(r) (redis_role_names[r].name)
 
 /* This invocation's Redis: what was planned and what runs. */
 static struct {
@@ -212,23 +227,23 @@ static int redis_roles(const struct lock_ops *ops, const struct scenario *s,
         /* by what each server is now: a failover moves redis-master */
         int m = sentinel_master(&rd.sg, NULL);
         if (m >= 0) {
-            out[n++] = (struct backend_role){"redis-master", -1, &rd.sg.redis[m]};
-            out[n++] = (struct backend_role){"redis", -1, &rd.sg.redis[m]};
+            out[n++] = (struct backend_role){ROLE(R_MASTER), -1, &rd.sg.redis[m]};
+            out[n++] = (struct backend_role){ROLE(R_REDIS), -1, &rd.sg.redis[m]};
         }
         for (int i = 0, r = 0; i < rd.sg.n_redis && n < max; i++)
             if (i != m)
-                out[n++] = (struct backend_role){"redis-replica", r++, &rd.sg.redis[i]};
+                out[n++] = (struct backend_role){ROLE(R_REPLICA), r++, &rd.sg.redis[i]};
         for (int i = 0; i < SENTINEL_COUNT && n < max; i++)
-            out[n++] = (struct backend_role){"sentinel", i, &rd.sg.sentinel[i]};
+            out[n++] = (struct backend_role){ROLE(R_SENTINEL), i, &rd.sg.sentinel[i]};
         return n;
     }
     if (multi(ops)) {
         struct lock_servers sv;
         redis_servers(ops, s, &sv);
         for (int i = 0; i < sv.n && n < max; i++)
-            out[n++] = (struct backend_role){"redis-node", i, &rd.master_srv[i]};
+            out[n++] = (struct backend_role){ROLE(R_NODE), i, &rd.master_srv[i]};
     } else if (!rd.external && n < max) {
-        out[n++] = (struct backend_role){"redis", -1, &rd.store_srv};
+        out[n++] = (struct backend_role){ROLE(R_REDIS), -1, &rd.store_srv};
     }
     return n;
 }
@@ -247,8 +262,8 @@ static void redis_failover_abort(struct failover *fo)
 /* Is role a server that holds lock keys (one persistence applies to)? */
 static bool data_role(const char *role)
 {
-    return strcmp(role, "redis") == 0 || strcmp(role, "redis-node") == 0 ||
-           strcmp(role, "redis-master") == 0 || strcmp(role, "redis-replica") == 0;
+    return strcmp(role, ROLE(R_REDIS)) == 0 || strcmp(role, ROLE(R_NODE)) == 0 ||
+           strcmp(role, ROLE(R_MASTER)) == 0 || strcmp(role, ROLE(R_REPLICA)) == 0;
 }
 
 /* The clock back to the machine's, and the scenario's persistence, on every
@@ -285,7 +300,7 @@ static void redis_health(const struct lock_ops *ops, const struct scenario *s,
     int need = 1;
     if (sentinel_run(ops, s)) {
         for (int i = 0; i < n && !master; i++)
-            if (strcmp(r[i].name, "redis-master") == 0)
+            if (strcmp(r[i].name, ROLE(R_MASTER)) == 0)
                 master = r[i].srv;
         if (!master) { /* the sentinels name none now: not serving */
             memset(out, 0, sizeof *out);
@@ -314,10 +329,13 @@ const struct backend_ops backend_redis = {
     .clear = redis_clear,
     .server_ops = redis_server_ops,
     .describe = redis_describe,
+    .role_names = redis_role_names,
     .roles = redis_roles,
     .health = redis_health,
     .failover_step = redis_failover_step,
     .failover_abort = redis_failover_abort,
+    .clock_jump = redis_clock_jump,
+    .version = servers_redis_version,
     .bench_impl = "redis-lua",
     .bench_bare_loop = "locklab-bare-redis",
     .bench_cycle = "redis-lua cycle (SET NX PX + EVALSHA)",

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "redis_admin.h"
+#include "redis_server.h"
 
 #define DOWN_AFTER_MS 500
 #define FAILOVER_TIMEOUT_MS 2000

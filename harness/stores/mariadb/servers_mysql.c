@@ -183,3 +183,12 @@ int servers_mysql_start(struct server *s, const volatile int *stop, int64_t *ins
     servers_stop(s);
     return -1;
 }
+
+int servers_mysql_version(char *out, size_t outlen)
+{
+    char bin[512];
+    if (find_binary("LOCKLAB_MARIADBD", "mariadbd", bin, sizeof bin) != 0)
+        return -1;
+    char *argv[] = {bin, "--version", NULL};
+    return servers_version(argv, out, outlen);
+}

@@ -21,9 +21,16 @@
 #include <libpq-fe.h>
 
 #include "backend.h"
+#include "scenario.h"
 #include "servers_pg.h"
 
 /* This invocation's PostgreSQL. */
+/* The role a fault may target, spelled here only (roles() uses it). */
+static const struct backend_role_name pg_role_names[] = {
+    {"postgres", 0, false}, /* the PostgreSQL server: its postmaster with every backend */
+    {NULL, 0, false},
+};
+
 static struct {
     bool planned;            /* a PostgreSQL design runs */
     bool external;           /* the user's server */
@@ -195,7 +202,7 @@ static int pg_roles(const struct lock_ops *ops, const struct scenario *s,
     (void)ops, (void)s;
     if (pg.external || max < 1 || !pg.srv.dir[0])
         return 0;
-    out[0] = (struct backend_role){"postgres", -1, &pg.srv};
+    out[0] = (struct backend_role){pg_role_names[0].name, -1, &pg.srv};
     return 1;
 }
 
@@ -228,8 +235,10 @@ const struct backend_ops backend_postgres = {
     .clear = pg_clear,
     .server_ops = pg_server_ops,
     .describe = pg_describe,
+    .role_names = pg_role_names,
     .roles = pg_roles,
     .health = pg_health,
+    .version = servers_pg_version,
     .bench_impl = "pg-advisory",
     .bench_bare_loop = "locklab-bare-pg",
     .bench_cycle = "pg-advisory cycle (pg_advisory_lock + pg_advisory_unlock)",

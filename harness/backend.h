@@ -26,8 +26,11 @@
  *              (a leader elected, every server that runs caught up), for
  *              the engine to time a recovery;
  *   stop     - stop everything it started.
- * A table keeps its servers in its own file (one invocation starts one set),
- * so adding a store is one file with its table plus one registry line.
+ *   role_names - the roles a fault's target may name, spelled once (the
+ *              loader checks a target against every store's list).
+ * A table keeps its servers in its own folder (harness/stores/<store>/: one
+ * invocation starts one set), so adding a store is one folder with its
+ * table plus one registry line.
  */
 #ifndef LOCKLAB_BACKEND_H
 #define LOCKLAB_BACKEND_H
@@ -38,8 +41,9 @@
 #include <jansson.h>
 
 #include "lock.h"
-#include "scenario.h"
 #include "servers.h"
+
+struct scenario; /* scenario.h: the stores' own files read it, this header never needs to */
 
 /* An embedded server a fault can target, by role. Each server is listed
  * first under the name it keeps (redis, redis-node:I, zookeeper:I); roles
@@ -58,6 +62,33 @@ struct backend_health {
     int servers;          /* servers it has, up or not */
     char leader[32];      /* the server that leads, by the name it keeps ("zookeeper:2");
                              "" when none does */
+};
+
+/* A failover fault in progress, driven by the backend whose servers it
+ * hits (action failover): the instants it reached, CLOCK_MONOTONIC, 0 until
+ * then. */
+struct failover {
+    int phase;              /* the backend's own steps; 0 before the first */
+    char key[160];          /* the lock key (set by the engine) */
+    int64_t cut_ns;         /* replication to every replica cut */
+    int64_t copy_gone_ns;   /* the replicas' copy of the lock key expires (INT64_MAX never) */
+    int64_t granted_ns;     /* a client was granted after the cut (0: none was) */
+    int64_t killed_ns;      /* the master killed, the replicas continued */
+    int64_t switched_ns;    /* the sentinels name another master */
+    int64_t writable_ns;    /* the new master took a write */
+    int64_t rejoined_ns;    /* the old master back, as a replica */
+    int master, new_master; /* the backend's own server numbers */
+    pid_t master_pid;       /* the master killed */
+    char note[128];         /* what happened, for the fault's record */
+};
+
+/* A role name a fault's target may give (target: NAME or NAME:I), as a
+ * store's table lists them (backend_ops.role_names): the one place each
+ * role is spelled, for the loader's check, its messages and roles(). */
+struct backend_role_name {
+    const char *name;    /* "redis-node" */
+    int indexed;         /* 0: no index, 1: optional, 2: required */
+    bool clock;          /* a clock-jump may target it (its store has clock_jump) */
 };
 
 #define BACKEND_MAX_ROLES (LOCK_MAX_SERVERS + 1)
@@ -111,6 +142,11 @@ struct backend_ops {
     /* What design ops ran on in s, as a JSON object (a new reference). */
     json_t *(*describe)(const struct lock_ops *ops, const struct scenario *s);
 
+    /* The role names a fault may target on this store's servers, in the
+     * order messages list them, ended by {NULL}. roles() names its servers
+     * with these only. */
+    const struct backend_role_name *role_names;
+
     /* The embedded servers design ops uses in s, by role; how many (0 when
      * they are external: a fault cannot reach them). */
     int (*roles)(const struct lock_ops *ops, const struct scenario *s,
@@ -126,6 +162,12 @@ struct backend_ops {
     int (*failover_step)(struct failover *fo, bool granted, bool window_over, int64_t now,
                          struct lab_err *err);
     void (*failover_abort)(struct failover *fo);
+    /* The clock-jump fault (NULL: this store's servers cannot have their
+     * wall clock moved): move srv's clock by by_ns and read how far the
+     * server's own clock was seen to move (*seen_ns). 0 when it moved as
+     * asked, -1 with err filled otherwise. */
+    int (*clock_jump)(const struct server *srv, int64_t by_ns, int64_t *seen_ns,
+                      struct lab_err *err);
     /* Optional: why role (index I, or -1), a name this store knows, can have
      * no server for design ops in s (a single ZooKeeper server runs
      * standalone: no leader), for the note of a skipped fault; NULL when
@@ -140,6 +182,10 @@ struct backend_ops {
      * waiting on a server that is down or stopped. */
     void (*health)(const struct lock_ops *ops, const struct scenario *s,
                    struct backend_health *out);
+
+    /* The version of the server this store starts, one line into out (the
+     * report's Servers table): 0, or -1 when it is not installed. */
+    int (*version)(char *out, size_t outlen);
 
     /* `locklab bench overhead --backend <name>`: the design whose cycle the
      * bare loop (a binary next to locklab, given the servers' connection
@@ -164,6 +210,14 @@ const struct backend_ops *backend_find(const char *name);
 
 /* Its index in backend_registry. */
 int backend_index(const struct backend_ops *be);
+
+/* The role name of any store that is the first len bytes of name (len:
+ * strlen(name) for the whole), or NULL. */
+const struct backend_role_name *backend_role_find(const char *name, size_t len);
+
+/* Every store's role names for messages, in registry order:
+ * "redis, redis-node:I, zookeeper[:I], ...". */
+const char *backend_role_list(void);
 
 /* A health hook's one look (backend_ops.health) for a store whose servers
  * each answer a check of their own (PING, SELECT 1): every distinct server

@@ -1,22 +1,23 @@
 /*
- * servers.c - embedded redis-server instances (see servers.h).
+ * servers.c - the processes of embedded servers, whatever their store (see
+ * servers.h): spawn, track for the signal handlers, kill a process tree,
+ * restart, stop, and their directories.
  *
  * A free port is found by binding port 0 on 127.0.0.1 and reading back what
- * the kernel chose; between closing that socket and redis-server binding it
- * another process could take it, so a server that exits during start-up is
- * retried on a new port a few times before giving up. All servers of one
+ * the kernel chose; between closing that socket and the server binding it
+ * another process could take it, so each store retries a server that exits
+ * during start-up on a new port a few times before giving up. All servers of one
  * locklab process live under one mkdtemp() directory that is removed when
  * the last of them stops.
  */
 #include "servers.h"
 #include "clockshim.h"
-#include "redis_admin.h"
+#include "subproc.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,9 +30,7 @@
 #include <unistd.h>
 
 #define SERVERS_MAX 32
-#define START_TIMEOUT_MS 10000
 #define STOP_GRACE_MS 1000
-#define START_TRIES 3
 
 /* Pids of running servers, readable from signal handlers. */
 static volatile pid_t running[SERVERS_MAX];
@@ -106,29 +105,46 @@ static void remove_base_dir_if_unused(void)
     }
 }
 
-static const char *redis_binary(void)
-{
-    const char *b = getenv("LOCKLAB_REDIS_SERVER");
-    return b && *b ? b : "redis-server";
-}
-
 /* Is the binary runnable? Searches PATH like execvp would. */
-int servers_binary_exists(const char *name)
+int servers_binary_path(const char *name, char *out, size_t outlen)
 {
+    snprintf(out, outlen, "%s", name);
     if (strchr(name, '/'))
-        return access(name, X_OK) == 0;
+        return access(name, X_OK);
     const char *path = getenv("PATH");
     if (!path)
         path = "/usr/local/bin:/usr/bin:/bin";
-    char buf[1024];
     for (const char *p = path; *p;) {
         const char *end = strchr(p, ':');
         size_t n = end ? (size_t)(end - p) : strlen(p);
-        snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, name);
-        if (access(buf, X_OK) == 0)
-            return 1;
+        snprintf(out, outlen, "%.*s/%s", (int)n, p, name);
+        if (access(out, X_OK) == 0)
+            return 0;
         p += n + (end ? 1 : 0);
     }
+    snprintf(out, outlen, "%s", name);
+    return -1;
+}
+
+int servers_binary_exists(const char *name)
+{
+    char buf[1024];
+    return servers_binary_path(name, buf, sizeof buf) == 0;
+}
+
+int servers_version(char *const argv[], char *out, size_t outlen)
+{
+    char prog[1024], buf[512];
+    if (servers_binary_path(argv[0], prog, sizeof prog) != 0)
+        return -1;
+    char *args[8] = {prog};
+    for (int i = 1; i < 7 && argv[i]; i++)
+        args[i] = argv[i];
+    int st = subproc_capture(args, buf, sizeof buf);
+    buf[strcspn(buf, "\n")] = '\0';
+    if (st != 0 || !buf[0])
+        return -1;
+    snprintf(out, outlen, "%s", buf);
     return 0;
 }
 
@@ -184,99 +200,6 @@ int servers_spawn(struct server *s, const char *logname, char *const argv[], str
         return -1;
     }
     return 0;
-}
-
-static pid_t spawn_redis(struct server *s, struct lab_err *err)
-{
-    char port[16], extra[sizeof s->extra];
-    snprintf(port, sizeof port, "%d", s->port);
-    char *argv[32] = {(char *)redis_binary(), "--port", port, "--bind", "127.0.0.1",
-                      "--save", "", "--appendonly", "no", "--dir", s->dir,
-                      "--daemonize", "no", "--protected-mode", "no", "--maxclients", "4096"};
-    int n = 0;
-    while (argv[n])
-        n++;
-    snprintf(extra, sizeof extra, "%s", s->extra);
-    char *save;
-    for (char *w = strtok_r(extra, " ", &save); w && n < 31; w = strtok_r(NULL, " ", &save))
-        argv[n++] = w;
-    /* the owner's arguments last: a later --appendonly overrides the one above */
-    for (const char *const *a = s->more_args; a && *a && n < 31; a++)
-        argv[n++] = (char *)*a;
-    argv[n] = NULL;
-    return servers_spawn(s, "redis.log", argv, err);
-}
-
-int servers_redis_ping(const char *host, int port, int timeout_ms, struct lab_err *err)
-{
-    redisContext *c = redis_conn_open("Redis", host, port, timeout_ms, err);
-    if (!c)
-        return -1;
-    redisReply *r = redisCommand(c, "PING");
-    int ok = r && r->type == REDIS_REPLY_STATUS;
-    if (!ok)
-        lab_err_set(err, EPROTO, "Redis at %s:%d did not answer PING: %s", host, port,
-                    r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
-    if (r)
-        freeReplyObject(r);
-    redisFree(c);
-    return ok ? 0 : -1;
-}
-
-int servers_wait_ping(struct server *s, const char *what, const char *logname,
-                      struct lab_err *err)
-{
-    int64_t deadline = lab_now_ns() + (int64_t)START_TIMEOUT_MS * 1000000;
-    while (lab_now_ns() < deadline) {
-        if (servers_exited(s)) {
-            lab_err_set(err, ECHILD, "%s exited during start-up (see %s/%s)", what, s->dir,
-                        logname);
-            return -1;
-        }
-        if (servers_redis_ping(s->host, s->port, 200, NULL) == 0)
-            return 0;
-        lab_sleep_ns(10 * 1000000, NULL);
-    }
-    lab_err_set(err, ETIMEDOUT, "%s on port %d did not answer within %d ms", what, s->port,
-                START_TIMEOUT_MS);
-    return -1;
-}
-
-static int wait_ready(struct server *s, struct lab_err *err)
-{
-    return servers_wait_ping(s, "redis-server", "redis.log", err);
-}
-
-static int respawn_redis(struct server *s, struct lab_err *err)
-{
-    return spawn_redis(s, err) == 0 ? wait_ready(s, err) : -1;
-}
-
-int servers_redis_start(struct server *s, const char *role, struct lab_err *err)
-{
-    return servers_redis_start_with(s, role, "", NULL, err);
-}
-
-int servers_redis_start_with(struct server *s, const char *role, const char *extra,
-                             const char *preload, struct lab_err *err)
-{
-    memset(s, 0, sizeof *s);
-    snprintf(s->extra, sizeof s->extra, "%s", extra);
-    s->preload = preload;
-    if (!servers_binary_exists(redis_binary())) {
-        lab_err_set(err, ENOENT, "%s not found: install it (apt-get install redis-server, or "
-                    "`make test`) or point --redis at a server", redis_binary());
-        return -1;
-    }
-    for (int attempt = 0; attempt < START_TRIES; attempt++) {
-        if (servers_prepare(s, role, err) != 0 || spawn_redis(s, err) != 0)
-            return -1;
-        s->respawn = respawn_redis;
-        if (wait_ready(s, err) == 0)
-            return 0;
-        servers_stop(s);
-    }
-    return -1;
 }
 
 int servers_prepare(struct server *s, const char *role, struct lab_err *err)

@@ -169,7 +169,12 @@ static void log_tail(const char *path, char *out, size_t n)
         fatal = p;
     if (fatal)
         fatal[strcspn(fatal, "\n")] = '\0';
-    snprintf(out, n, "%s", fatal ? fatal : line ? line + 1 : buf);
+    const char *last = fatal ? fatal : line ? line + 1 : buf;
+    size_t len = n ? strnlen(last, n - 1) : 0; /* cut to fit, as snprintf would */
+    if (n) {
+        memcpy(out, last, len);
+        out[len] = '\0';
+    }
 }
 
 /* Run initdb for s (a child of its own, waited for); 0 or -1 with err. */
@@ -336,4 +341,14 @@ int servers_pg_start(struct server *s, const char *role, const volatile int *sto
     }
     conninfo_of(s, conninfo, conninfo_len);
     return 0;
+}
+
+int servers_pg_version(char *out, size_t outlen)
+{
+    char prog[512];
+    snprintf(prog, sizeof prog, "%s/postgres", servers_pg_bindir());
+    if (!servers_pg_bindir()[0])
+        return -1;
+    char *argv[] = {prog, "--version", NULL};
+    return servers_version(argv, out, outlen);
 }
