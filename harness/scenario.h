@@ -1,7 +1,7 @@
 /*
  * scenario.h - a scenario file, loaded and validated.
  *
- * A scenario is one YAML document (see DESIGN.md and README.md). The loader
+ * A scenario is one YAML document (docs/scenarios.md). The loader
  * is strict: an unknown key, a wrong type, a bad duration, an out-of-range
  * number or an unknown implementation is an error naming file:line:column,
  * and the caller starts nothing. Everything the runner needs is resolved
