@@ -21,7 +21,7 @@ demo: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure
 
-# Harness overhead against a bare hiredis loop (see README).
+# Harness overhead against a bare hiredis loop (docs/benchmarks.md).
 bench: build
 	./$(BUILD)/locklab bench overhead
 

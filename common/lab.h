@@ -17,7 +17,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-/* Exit codes of the locklab program (README.md, "Exit codes"). */
+/* Exit codes of the locklab program (docs/locklab.1, EXIT STATUS). */
 enum lab_exit {
     LAB_EXIT_OK = 0,          /* every expectation met */
     LAB_EXIT_EXPECT = 1,      /* a verdict differed from its expectation */

@@ -26,7 +26,7 @@
 
 /* A result is client-bound when the machine was this busy and the clients
  * held at least CLIENT_SHARE of the cores: then the clients were what the
- * cores ran, whatever else the machine did (README, "CPU accounting"). */
+ * cores ran, whatever else the machine did (docs/results.md, "The table"). */
 #define SATURATED 0.90
 #define CLIENT_SHARE 0.50
 

@@ -2,9 +2,9 @@
  * report.c - the console table and the result files (see report.h).
  *
  * summary.json is built with jansson from the run results, field names as
- * results/README.md defines them (a contract that plots, CI
- * and users read), plus a few extra fields that explain a verdict: the
- * first error a client hit, crashed clients, the live overlap counter.
+ * docs/results.md defines them (a contract that plots, CI and users read),
+ * including the fields that explain a verdict: the first error a client
+ * hit, crashed clients, the live overlap counter.
  */
 #include "report.h"
 

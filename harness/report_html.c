@@ -291,7 +291,7 @@ int report_html_write(const char *run_dir, struct lab_err *err)
         fputs("</section>\n", f);
     }
     versions(f, results);
-    fputs("<p>Every figure comes from summary.json beside this file (format: results/README.md)."
+    fputs("<p>Every figure comes from summary.json beside this file (format: docs/results.md)."
           "</p>\n</body></html>\n", f);
     json_decref(sum);
     if (fclose(f) != 0 || rename(tmp, path) != 0) {

@@ -1157,12 +1157,29 @@ static int fault_offset(struct opt_loader *L, const yaml_node_t *v, const char *
     return 0;
 }
 
+/* The keys of a fault entry, in the order load_fault's has[] counts them,
+ * and what each means (`locklab list --options`). */
+static const char *const fault_keys[] = {"at", "every", "count", "duration", "action", "target",
+                                         "failpoint", "window", "offset", "when", NULL};
+static const char *const fault_key_help[] = {
+    "when the fault fires, after the start barrier",
+    "fire periodically, this far apart",
+    "how many times (every: until the run ends; failpoint: 1)",
+    "how long a pause or a restart's down time lasts",
+    "pause, kill, restart, stop, start, failover, clock-jump, sleep (at a failpoint)",
+    "holder, client:N, random-client, or a server role (redis, zookeeper-leader, ...)",
+    "fire when a client reaches this failpoint (locklab list --failpoints)",
+    "how long a holder target or when: holder may wait for a holder (default 1s)",
+    "clock-jump: how far the server's wall clock moves (+ or -)",
+    "holder: fire a server fault only while a client holds the lock",
+    NULL};
+_Static_assert(sizeof fault_keys == sizeof fault_key_help, "one help per fault key");
+
 static int load_fault(struct opt_loader *L, const yaml_node_t *entry, const char *kp,
                       struct fault_spec *f)
 {
     const char *const *actions = fault_action_words;
-    static const char *const keys[] = {"at", "every", "count", "duration", "action", "target",
-                                       "failpoint", "window", "offset", "when", NULL};
+    const char *const *keys = fault_keys;
     char shown[SHOW_MAX], list[160], sub[128];
     bool has[10] = {false};
     if (entry->type != YAML_MAPPING_NODE)
@@ -1844,4 +1861,45 @@ enum verdict scenario_expected(const struct scenario *s, const char *impl)
             star = v;
     }
     return star;
+}
+
+/* ------------------------------------------------------------------------
+ * The key reference: every key a file takes, printed from the rows above
+ * (and each design's), for `locklab list --options` and the docs' test
+ * ------------------------------------------------------------------------ */
+
+static void print_rows(FILE *f, const struct opt *rows, const char *path, const char *owner)
+{
+    char key[128];
+
+    for (const struct opt *o = rows; o && o->name; o++) {
+        if (o->flags & OPT_DERIVED)
+            continue; /* not a key of the file */
+        if (o->type == OPT_DESIGNS) {
+            for (int i = 0; i < lock_registry_count; i++)
+                print_rows(f, lock_registry[i]->options, path, lock_registry[i]->name);
+            continue;
+        }
+        snprintf(key, sizeof key, "%s%s%s", path, *path ? "." : "", o->name);
+        if (o->type == OPT_SECTION) {
+            print_rows(f, o->sub, key, owner);
+            continue;
+        }
+        bool named = owner && strncmp(o->help, owner, strlen(owner)) == 0;
+        fprintf(f, "%-36s %-9s %s%s%s%s\n", key, !o->def ? "-" : *o->def ? o->def : "\"\"",
+                owner && !named ? owner : "", owner && !named ? ": " : "", o->help,
+                (o->flags & OPT_REQUIRED) ? " (required)" : "");
+        if (o->fn == load_adapters_done)
+            print_rows(f, adapter_opts, "adapters.NAME", NULL);
+        if (o->fn == load_faults)
+            for (int i = 0; fault_keys[i]; i++) {
+                snprintf(key, sizeof key, "faults[].%s", fault_keys[i]);
+                fprintf(f, "%-36s %-9s %s\n", key, "-", fault_key_help[i]);
+            }
+    }
+}
+
+void scenario_print_keys(FILE *f)
+{
+    print_rows(f, top_opts, "", NULL);
 }

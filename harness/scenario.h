@@ -1,7 +1,7 @@
 /*
  * scenario.h - a scenario file, loaded and validated.
  *
- * A scenario is one YAML document (see README.md, "Scenarios"). The loader
+ * A scenario is one YAML document (docs/scenarios.md). The loader
  * is strict: an unknown key, a wrong type, a bad duration, an out-of-range
  * number or an unknown implementation is an error naming file:line:column,
  * and the caller starts nothing. Everything the runner needs is resolved
@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "adapter.h"
 #include "fault.h"
@@ -128,6 +129,12 @@ int scenario_load(const char *path, struct scenario *out, char *err, size_t errl
  * the benchmarks'). Returns 0, or -1 when a default in the tables does not
  * read (a bug in the tables). */
 int scenario_defaults(struct scenario *out);
+
+/* Print every key a scenario file takes, one line each (dotted path,
+ * default, help), from the loader's option rows and every design's: the
+ * reference `locklab list --options` prints and the docs are checked
+ * against. */
+void scenario_print_keys(FILE *f);
 
 struct lock_ops;
 

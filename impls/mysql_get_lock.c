@@ -5,7 +5,7 @@
  * another session) or NULL (nobody holds it). The lock belongs to the
  * session: it goes when the connection closes, so a killed client's lock is
  * freed as soon as the server sees its socket close (tens of milliseconds
- * for an idle one; NOTES.md measured seconds for one killed in the middle
+ * for an idle one; seconds were measured for one killed in the middle
  * of a query), while a paused client keeps it for as long as it is paused.
  * No lease, no token.
  *

@@ -529,7 +529,7 @@ static const struct opt rsn_option_rows[] = {
 /* A ttl the file gives is a lease, as Redisson's lock(leaseTime) takes it
  * (no watchdog), unless the file also gives the watchdog's lease, which asks
  * for the watchdog; without either, lock() with the watchdog and its
- * default lease (README, "lock"). */
+ * default lease (docs/scenarios.md, redisson's lease). */
 static int rsn_finish_options(void *options, const struct lock_opts_ctx *ctx,
                               struct lab_err *err)
 {

@@ -26,7 +26,7 @@
  * listing that granted stays on the server until the next change of
  * leases/ fires it. Whether a waiter waits on leases/ at all is a race:
  * it does when its listing comes before the holder's release. Curator
- * does all of this the same way, request for request (README, "What
+ * does all of this the same way, request for request (docs/benchmarks.md, "What
  * differs, and why").
  * People reach for this lock when it must be released by another thread
  * than the one that took it, which a per-thread hold count forbids.

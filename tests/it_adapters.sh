@@ -253,7 +253,7 @@ expect_safe "redis-py with its holder killed" results.0
 expect_eq "the kill landed" "$(jget "$S" results.0.faults.0.outcome)" done
 expect_gt "the lock was granted again after the kill (recovery ms)" "$(jget "$S" results.0.recovery_ms)" 0
 
-# 6. The protocol's own cost (a loose bar: this asserts it runs, the README
+# 6. The protocol's own cost (a loose bar: this asserts it runs, docs/benchmarks.md
 # quotes the measured figure).
 out=$("$LOCKLAB" bench adapter --cycles 2000 --rounds 3 --max-us 2000 2>&1)
 expect_eq "bench adapter: exit code" "$?" 0

@@ -1,4 +1,4 @@
-# it_ci_recipe.sh - the README's recipe for users' CI works as written: the
+# it_ci_recipe.sh - docs/ci.md's recipe for users' CI works as written: the
 # example scenarios under docs/ci/ (a team's own Lua scripts as
 # redis-script) meet their expectations with exit 0, a JUnit file with a
 # testcase per result and the HTML report; a changed verdict (the same

@@ -7,8 +7,8 @@
 # fenced step runs unfenced. The session locks of MariaDB and PostgreSQL
 # (mysql-get-lock, pg-advisory, pg-for-update) have no lease: the frozen
 # holder keeps its lock, the others wait the pause out, nobody overlaps.
-# These are the rows of the README's gc-pause tables ("Faults",
-# "PostgreSQL"); the run also checks the file's own expect lines (exit 0).
+# These are the rows of the gc-pause tables in docs/benchmarks.md ("gc-pause",
+# "PostgreSQL designs across the shipped scenarios"); the run also checks the file's own expect lines (exit 0).
 . "$(dirname "$0")/lib.sh"
 
 run_ok "gc-pause" "$SRC/scenarios/gc-pause.yaml"

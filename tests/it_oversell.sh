@@ -1,7 +1,7 @@
 # it_oversell.sh - the shipped oversell scenario on a real redis-server that
 # locklab starts itself: the designs known to break must be caught, the one
 # known to hold must sell exactly the stock, and the results directory must
-# carry every field of DESIGN.md's contract.
+# carry every field docs/results.md promises for a result.
 . "$(dirname "$0")/lib.sh"
 
 OUT=$WORK/results
@@ -69,7 +69,7 @@ for i in $(seq 0 $((n - 1))); do
         [ "$(jget "$S" "results.$i.$f")" = "<missing>" ] && missing="$missing results.$i.$f"
     done
 done
-expect_eq "every DESIGN.md field present in every result" "${missing:-none}" none
+expect_eq "every docs/results.md field present in every result" "${missing:-none}" none
 
 run=$(readlink "$OUT/latest")
 for impl in none redis-lua; do

@@ -4,6 +4,9 @@
  * settings (its lock_ops.options rows: key, default, help), then the
  * shipped scenarios. Given scenario files, it lists the adapters each one
  * declares (name, backend, command: docs/adapters.md) after the designs.
+ * --failpoints lists the failpoints; --options every key a scenario file
+ * takes, printed from the loader's option rows (the reference the docs'
+ * test checks docs/scenarios.md and the man page against).
  */
 #include <dirent.h>
 #include <stdbool.h>
@@ -134,18 +137,23 @@ static int list_adapters(const char *path, bool print)
 int cmd_list(int argc, char **argv)
 {
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        printf("usage: locklab list [--failpoints] [SCENARIO.yaml...]\n\nShow every lock "
+        printf("usage: locklab list [--failpoints | --options] [SCENARIO.yaml...]\n\nShow every lock "
                "implementation (name, backend, capabilities, summary),\nunder each the "
                "settings of its own a scenario's lock: section takes\n(key, default, help), "
                "and the scenarios shipped in %s.\n"
                "Given scenario files, also the adapters each declares (name, backend,\n"
                "command; their capabilities come from the program's ready line when it runs).\n"
-               "--failpoints lists the failpoints that %s can arm.\n",
+               "--failpoints lists the failpoints that %s can arm.\n"
+               "--options lists every key a scenario file takes (path, default, help).\n",
                cli_scenario_dir(), FAILPOINT_ENV);
         return LAB_EXIT_OK;
     }
     if (argc == 2 && !strcmp(argv[1], "--failpoints")) {
         failpoint_list();
+        return LAB_EXIT_OK;
+    }
+    if (argc == 2 && !strcmp(argv[1], "--options")) {
+        scenario_print_keys(stdout);
         return LAB_EXIT_OK;
     }
     for (int i = 1; i < argc; i++)

@@ -1,7 +1,7 @@
 /*
  * servers_mysql.c - embedded MariaDB (see servers_mysql.h).
  *
- * Debian's mariadb-server, run the way NOTES.md found it starts in about a
+ * Debian's mariadb-server, run in the way measured to start in about a
  * second: mariadb-install-db --no-defaults (no /etc/mysql config read, no
  * test database, root without a password) into <dir>/data, then mariadbd
  * --no-defaults with its port, socket and pid file in the server's own
