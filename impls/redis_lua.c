@@ -14,10 +14,6 @@
 #include "redis_common.h"
 #include "test_slow.h"
 
-#include <stdbool.h>
-#include <stdlib.h>
-#include <string.h>
-
 /* Test-only (tests/it_baseline.sh, scripts/measure-gate): LOCKLAB_TEST_SLOW
  * (test_slow.h) makes this design slower on purpose, a slowdown of the kind
  * a baseline comparison must catch. Read once per client in its open;
