@@ -16,6 +16,7 @@
  * runs inside a client is in client.c; the region both share, in region.h.
  */
 #include "runner.h"
+#include "verdict.h"
 
 #include <errno.h>
 #include <math.h>
@@ -534,54 +535,6 @@ static int optimistic_stock(const struct scenario *s, const struct lock_ops *ops
     return left ? ops->stock_left(sv, key, left, err) : ops->stock_reset(sv, key, s->stock, err);
 }
 
-enum verdict runner_verdict(const struct run_result *r)
-{
-    /* Overlap by the logs' timestamps or by the live counter's order of
-     * events are both two holders at once: each mark lies between the
-     * grant and the release. The live counter is left out only when a
-     * client died in the middle of a mark (the parent cannot tell whether
-     * the count saw it, so it may be off by one from then on). */
-    bool live_counts = r->oracle_marks_unknown == 0;
-    bool overlap = r->oracle.violations > 0 || (live_counts && r->live_overlaps > 0);
-    /* an optimistic design (LOCK_CAP_OPTIMISTIC) lets several clients in at
-     * once by design: only the damage to its stock judges it */
-    if (r->ops && (r->ops->caps & LOCK_CAP_OPTIMISTIC))
-        overlap = false;
-    if (r->work.oversold > 0 || r->work.lost_updates > 0)
-        return VERDICT_VIOLATION;
-    /* The fenced store refused a holder that nobody newer overlapped: the
-     * tokens went backwards (a store restarted empty). The stock is exact
-     * (above), but the fence cannot be trusted: it refuses the rightful
-     * holder, and would let a stale one through. */
-    if (r->fencing == FENCING_ON && r->rightful_refused > 0)
-        return VERDICT_TOKEN_REGRESSED;
-    /* Two holders, but the fenced store refused the stale one (and the
-     * stock is exact, above): the fence did its work. Overlap that it
-     * never had to refuse is still two holders, a violation. */
-    if (overlap && r->fencing == FENCING_ON &&
-        r->work.stale_writes_rejected + r->work.stale_reads_rejected > 0)
-        return VERDICT_FENCED;
-    if (overlap)
-        return VERDICT_VIOLATION;
-    if (r->cross_check == CROSS_MISMATCH)
-        return VERDICT_ERROR; /* the lab lost track: nothing it says is sure */
-    /* no grant after the last server fault: the lock errors it excused are
-     * not a clean run, they are a service that never came back */
-    if (r->unavailable)
-        return VERDICT_UNAVAILABLE;
-    if (r->unrecovered_kills > 0)
-        return VERDICT_BLOCKED; /* a killed holder's lock was never granted again */
-    if (r->faults_missed > 0)
-        return VERDICT_ERROR; /* "safe" because a fault never hit would be a lie */
-    if (r->clients_failed_start || r->clients_crashed || r->errors || r->release_errors)
-        return VERDICT_ERROR;
-    if (r->timeouts > 0 || r->nested_timeouts > 0)
-        return VERDICT_BLOCKED;
-    if (r->acquired == 0)
-        return VERDICT_ERROR;
-    return VERDICT_SAFE;
-}
-
 int runner_run(const struct scenario *s, const struct lock_ops *ops, const struct run_env *env,
                volatile int *stop, struct run_result *res, struct lab_err *err)
 {
@@ -733,7 +686,7 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
     }
     munmap(rg.base, rg.size);
     if (rc == 0) {
-        res->verdict = runner_verdict(res);
+        res->verdict = verdict_of(res);
         res->pass = res->expect == VERDICT_NONE || res->expect == VERDICT_ANY ||
                     res->expect == res->verdict;
     }

@@ -126,9 +126,5 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
 /* Async-signal-safe: SIGKILL every client of the run in progress. */
 void runner_kill_all_now(void);
 
-/* The verdict the numbers in res support (before comparing to expect):
- * violation for any damage, or for overlap unless fencing was on and
- * refused something (then fenced, when the stock is exact). */
-enum verdict runner_verdict(const struct run_result *res);
 
 #endif

@@ -11,7 +11,7 @@
  * before. A nested grant of a reentrant design keeps the outer token, and
  * a client that did not ask for fencing gets none (the unfenced grant is
  * the design's usual one, with no extra work). First, without servers,
- * runner_verdict's rule for the verdict `fenced`.
+ * (the verdict rule for `fenced` is tests/test_verdict.c's).
  */
 #include <hiredis/hiredis.h>
 #include <stdio.h>
@@ -172,41 +172,8 @@ static void test_design(const struct lock_ops *ops, const struct server *redis,
     ops->close(u.c);
 }
 
-/* fenced: overlap, fencing on, something refused, the stock exact; any
- * damage, or overlap the fence never refused, stays a violation. */
-static void test_verdicts(void)
-{
-    static struct run_result r; /* large: not on the stack */
-    memset(&r, 0, sizeof r);
-    r.acquired = 10;
-    r.cross_check = CROSS_OK;
-    CHECK(runner_verdict(&r) == VERDICT_SAFE, "a clean run is safe");
-    r.oracle.violations = 2;
-    CHECK(runner_verdict(&r) == VERDICT_VIOLATION, "overlap without fencing");
-    r.fencing = FENCING_UNSUPPORTED;
-    r.work.stale_writes_rejected = 1; /* cannot happen unfenced; the mode decides */
-    CHECK(runner_verdict(&r) == VERDICT_VIOLATION, "overlap, fencing asked for, no token");
-    r.fencing = FENCING_ON;
-    CHECK(runner_verdict(&r) == VERDICT_FENCED, "overlap, stale write refused, stock exact");
-    r.work.stale_writes_rejected = 0;
-    r.work.stale_reads_rejected = 1;
-    CHECK(runner_verdict(&r) == VERDICT_FENCED, "overlap, stale read refused, stock exact");
-    r.work.stale_reads_rejected = 0;
-    CHECK(runner_verdict(&r) == VERDICT_VIOLATION, "overlap the fence never refused");
-    r.work.stale_writes_rejected = 3;
-    r.work.lost_updates = 1;
-    CHECK(runner_verdict(&r) == VERDICT_VIOLATION, "a lost update despite fencing");
-    r.work.lost_updates = 0;
-    r.work.oversold = 1;
-    CHECK(runner_verdict(&r) == VERDICT_VIOLATION, "oversold despite fencing");
-    r.work.oversold = 0;
-    r.oracle.violations = 0;
-    CHECK(runner_verdict(&r) == VERDICT_SAFE, "no overlap: safe, fencing or not");
-}
-
 int main(void)
 {
-    test_verdicts();
     if (load_settings() != 0)
         return check_done();
     struct server redis = {0}, zk[1];

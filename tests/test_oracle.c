@@ -25,7 +25,6 @@
 #include "check.h"
 #include "hist.h"
 #include "oracle.h"
-#include "runner.h"
 
 /* ------------------------------------------------------------------------
  * Helpers
@@ -737,43 +736,6 @@ static void test_rightful_refusals(void)
     CHECK(oracle_rightful_refusals(iv, 2) == 0, "nobody refused: 0");
 }
 
-/* The verdict rules (runner_verdict) on results built by hand: what wins
- * when a run shows several things at once. */
-static void test_verdicts(void)
-{
-    struct run_result *r = calloc(1, sizeof *r);
-    if (!r)
-        return;
-    r->acquired = 10;
-    CHECK(runner_verdict(r) == VERDICT_SAFE, "a clean run: safe");
-    r->fault_errors = 300;
-    r->unavailable = true;
-    CHECK(runner_verdict(r) == VERDICT_UNAVAILABLE, "no grant after the last server fault: "
-          "unavailable, not safe");
-    r->errors = 3;
-    r->faults_missed = 1;
-    CHECK(runner_verdict(r) == VERDICT_UNAVAILABLE, "... nor error for errors it left");
-    r->oracle.violations = 1;
-    CHECK(runner_verdict(r) == VERDICT_VIOLATION, "two holders outrank unavailable");
-    memset(r, 0, sizeof *r);
-    r->acquired = 10;
-    r->fencing = FENCING_ON;
-    r->rightful_refused = 4;
-    r->work.stale_reads_rejected = 4;
-    CHECK(runner_verdict(r) == VERDICT_TOKEN_REGRESSED, "a rightful holder refused: "
-          "token-regressed");
-    r->oracle.violations = 2;
-    CHECK(runner_verdict(r) == VERDICT_TOKEN_REGRESSED, "... also when holders overlapped");
-    r->work.lost_updates = 1;
-    CHECK(runner_verdict(r) == VERDICT_VIOLATION, "a stale write accepted: violation");
-    r->work.lost_updates = 0;
-    r->rightful_refused = 0;
-    CHECK(runner_verdict(r) == VERDICT_FENCED, "only stale holders refused: fenced");
-    r->fencing = FENCING_OFF;
-    CHECK(runner_verdict(r) == VERDICT_VIOLATION, "unfenced overlap: violation");
-    free(r);
-}
-
 int main(void)
 {
     test_empty();
@@ -792,7 +754,6 @@ int main(void)
     test_sequence();
     test_misdeletes();
     test_rightful_refusals();
-    test_verdicts();
     test_timing();
     return check_done();
 }

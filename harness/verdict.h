@@ -1,0 +1,21 @@
+/*
+ * verdict.h - the verdict rules: one verdict from one run's result.
+ *
+ * Damage to the stock (oversold, a lost update) is a violation whatever
+ * else happened; then a fence that went backwards (token-regressed), a
+ * fence that refused the stale holders (fenced), other overlap
+ * (violation), a lab inconsistency (error), a service that never came
+ * back after a server fault (unavailable), a killed holder nobody followed
+ * (blocked), a fault that never landed and client or backend errors
+ * (error), timeouts (blocked), and safe only when none of these is there.
+ * docs/verdicts.md says the same for users.
+ */
+#ifndef LOCKLAB_VERDICT_H
+#define LOCKLAB_VERDICT_H
+
+#include "runner.h"
+
+/* The verdict the numbers in r support (before comparing to expect). */
+enum verdict verdict_of(const struct run_result *r);
+
+#endif
