@@ -83,6 +83,14 @@ struct fault_record {
     int64_t jump_ns;        /* clock-jump: how far the server's clock was seen to move */
 };
 
+/* Did r take a server's service away (a server fault that acted: not a
+ * client's, not a clock's, not one skipped)? Those are the faults whose
+ * store's return is timed (back_ns, recovery_ns, errors_after). */
+static inline bool fault_took_service(const struct fault_record *r)
+{
+    return r->excusing && r->outcome != FAULT_SKIPPED;
+}
+
 /* The action words, in enum order, NULL-terminated (the loader's list). */
 extern const char *const fault_action_words[];
 

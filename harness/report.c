@@ -138,7 +138,7 @@ static json_t *faults_json(const struct run_result *r)
                                 f->leader_ns ? json_real(ms_after(f->leader_ns, f->start_ns))
                                              : json_null());
         }
-        bool server = f->excusing && f->outcome != FAULT_SKIPPED;
+        bool server = fault_took_service(f);
         if ((f->action == FAULT_KILL && f->client >= 0) || server)
             json_object_set_new(o, "recovery_ms", f->recovery_ns >= 0
                                                       ? json_real((double)f->recovery_ns / 1e6)

@@ -313,8 +313,16 @@ static int cross_check(struct run_result *res, struct oracle_interval *all, int6
     return 0;
 }
 
-/* Copy the run's fault records and work out, for each client a fault
- * killed inside its critical section, how long until the next grant. */
+/* The first grant at or after t (INT64_MAX: none). */
+static int64_t first_grant_from(const struct oracle_interval *all, int64_t n_iv, int64_t t)
+{
+    int64_t next = INT64_MAX;
+    for (int64_t k = 0; k < n_iv; k++)
+        if (all[k].enter_ns >= t && all[k].enter_ns < next)
+            next = all[k].enter_ns;
+    return next;
+}
+
 /* Server faults (fault records of servers, not clients or clocks): the
  * first grant after each one's store served again (recovery_ns), the lock
  * errors after it, and whether the service came back at all: the last one
@@ -330,13 +338,10 @@ static void server_recovery(struct run_result *res, const struct oracle_interval
     int last = -1;
     for (int i = 0; i < res->n_faults; i++) {
         struct fault_record *r = &res->faults[i];
-        if (!r->excusing || r->outcome == FAULT_SKIPPED)
-            continue; /* not a server fault that took the service away */
+        if (!fault_took_service(r))
+            continue;
         r->errors_after = errors_end - r->errors_before;
-        int64_t next = INT64_MAX;
-        for (int64_t k = 0; r->back_ns && k < n_iv; k++)
-            if (all[k].enter_ns >= r->back_ns && all[k].enter_ns < next)
-                next = all[k].enter_ns;
+        int64_t next = r->back_ns ? first_grant_from(all, n_iv, r->back_ns) : INT64_MAX;
         r->recovery_ns = next != INT64_MAX ? next - r->back_ns : -1;
         if (last < 0 || r->start_ns >= res->faults[last].start_ns)
             last = i;
@@ -364,6 +369,9 @@ static void server_recovery(struct run_result *res, const struct oracle_interval
     }
 }
 
+/* Copy the run's fault records and work out, for each client a fault
+ * killed inside its critical section, how long until the next grant, and
+ * for each server fault how long after its store came back. */
 static void collect_faults(const struct scenario *s, struct region *rg, struct run_result *res,
                            const struct oracle_interval *all, int64_t n_iv)
 {
@@ -382,10 +390,7 @@ static void collect_faults(const struct scenario *s, struct region *rg, struct r
         res->faults_landed += r->outcome == FAULT_DONE;
         if (r->action != FAULT_KILL || r->client < 0 || r->outcome != FAULT_DONE)
             continue;
-        int64_t next = INT64_MAX;
-        for (int64_t k = 0; k < n_iv; k++)
-            if (all[k].enter_ns > r->start_ns && all[k].enter_ns < next)
-                next = all[k].enter_ns;
+        int64_t next = first_grant_from(all, n_iv, r->start_ns + 1); /* after the kill */
         if (next != INT64_MAX) {
             r->recovery_ns = next - r->start_ns;
             if (r->holder && r->recovery_ns > res->recovery_ns)
