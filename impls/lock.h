@@ -114,7 +114,7 @@ struct lock_endpoint {
 #define LOCK_MAX_SERVERS 9
 
 /* The servers one design talks to in a run, as its backend table hands
- * them out (harness/backend.h): one Redis lock store, or every
+ * them out (harness/stores/backend.h): one Redis lock store, or every
  * independent master of a multi-master design, or the servers of a
  * ZooKeeper ensemble. The one struct for server addresses: the backends
  * fill it, the runner passes it on, the designs read it. */

@@ -1,5 +1,5 @@
 /*
- * test_scenario.c - unit test of the scenario loader (harness/scenario.c).
+ * test_scenario.c - unit test of the scenario loader (harness/scenario/scenario.c).
  *
  * Usage: test_scenario <fixtures-dir>. The directory holds good/, files
  * that must load (a few are checked field by field), and bad/, files that

@@ -1,5 +1,5 @@
 /*
- * test_verdict.c - the verdict rules (harness/verdict.c) on results built
+ * test_verdict.c - the verdict rules (harness/oracle/verdict.c) on results built
  * by hand: no server, no client, each rule and the order in which they
  * win, so a change to them shows here before any integration test runs.
  */
