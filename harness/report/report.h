@@ -44,10 +44,6 @@ int report_finish(struct report *r, bool complete, struct lab_err *err);
 
 void report_free(struct report *r);
 
-/* s with <, >, & and " escaped, for XML and HTML (the JUnit files,
- * report.html). NULL writes nothing. */
-void report_xml_escaped(FILE *f, const char *s);
-
 /* The name stem of a result's files: "<scenario>" or, for one step of a
  * sweep, "<scenario>-<hot|keyed>-<clients>", followed by "-fenced" when the
  * step asked for fencing (files <impl>/<stem>.acquire.hgrm, .hold.hgrm,
