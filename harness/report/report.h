@@ -7,6 +7,10 @@
  * "complete": false until the last one), each through a temporary name and
  * a rename, so an interrupted or crashed run still leaves every result
  * measured so far, and never half a file.
+ *
+ * One job a file: report.c the run directory, summary_json.c, junit.c
+ * (the JUnit writer the baseline check shares), hgrm.c, console.c (the
+ * table), compare.c (stores side by side); atomic_file.c writes them all.
  */
 #ifndef LOCKLAB_REPORT_H
 #define LOCKLAB_REPORT_H
