@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic_file.h"
 #include "baseline.h"
 #include "cli.h"
 #include "lab.h"
@@ -157,10 +158,17 @@ static int baseline_save(int argc, char **argv)
         return LAB_EXIT_USAGE;
     }
     const char *file = argv[argc - 1];
-    int rc = json_dump_file(b, file, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    struct atomic_file a;
+    FILE *f = atomic_file_open(&a, file, &err);
+    int rc = -1;
+    if (f && json_dumpf(b, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0) {
+        lab_err_set(&err, errno, "cannot write %s: %s", file, strerror(errno));
+        atomic_file_abort(&a);
+    } else if (f)
+        rc = atomic_file_commit(&a, &err);
     json_decref(b);
     if (rc != 0) {
-        fprintf(stderr, "locklab: cannot write %s: %s\n", file, strerror(errno));
+        fprintf(stderr, "locklab: %s\n", err.msg);
         return LAB_EXIT_USAGE;
     }
     printf("baseline: %s (reference %s)\n", file, reference);

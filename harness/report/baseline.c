@@ -12,7 +12,7 @@
  * has.
  */
 #include "baseline.h"
-#include "report.h"
+#include "junit.h"
 
 #include <errno.h>
 #include <math.h>
@@ -249,38 +249,22 @@ static struct check *add(struct checks *c)
     return &c->v[c->n++];
 }
 
+/* One testcase per compared figure, its detail the failure message. */
 static int write_junit(const struct checks *c, const char *path, struct lab_err *err)
 {
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        lab_err_set(err, errno, "cannot write %s: %s", tmp, strerror(errno));
+    struct junit_case *jc = calloc((size_t)c->n + 1, sizeof *jc);
+    if (!jc) {
+        lab_err_set(err, ENOMEM, "out of memory");
         return -1;
     }
-    int failures = 0;
     for (int i = 0; i < c->n; i++)
-        failures += c->v[i].failed;
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"locklab "
-               "baseline\" tests=\"%d\" failures=\"%d\">\n  <testsuite name=\"baseline\" "
-               "tests=\"%d\" failures=\"%d\">\n", c->n, failures, c->n, failures);
-    for (int i = 0; i < c->n; i++) {
-        fputs("    <testcase classname=\"baseline\" name=\"", f);
-        report_xml_escaped(f, c->v[i].name);
-        fputs("\">", f);
-        if (c->v[i].failed) {
-            fputs("<failure message=\"", f);
-            report_xml_escaped(f, c->v[i].detail);
-            fputs("\"/>", f);
-        }
-        fputs("</testcase>\n", f);
-    }
-    fputs("  </testsuite>\n</testsuites>\n", f);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        lab_err_set(err, errno, "cannot write %s: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+        jc[i] = (struct junit_case){.classname = "baseline", .name = c->v[i].name,
+                                    .failure = c->v[i].failed ? c->v[i].detail : NULL};
+    struct junit_suite s = {.title = "locklab baseline", .name = "baseline", .cases = jc,
+                            .n = c->n};
+    int rc = junit_write(path, &s, err);
+    free(jc);
+    return rc;
 }
 
 /* A speed figure: ratio now against ratio then; higher_is_better says

@@ -7,6 +7,10 @@
  * "complete": false until the last one), each through a temporary name and
  * a rename, so an interrupted or crashed run still leaves every result
  * measured so far, and never half a file.
+ *
+ * One job a file: report.c the run directory, summary_json.c, junit.c
+ * (the JUnit writer the baseline check shares), hgrm.c, console.c (the
+ * table), compare.c (stores side by side); atomic_file.c writes them all.
  */
 #ifndef LOCKLAB_REPORT_H
 #define LOCKLAB_REPORT_H
@@ -43,10 +47,6 @@ int report_add(struct report *r, const struct run_result *res, struct lab_err *e
 int report_finish(struct report *r, bool complete, struct lab_err *err);
 
 void report_free(struct report *r);
-
-/* s with <, >, & and " escaped, for XML and HTML (the JUnit files,
- * report.html). NULL writes nothing. */
-void report_xml_escaped(FILE *f, const char *s);
 
 /* The name stem of a result's files: "<scenario>" or, for one step of a
  * sweep, "<scenario>-<hot|keyed>-<clients>", followed by "-fenced" when the

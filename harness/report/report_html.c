@@ -3,8 +3,8 @@
  * own files, summary.json and the SVG plots gnuplot drew, after both are
  * complete, so the page shows exactly what the machine-readable results
  * say; every plot is inlined, nothing is fetched, the page works offline
- * and as a CI artifact. Written to a .tmp name and renamed, as the other
- * result files.
+ * and as a CI artifact. Written atomically, as the other result files
+ * (atomic_file.h).
  */
 #include "report_html.h"
 
@@ -14,10 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "atomic_file.h"
 #include "backend.h"
-#include "report.h"
+#include "junit.h"
 
 /* The whole of a file, NUL-terminated (free it), or NULL. */
 static char *slurp(const char *path, size_t limit)
@@ -247,7 +247,7 @@ static const char *const style =
 
 int report_html_write(const char *run_dir, struct lab_err *err)
 {
-    char path[1100], tmp[1110];
+    char path[1100];
     snprintf(path, sizeof path, "%s/summary.json", run_dir);
     json_error_t jerr;
     json_t *sum = json_load_file(path, 0, &jerr);
@@ -256,10 +256,9 @@ int report_html_write(const char *run_dir, struct lab_err *err)
         return -1;
     }
     snprintf(path, sizeof path, "%s/report.html", run_dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
+    struct atomic_file a;
+    FILE *f = atomic_file_open(&a, path, err);
     if (!f) {
-        lab_err_set(err, errno, "cannot write %s: %s", tmp, strerror(errno));
         json_decref(sum);
         return -1;
     }
@@ -294,10 +293,5 @@ int report_html_write(const char *run_dir, struct lab_err *err)
     fputs("<p>Every figure comes from summary.json beside this file (format: docs/results.md)."
           "</p>\n</body></html>\n", f);
     json_decref(sum);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        lab_err_set(err, errno, "cannot write %s: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    return atomic_file_commit(&a, err);
 }

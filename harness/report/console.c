@@ -1,0 +1,162 @@
+/*
+ * console.c - the table a run prints as it goes: a heading per scenario,
+ * a column header, then one row per result, followed by the lines that
+ * explain it (client-bound, optimistic, fencing, the first error, crashed
+ * clients, what the faults did). docs/results.md, "The table", says what
+ * the columns mean.
+ */
+#include <math.h>
+
+#include "report_parts.h"
+
+static const char *workload_label(const struct scenario *s)
+{
+    static const char *const names[] = {[WORKLOAD_COUNTER] = "counter",
+                                        [WORKLOAD_STOCK] = "stock",
+                                        [WORKLOAD_REENTRANT] = "reentrant"};
+    return names[s->workload];
+}
+
+void report_print_heading(FILE *f, const struct scenario *s, int clients)
+{
+    char who[128];
+    if (s->n_client_steps > 1 || s->n_key_modes > 1)
+        snprintf(who, sizeof who, "%d to %d clients (%d steps) on %s keys", s->client_steps[0],
+                 s->client_steps[s->n_client_steps - 1], s->n_client_steps,
+                 s->n_key_modes > 1 ? "hot and per-client" : s->key_modes[0] ? "per-client" : "hot");
+    else
+        snprintf(who, sizeof who, "%d clients", clients);
+    const char *fencing = s->n_fence_modes > 1 ? ", fencing off and on (+fence)"
+                          : s->fencing         ? ", fencing on (+fence)"
+                                               : "";
+    fprintf(f, "\n== %s (%s): %s, %s workload%s, ttl %.0f ms, business %.1f ms\n", s->name,
+            s->path, who, workload_label(s), fencing, (double)s->ttl_ns / 1e6,
+            (double)s->business_ns / 1e6);
+    fprintf(f, "%-21s %-9s %-9s %-4s %8s %8s %8s %8s %6s %8s %5s %5s %6s %6s %6s %8s %7s %9s\n",
+            "impl", "verdict", "expect", "pass", "ops/s", "acq p50", "acq p99", "handoff", "viol",
+            "overlap", "overs", "lost", "notown", "misdel", "renew", "wake/rel", "srv/acq",
+            "cpu cl/sv");
+}
+
+/* Wakeups per release for the table: "-" when not measured (NaN). */
+static const char *fmt_wakeups(char *buf, size_t n, double v)
+{
+    if (isnan(v))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.2f", v);
+    return buf;
+}
+
+const char *report_fmt_us(char *buf, size_t n, int64_t us)
+{
+    if (us < 1000)
+        snprintf(buf, n, "%lldus", (long long)us);
+    else if (us < 1000000)
+        snprintf(buf, n, "%.1fms", (double)us / 1e3);
+    else
+        snprintf(buf, n, "%.2fs", (double)us / 1e6);
+    return buf;
+}
+
+/* One line on what the fault timeline did, when the scenario has one. */
+static void print_faults(FILE *f, const struct run_result *x)
+{
+    int n[4] = {0}, not_used = 0;
+    for (int i = 0; i < x->n_faults; i++) {
+        if (x->faults[i].not_used)
+            not_used++;
+        else
+            n[x->faults[i].outcome]++;
+    }
+    if (n[FAULT_DONE] + n[FAULT_SKIPPED] + n[FAULT_FAILED] == 0 && !x->faults_missed)
+        return;
+    char rec[32] = "";
+    if (x->recovery_ns >= 0)
+        report_fmt_us(rec, sizeof rec, x->recovery_ns / 1000);
+    int64_t election = 0;
+    for (int i = 0; i < x->n_faults; i++)
+        if (x->faults[i].leader_ns && x->faults[i].leader_ns - x->faults[i].start_ns > election)
+            election = x->faults[i].leader_ns - x->faults[i].start_ns;
+    char elect[48] = "", t[24];
+    if (election)
+        snprintf(elect, sizeof elect, "; a leader again after %s", report_fmt_us(t, sizeof t, election / 1000));
+    char errs[64] = "";
+    if (x->fault_errors)
+        snprintf(errs, sizeof errs, "; %lld lock errors while a server was down",
+                 (long long)x->fault_errors);
+    char back[48] = ""; /* the slowest first grant after a store served again */
+    int64_t slowest = -1;
+    for (int i = 0; i < x->n_faults; i++)
+        if (x->faults[i].client < 0 && x->faults[i].recovery_ns > slowest)
+            slowest = x->faults[i].recovery_ns;
+    if (slowest >= 0)
+        snprintf(back, sizeof back, "; granted %s after the store was back",
+                 report_fmt_us(t, sizeof t, slowest / 1000));
+    fprintf(f, "%20s   faults: %d landed, %d skipped, %d failed%s%s%s%s%s%s%s\n", "", n[FAULT_DONE],
+            n[FAULT_SKIPPED], n[FAULT_FAILED], not_used ? " (others not for this design)" : "",
+            rec[0] ? "; recovery " : "", rec, back, elect, errs,
+            x->unrecovered_kills ? "; a killed holder's lock was never granted again" : "");
+    if (x->unavailable) {
+        const struct fault_record *u = &x->faults[x->unavailable_fault];
+        fprintf(f, "%20s   unavailable: no grant after fault %d (%s %s at %.2f s), %s; %lld lock "
+                "errors followed\n", "", u->spec, fault_action_name(u->action), u->target,
+                (double)(u->start_ns - x->start_ns) / 1e9,
+                x->unavailable_back ? "though the store served again"
+                                    : "the store did not serve again while the clients asked",
+                (long long)u->errors_after);
+    }
+}
+
+void report_print_row(FILE *f, const struct run_result *x)
+{
+    char a[24], b[24], c[24], d[24], e[24], label[64], step[32] = "", cpu[32];
+    /* cores used on average by the clients and the lock servers; ! client-bound */
+    snprintf(cpu, sizeof cpu, "%.1f/%.1f%s", cpu_cores(x->cpu.clients_ns, x->elapsed_s),
+             cpu_cores(x->cpu.servers_ns, x->elapsed_s), x->cpu.client_bound ? "!" : "");
+    if (x->sweep)
+        snprintf(step, sizeof step, " %s/%d", x->per_client_keys ? "keyed" : "hot", x->clients);
+    snprintf(label, sizeof label, "%s%s%s", x->ops->name, step,
+             x->fencing == FENCING_ON ? " +fence" : x->fencing ? " -fence" : "");
+    fprintf(f,
+            "%-21s %-9s %-9s %-4s %8.0f %8s %8s %8s %6lld %8s %5lld %5lld %6lld %6lld %6lld "
+            "%8s %7.2f %9s%s\n",
+            label, verdict_name(x->verdict),
+            x->expect == VERDICT_NONE ? "-" : verdict_name(x->expect), x->pass ? "ok" : "FAIL",
+            x->throughput_per_s, report_fmt_us(a, sizeof a, hist_percentile(&x->acquire, 50)),
+            report_fmt_us(b, sizeof b, hist_percentile(&x->acquire, 99)),
+            report_fmt_us(c, sizeof c, hist_percentile(&x->handoff, 50)),
+            (long long)x->oracle.violations, report_fmt_us(d, sizeof d, x->oracle.overlap_ns / 1000),
+            (long long)x->work.oversold, (long long)x->work.lost_updates,
+            (long long)x->release_not_owner, (long long)x->release_deleted_other,
+            (long long)x->stats.renewals, fmt_wakeups(e, sizeof e, x->wakeups_per_release),
+            x->server_ops_per_acquire, cpu, x->complete ? "" : "  (incomplete)");
+    if (x->cpu.client_bound)
+        fprintf(f, "%20s   client-bound: the clients used %.2f of %d cores, %.0f %% busy; these "
+                "figures measure this machine, not the lock service\n", "",
+                cpu_cores(x->cpu.clients_ns, x->elapsed_s), x->cpu.cores,
+                x->cpu.machine_busy * 100);
+    if (x->ops->caps & LOCK_CAP_OPTIMISTIC)
+        fprintf(f, "%20s   optimistic, not a lock: %lld reads, %lld sales committed, %lld "
+                   "conflicts retried (%.0f%% of writes); overlaps are by design, the damage "
+                   "judges\n", "", (long long)x->acquired, (long long)x->work.units_done,
+                (long long)x->release_not_owner, 100 * report_conflict_rate(x));
+    if (x->fencing == FENCING_ON)
+        fprintf(f, "%20s   fencing on: the stock store refused %lld stale writes and %lld stale "
+                "reads%s\n", "", (long long)x->work.stale_writes_rejected,
+                (long long)x->work.stale_reads_rejected,
+                x->rightful_refused ? "; the token went backwards:" : "");
+    if (x->fencing == FENCING_ON && x->rightful_refused)
+        fprintf(f, "%20s   %lld holders refused that no later grant overlapped\n", "",
+                (long long)x->rightful_refused);
+    else if (x->fencing == FENCING_UNSUPPORTED)
+        fprintf(f, "%20s   fencing asked for, but %s gives no sound token: ran unfenced\n", "",
+                x->ops->name);
+    if (x->first_error[0] && (x->verdict == VERDICT_ERROR || !x->pass))
+        fprintf(f, "%20s   first error: %s\n", "", x->first_error);
+    if (x->clients_crashed || x->clients_killed || x->clients_failed_start)
+        fprintf(f, "%20s   clients: %d crashed, %d killed at the end, %d failed to start\n", "",
+                x->clients_crashed, x->clients_killed, x->clients_failed_start);
+    print_faults(f, x);
+    fflush(f);
+}
