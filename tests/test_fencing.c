@@ -22,6 +22,7 @@
 #include "check.h"
 #include "lock.h"
 #include "runner.h"
+#include "scenario_load.h"
 #include "redis_server.h"
 #include "servers_zk.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_scenario.c - unit test of the scenario loader (harness/scenario/scenario.c).
+ * test_scenario.c - unit test of the scenario loader (harness/loader/).
  *
  * Usage: test_scenario <fixtures-dir>. The directory holds good/, files
  * that must load (a few are checked field by field), and bad/, files that
@@ -21,7 +21,7 @@
 #include "lock.h"
 #include "lex.h"
 #include "plan.h"
-#include "scenario.h"
+#include "scenario_load.h"
 
 #define NS 1LL
 #define US 1000LL

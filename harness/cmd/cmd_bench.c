@@ -38,6 +38,7 @@
 #include "backends.h"
 #include "cli.h"
 #include "runner.h"
+#include "scenario_load.h"
 #include "stop.h"
 #include "subproc.h"
 

@@ -19,7 +19,7 @@
 #include "cli.h"
 #include "datadir.h"
 #include "failpoint_env.h"
-#include "scenario.h"
+#include "scenario_load.h"
 
 /* Directory holding the shipped scenarios (datadir.h). */
 static const char *cli_scenario_dir(void)

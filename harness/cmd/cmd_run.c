@@ -23,7 +23,7 @@
 #include "report.h"
 #include "report_stderr.h"
 #include "runner.h"
-#include "scenario.h"
+#include "scenario_load.h"
 #include "servers.h"
 #include "stop.h"
 #include "test_slow.h"

@@ -1,6 +1,6 @@
 /*
  * fault.h - the words of a scenario's fault timeline and what a run
- * records of each fault, shared by the loader (scenario.c), the engine that
+ * records of each fault, shared by the loader (harness/loader/), the engine that
  * injects them (faults.c) and the reports.
  *
  * A fault entry is closed vocabulary, as Jepsen's nemeses are: when (`at`

@@ -413,7 +413,7 @@ static enum fire fire_failover(struct faults *F, int spec, int64_t now)
     r->start_ns = now;
     r->outcome = FAULT_ACTIVE;
     excuse_open(F, r);
-    region_key_of(F->s, 0, F->fo.fo.key, sizeof F->fo.fo.key);
+    scenario_key_of(F->s, 0, F->fo.fo.key, sizeof F->fo.fo.key);
     struct lab_err err = {0};
     if (be->failover_step(&F->fo.fo, false, false, now, &err) != 0) {
         r->end_ns = r->back_ns = now; /* nothing was cut: the store served throughout */

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "runner.h"
+#include "result.h"
 
 /* Set res->cross_check and res->cross_note from the n intervals all (every
  * client's, the dead ones closed by the parent) against res's live

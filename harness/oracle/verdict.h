@@ -13,7 +13,7 @@
 #ifndef LOCKLAB_VERDICT_H
 #define LOCKLAB_VERDICT_H
 
-#include "runner.h"
+#include "result.h"
 
 /* The verdict the numbers in r support (before comparing to expect). */
 enum verdict verdict_of(const struct run_result *r);

@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "report_parts.h"
+#include "cpu.h"
 
 static const char *workload_label(const struct scenario *s)
 {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "atomic_file.h"
+#include "cpu.h"
 #include "report_parts.h"
 #include "report_stderr.h"
 

@@ -107,7 +107,7 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
     struct oracle_interval *log = rg->iv + (int64_t)idx * rg->iv_cap;
     struct lab_err err = {0};
     char key[160];
-    int k = region_key_of(s, idx, key, sizeof key);
+    int k = scenario_key_of(s, idx, key, sizeof key);
     struct oracle_key *ok = &rg->keys[k].oracle;
     int64_t deadline = lab_now_ns() + s->max_duration_ns;
     /* only a release that removes a lock from a shared store can remove

@@ -18,9 +18,10 @@
 #include <sys/types.h>
 
 #include "lock.h"
+#include "region.h"
+#include "result.h"
 #include "scenario.h"
 
-#define CPU_MAX_SERVERS 16
 
 struct rusage;
 
@@ -35,36 +36,7 @@ struct cpu_sample {
     } s[CPU_MAX_SERVERS];
 };
 
-/* One client's CPU time (its own, every thread, the children it reaped,
- * and its adapter child's) at the two ends of the measured window, taken
- * by the client itself into its shared slot. */
-struct cpu_window {
-    int64_t at_start_ns;    /* at the start barrier */
-    int64_t child_at_start_ns; /* ... of which its adapter child's */
-    int64_t at_end_ns;      /* when its loop ended */
-    int taken;              /* CPU_AT_START | CPU_AT_END: which were taken */
-};
-#define CPU_AT_START 1
-#define CPU_AT_END 2
 
-/* Where a run's CPU time went (run_result.cpu). */
-struct cpu_use {
-    int cores;              /* CPUs this process may run on */
-    int64_t clients_ns;     /* user + system of the clients and their adapter children
-                               inside the window (cpu_window_ns) */
-    int64_t harness_ns;     /* the parent's own, during the run */
-    int64_t servers_ns;     /* the design's embedded lock servers, during the run */
-    int n_servers;          /* ... how many were counted */
-    struct {
-        char name[32];
-        int64_t ns;
-    } server[CPU_MAX_SERVERS];
-    double machine_busy;    /* share of every core busy during the run (0..1),
-                               whoever used it */
-    bool client_bound;      /* the machine was saturated and the clients held at
-                               least half of it: the figures measure this machine,
-                               not the lock service */
-};
 
 /* Sample the machine's CPU counters and those of design ops's embedded
  * lock servers in s. */

@@ -16,6 +16,8 @@
  * runs inside a client is in client.c; the region both share, in region.h.
  */
 #include "runner.h"
+#include "cpu.h"
+#include "workload.h"
 #include "cross_check.h"
 #include "verdict.h"
 
@@ -505,7 +507,7 @@ static int optimistic_stock(const struct scenario *s, const struct lock_ops *ops
         return -1;
     }
     char key[160];
-    region_key_of(s, 0, key, sizeof key);
+    scenario_key_of(s, 0, key, sizeof key);
     return left ? ops->stock_left(sv, key, left, err) : ops->stock_reset(sv, key, s->stock, err);
 }
 

@@ -14,107 +14,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lab.h"
 #include "lock.h"
-#include "fault.h"
-#include "hist.h"
-#include "cpu.h"
-#include "oracle.h"
+#include "result.h"
 #include "run_env.h"
 #include "scenario.h"
-#include "workload.h"
 
-#define RUN_TIMELINE_MAX 4096 /* latency-over-time points kept per result (evenly sampled) */
 
-struct run_result {
-    const struct lock_ops *ops;  /* implementation */
-    char scenario[SCN_NAME_MAX]; /* scenario name */
-    int clients;                 /* client processes forked */
-    int per_client_keys;         /* 1: each client its own key; 0: one hot key */
-    bool sweep;                  /* one step of a sweep: rows name clients and keys */
-    int round;                   /* run --rounds: which repetition (1-based) */
-    int repeat;                  /* the reference's nth run at this step in this round
-                                  * (run --baseline interleaves it); 0: not repeated */
-    enum verdict verdict;        /* what the run showed */
-    enum verdict expect;         /* what the scenario expected (VERDICT_NONE: nothing) */
-    bool pass;                   /* verdict met the expectation */
-    bool complete;               /* false when interrupted: only partial numbers */
-    double elapsed_s;            /* from the start barrier to the last client done */
-    int64_t start_ns;            /* the start barrier (CLOCK_MONOTONIC), fault times count from it */
-    int64_t stop_ns;             /* when the clients were told to stop (duration over, a
-                                    signal); 0 when they all finished their operations first */
-    double throughput_per_s;     /* acquired / elapsed */
-
-    int64_t acquired, timeouts, errors, released, release_not_owner, release_errors;
-    int64_t released_unchecked;  /* of released: given back without knowing it was still
-                                    ours (an adapter's `released ?`), never misdel evidence */
-    int64_t fault_errors;        /* lock operations that failed during a server fault (region.h) */
-    char fault_error[200];       /* the first of those */
-    int64_t release_deleted_other; /* locks taken from their holder by someone else (victims) */
-    int64_t nested_acquired;       /* reentrant workload: nested acquires granted */
-    int64_t nested_timeouts;       /* reentrant workload: nested acquires timed out (blocked) */
-    struct lock_stats stats;     /* summed over clients */
-
-    struct hist acquire, hold, release, handoff; /* microseconds */
-
-    struct oracle_report oracle; /* exact overlap analysis of the interval logs */
-    int64_t live_overlaps;       /* entries that saw another holder (live counter) */
-    int max_holders_live;        /* highest holder count seen live */
-    int64_t intervals_dropped;   /* interval log overflow (live counters still count) */
-    int64_t intervals_closed;    /* intervals of dead clients, closed by the parent */
-    int oracle_marks_unknown;    /* clients that died in the middle of an oracle mark */
-    enum cross_check {
-        CROSS_SKIPPED = 0,       /* not compared (cross_note says why) */
-        CROSS_OK,                /* live counter and logs agree */
-        CROSS_MISMATCH           /* they do not: a lab error (cross_note) */
-    } cross_check;
-    char cross_note[160];
-
-    char servers[512];            /* what it ran on: a JSON object, from its store's table */
-    struct workload_outcome work; /* oversold, lost updates, final value */
-    enum fencing_mode {
-        FENCING_OFF = 0,         /* the step did not ask for fencing */
-        FENCING_ON,              /* the stock store checked the grants' tokens */
-        FENCING_UNSUPPORTED      /* asked for, but the design gives no sound token:
-                                    the step ran unfenced */
-    } fencing;
-    int64_t stale_refused_by_clients; /* fencing: refusals the clients saw (the store's
-                                         own counts are in work) */
-
-    double wakeups_per_release;    /* (polls + notifications) / releases; for an adapter,
-                                      server_wakeups_per_release (NaN: not measured) */
-    double server_wakeups_per_release; /* watch notifications the servers sent / releases
-                                          (backend_ops.server_wakeups); NaN: not measured */
-    double server_ops_per_acquire; /* lock store commands per acquire (INFO commandstats) */
-
-    int n_timeline;           /* points of the latency-over-time sample */
-    struct timeline_point {
-        float t_s;            /* entry, seconds after the start barrier */
-        float acquire_us;     /* how long that acquire took */
-        float hold_us;        /* how long the lock was held */
-        int client;           /* who */
-    } timeline[RUN_TIMELINE_MAX];
-
-    int clients_failed_start; /* could not open their connections */
-    int clients_crashed;      /* died by a signal or a non-zero exit */
-    int clients_killed;       /* killed by the harness at the end (stuck) */
-    int clients_killed_by_fault; /* killed by a fault of the scenario (not a crash) */
-
-    int n_faults;             /* what the fault timeline did (fault.h) */
-    struct fault_record faults[FAULT_RECORDS_MAX];
-    int faults_landed;        /* records with outcome done */
-    int faults_missed;        /* entries that applied to this design and never landed */
-    int64_t recovery_ns;      /* the longest kill-to-next-grant of a killed holder, -1 none */
-    int unrecovered_kills;    /* killed holders after which no client got the lock again */
-    bool unavailable;         /* no grant followed the last server fault while clients kept
-                                 asking GRACE past the store's return (or after the fault,
-                                 when it never returned while they asked) */
-    int unavailable_fault;    /* ... that fault (index in faults) */
-    bool unavailable_back;    /* ... though the store said it served again, in time */
-    int64_t rightful_refused; /* fencing: holders the resource refused that no later grant
-                                 overlapped (the token went backwards) */
-    char first_error[192];    /* the first error any client hit */
-    struct cpu_use cpu;       /* where the run's CPU time went (cpu.h) */
-};
 
 /* Run ops through s. Returns 0 with *res filled (also when the run was
  * interrupted: res->complete is false), or -1 with err filled when the run

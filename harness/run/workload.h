@@ -23,6 +23,7 @@
 
 #include "lab.h"
 #include "scenario.h"
+#include "result.h"
 
 struct workload_client; /* per-client state (a stock connection) */
 
@@ -64,16 +65,6 @@ enum workload_step workload_business(struct workload_client *w, int64_t stock);
 
 void workload_close(struct workload_client *w);
 
-/* Parent, after a run: the resource's damage report. done is the number of
- * units of work the clients reported (increments or sales). */
-struct workload_outcome {
-    int64_t units_done;    /* increments or sales counted by the resource */
-    int64_t final_value;   /* counter value or stock left */
-    int64_t oversold;      /* sales beyond the initial stock (stock only) */
-    int64_t lost_updates;  /* writes that overwrote another client's write */
-    int64_t stale_writes_rejected; /* fencing: writes the stock store refused */
-    int64_t stale_reads_rejected;  /* fencing: reads it refused (the unit ended there) */
-};
 int workload_outcome(const struct scenario *s, const struct workload_target *t,
                      volatile int64_t *counter, int64_t units_reported,
                      struct workload_outcome *out, struct lab_err *err);

@@ -13,8 +13,7 @@
  * Rows that belong to somebody else stand in a table as one placeholder
  * row: OPT_DESIGNS, where every lock design's own rows (lock_ops.options)
  * are keys of the mapping, each design's values going to its own struct in
- * scenario.options (options_offset). The scenario loader (scenario.c and
- * its sections) and the fault loader use this engine; none has a parser
+ * scenario.options (options_offset). The scenario loader (harness/loader/) and the fault loader use this engine; none has a parser
  * of its own.
  */
 #include "opt_engine.h"

@@ -1,378 +1,64 @@
 /*
- * scenario.c - load and validate a scenario file.
+ * scenario.c - what the rest of the program asks of a loaded scenario
+ * (scenario.h): a design by name, a design's own settings, the verdict
+ * expected of an implementation, the name of a client's lock key.
  *
- * A scenario file is one YAML document describing what to run: which lock
- * implementations, how many clients, how long, with which lock parameters and
- * workload, and which verdict each implementation is expected to get. A typo
- * in such a file must never turn into a silently different experiment, so the
- * loader is strict: an unknown key, a duplicate key, a value of the wrong type,
- * a malformed duration, an out-of-range number or an unknown implementation is
- * reported as one line "file:line:column: what is wrong" and nothing runs.
- *
- * The file is parsed with libyaml's document API (yaml_parser_load), so every
- * node keeps its start mark and each message can point at the key or value at
- * fault. What each key means is described once, in the option tables below,
- * read by the option engine (opt_engine.c). The keys that need more than a
- * scalar check have their handlers in files of their own: impls and the
- * designs' settings (scenario_designs.c), the sweeps (scenario_sweep.c),
- * faults (scenario_faults.c), expect (scenario_expect.c) and adapters
- * (scenario_adapters.c). This file holds the tables, reads the document
- * and checks what spans sections once everything is read.
- *
- * Durations are resolved into nanoseconds (common/lex.h), so the runner
- * only ever sees plain numbers.
+ * These read the struct only; reading a file is the loader's
+ * (harness/loader/), which sits above everything a scenario names.
  */
 #include "scenario.h"
 
-#include <errno.h>
-#include <stdbool.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include <yaml.h>
-
+#include "adapter.h"
 #include "lock.h"
 #include "opt_engine.h"
-#include "scenario_sections.h"
 
-#define FIELD(f) OPT_FIELD(struct scenario, f)
-
-/* Word lists for OPT_CHOICE are in enum order; the asserts keep them so. */
-static const char *const workload_words[] = { "counter", "stock", "reentrant", NULL };
-static const char *const retry_words[] = { "fixed", "backoff", NULL };
-static const char *const topology_words[] = { "single", "independent", "sentinel", NULL };
-static const char *const persistence_words[] = { "none", "aof-everysec", "aof-always", NULL };
-
-_Static_assert(WORKLOAD_COUNTER == 0 && WORKLOAD_STOCK == 1 && WORKLOAD_REENTRANT == 2,
-               "workload_words order");
-_Static_assert(RETRY_FIXED == 0 && RETRY_BACKOFF == 1, "retry_words order");
-_Static_assert(PERSIST_NONE == 0 && PERSIST_AOF_EVERYSEC == 1 && PERSIST_AOF_ALWAYS == 2,
-               "persistence_words order");
-_Static_assert(sizeof(enum workload_kind) == sizeof(int) && sizeof(enum retry_kind) == sizeof(int),
-               "OPT_CHOICE stores an int");
-
-static const struct opt redis_opts[] = {
-    { .name = "topology", .type = OPT_STR, FIELD(redis_topology), .def = "single",
-      .choices = topology_words, .n_supported = 3,
-      .help = "how the Redis lock store is laid out" },
-    { .name = "replicas", .type = OPT_INT, FIELD(redis_replicas), .min = 1, .max = SCN_MAX_REPLICAS,
-      .def = "2", .help = "replicas of the master, in the sentinel topology" },
-    { .name = "masters", .type = OPT_INT, FIELD(redis_masters), .min = 1, .max = SCN_MAX_MASTERS,
-      .def = "5", .flags = OPT_ODD, .help = "independent Redis masters, for redlock" },
-    { .name = "persistence", .type = OPT_CHOICE, FIELD(redis_persistence),
-      .choices = persistence_words, .def = "none",
-      .help = "what an embedded lock store or master keeps across a restart fault" },
-    { .name = NULL }
-};
-
-static const struct opt zookeeper_opts[] = {
-    { .name = "ensemble", .type = OPT_INT, FIELD(zk_ensemble), .min = 1, .max = 3, .def = "1",
-      .flags = OPT_ODD, .help = "number of ZooKeeper servers" },
-    { .name = "session_timeout", .type = OPT_DUR, FIELD(zk_session_timeout_ns), .min = 1,
-      .def = "10s", .help = "ZooKeeper session timeout of each client" },
-    { .name = "force_sync", .type = OPT_CHOICE, FIELD(zk_force_sync), .choices = bool_words,
-      .def = "true", .help = "fsync the transaction log before answering" },
-    { .name = NULL }
-};
-
-static const struct opt backends_opts[] = {
-    { .name = "redis", .type = OPT_SECTION, .sub = redis_opts, .help = "the Redis backend" },
-    { .name = "zookeeper", .type = OPT_SECTION, .sub = zookeeper_opts,
-      .help = "the ZooKeeper backend" },
-    { .name = NULL }
-};
-
-static const struct opt run_opts[] = {
-    { .name = "ops_per_client", .type = OPT_INT, FIELD(ops_per_client), .min = 0,
-      .max = INT64_MAX, .def = "0", .help = "lock/unlock rounds per client, 0 for no limit" },
-    { .name = "max_duration", .type = OPT_DUR, FIELD(max_duration_ns), .min = 1, .def = "60s",
-      .help = "longest a run may take" },
-    { .name = NULL }
-};
-
-static const struct opt lock_opts[] = {
-    { .name = "key", .type = OPT_STR, FIELD(lock_key), .def = "locklab", .flags = OPT_NONEMPTY,
-      .help = "name of the lock in the store" },
-    { .name = "ttl", .type = OPT_DUR, FIELD(ttl_ns), .min = 1, .def = "10s",
-      .help = "lock lifetime for designs with a TTL; when given, redisson's leaseTime" },
-    { .name = "wait", .type = OPT_DUR, FIELD(wait_ns), .min = 0, .def = "30s",
-      .help = "how long an acquire may wait, 0 to try once" },
-    { .name = "retry_interval", .type = OPT_DUR, FIELD(retry_interval_ns), .min = 1,
-      .def = "100ms", .help = "pause between polls of a taken lock" },
-    { .name = "retry", .type = OPT_CHOICE, FIELD(retry), .choices = retry_words, .def = "fixed",
-      .help = "polling policy" },
-    { .name = "(each design's own keys)", .type = OPT_DESIGNS,
-      .help = "the keys of the designs' own settings (lock_ops.options)" },
-    { .name = "keys", .type = OPT_NODE, .fn = load_keys,
-      .help = "hot (one key for all), per-client, or a list of both" },
-    { .name = NULL }
-};
-
-static const struct opt workload_opts[] = {
-    { .name = "kind", .type = OPT_CHOICE, FIELD(workload), .choices = workload_words,
-      .def = "counter", .help = "what clients do while holding the lock" },
-    { .name = "stock", .type = OPT_INT, FIELD(stock), .min = 1, .max = 1000000000, .def = "100",
-      .help = "units of stock for kind stock" },
-    { .name = "business", .type = OPT_DUR, FIELD(business_ns), .min = 0, .def = "0",
-      .help = "time spent inside the critical section" },
-    { .name = "depth", .type = OPT_INT, FIELD(depth), .min = 1, .max = 16, .def = "3",
-      .help = "nested acquires of the same lock for kind reentrant" },
-    { .name = "think", .type = OPT_DUR, FIELD(think_ns), .min = 0, .def = "0",
-      .help = "pause outside the lock after each release" },
-    { .name = "fencing", .type = OPT_NODE, .fn = load_fencing,
-      .help = "stock: the store checks fencing tokens; true, false or [false, true]" },
-    { .name = NULL }
-};
-
-static const struct opt top_opts[] = {
-    { .name = "name", .type = OPT_STR, FIELD(name), .flags = OPT_REQUIRED | OPT_IDENT,
-      .help = "the scenario's name" },
-    { .name = "description", .type = OPT_STR, FIELD(description), .def = "",
-      .help = "what the scenario shows" },
-    { .name = "adapters", .type = OPT_NODE, .fn = load_adapters_done,
-      .help = "programs driving real lock libraries, usable in impls (docs/adapters.md)" },
-    { .name = "impls", .type = OPT_NODE, .fn = load_impls, .flags = OPT_REQUIRED,
-      .help = "the implementations to run" },
-    { .name = "backends", .type = OPT_SECTION, .sub = backends_opts,
-      .help = "how the lock servers are laid out" },
-    { .name = "clients", .type = OPT_NODE, .fn = load_clients,
-      .help = "number of client processes (1..1024), or a list of them to sweep" },
-    { .name = "run", .type = OPT_SECTION, .sub = run_opts, .help = "when a run ends" },
-    { .name = "lock", .type = OPT_SECTION, .sub = lock_opts,
-      .help = "how clients take the lock" },
-    { .name = "workload", .type = OPT_SECTION, .sub = workload_opts,
-      .help = "what clients do with the lock" },
-    { .name = "faults", .type = OPT_NODE, .fn = load_faults, .help = "faults to inject" },
-    { .name = "expect", .type = OPT_NODE, .fn = load_expect, .flags = OPT_LATE,
-      .help = "the verdict expected of each implementation" },
-    { .name = NULL }
-};
-
-/* ------------------------------------------------------------------------
- * Reading the file
- * ------------------------------------------------------------------------ */
-
-/* The reader reports a byte offset, not a line: find the line and column
- * (in characters, as libyaml counts them) by reading the file again. */
-static bool offset_mark(FILE *f, size_t offset, yaml_mark_t *m)
+const void *scenario_options(const struct scenario *s, const struct lock_ops *ops)
 {
-    int c, prev = 0;
+    int i = design_index(ops);
 
-    if (fseek(f, 0, SEEK_SET) != 0)
-        return false;
-    *m = (yaml_mark_t){ .index = offset };
-    for (size_t i = 0; i < offset; i++, prev = c) {
-        if ((c = getc(f)) == EOF)
-            return false;
-        if (c == '\n' && prev == '\r')
-            continue; /* CR LF is one break */
-        if (c == '\n' || c == '\r') {
-            m->line++;
-            m->column = 0;
-        } else if ((c & 0xC0) != 0x80) {
-            m->column++;
-        }
-    }
-    return true;
+    if (i < 0 && adapter_is(ops))
+        for (int a = 0; a < s->n_adapters; a++)
+            if (strcmp(s->adapters[a].spec.name, ops->name) == 0)
+                return &s->adapters[a].spec;
+
+    if (i < 0 || !ops->options || options_offset(i + 1) > sizeof s->options)
+        return NULL;
+    return s->options + options_offset(i);
 }
 
-static int syntax_error(struct opt_loader *L, const yaml_parser_t *p, FILE *f)
+const struct lock_ops *scenario_impl(const struct scenario *s, const char *name)
 {
-    const char *problem = p->problem ? p->problem : "unknown problem";
-    const yaml_mark_t *cm = &p->context_mark;
-    yaml_mark_t m;
+    const struct lock_ops *ops = lock_find(name);
 
-    switch (p->error) {
-    case YAML_MEMORY_ERROR:
-        return fail_mark(L, NULL, "out of memory while reading YAML");
-    case YAML_READER_ERROR:
-        if (offset_mark(f, p->problem_offset, &m))
-            return fail_mark(L, &m, "YAML syntax error: %s", problem);
-        return fail_mark(L, NULL, "YAML syntax error: %s at byte offset %zu", problem,
-                         p->problem_offset);
-    default:
-        if (!p->context)
-            return fail_mark(L, &p->problem_mark, "YAML syntax error: %s", problem);
-        return fail_mark(L, &p->problem_mark, "YAML syntax error: %s %s that starts at %zu:%zu",
-                         problem, p->context, cm->line + 1, cm->column + 1);
-    }
+    for (int i = 0; !ops && i < s->n_adapters; i++)
+        if (strcmp(s->adapters[i].spec.name, name) == 0)
+            ops = &s->adapters[i].ops;
+    return ops;
 }
 
-/* Load the one document of the stream into doc; anything after it is an
- * error. On failure nothing is left to free. */
-static int read_document(struct opt_loader *L, yaml_parser_t *p, FILE *f, yaml_document_t *doc)
+enum verdict scenario_expected(const struct scenario *s, const char *impl)
 {
-    yaml_document_t next;
-    static const yaml_mark_t file_start = { 0, 0, 0 };
+    enum verdict star = VERDICT_NONE;
 
-    if (!yaml_parser_load(p, doc))
-        return syntax_error(L, p, f);
-    if (!yaml_document_get_root_node(doc)) {
-        yaml_document_delete(doc);
-        return fail_mark(L, &file_start, "the file is empty; expected a scenario mapping");
+    for (int i = 0; i < s->n_expect; i++) {
+        enum verdict v = s->fencing ? s->expect[i].verdict_fenced : s->expect[i].verdict;
+        if (strcmp(s->expect[i].impl, impl) == 0)
+            return v;
+        if (strcmp(s->expect[i].impl, "*") == 0)
+            star = v;
     }
-    if (!yaml_parser_load(p, &next)) {
-        yaml_document_delete(doc);
-        return syntax_error(L, p, f);
-    }
-    bool more = yaml_document_get_root_node(&next) != NULL;
-    yaml_mark_t at = next.start_mark;
-    yaml_document_delete(&next);
-    if (more) {
-        yaml_document_delete(doc);
-        return fail_mark(L, &at, "a second YAML document starts here; "
-                                 "a scenario file holds exactly one");
-    }
-    return 0;
+    return star;
 }
 
-static int load_root(struct opt_loader *L)
+int scenario_key_of(const struct scenario *s, int idx, char *name, size_t n)
 {
-    const yaml_node_t *root = yaml_document_get_root_node(L->doc);
-
-    if (node_is_null(root))
-        return fail_at(L, root, "the document is empty; expected a scenario mapping");
-    if (root->type != YAML_MAPPING_NODE)
-        return wrong_type(L, root, "the top level",
-                          "a mapping of scenario keys (name, impls, ...)");
-    if (load_adapters_first(L, root) != 0 ||
-        load_section(L, top_opts, root, "", (char *)L->s, -1) != 0 ||
-        adapters_check(L) != 0)
-        return -1;
-    struct scenario *s = L->s;
-    if (s->n_client_steps == 0) { /* no clients key: one client */
-        s->clients = s->client_steps[0] = 1;
-        s->n_client_steps = 1;
+    if (!s->per_client_keys) {
+        snprintf(name, n, "%s", s->lock_key);
+        return 0;
     }
-    if (s->n_key_modes == 0) {
-        s->key_modes[0] = s->per_client_keys = KEYS_HOT;
-        s->n_key_modes = 1;
-    }
-    if (s->n_fence_modes == 0) {
-        s->fence_modes[0] = s->fencing = 0;
-        s->n_fence_modes = 1;
-    }
-    for (int i = 0; i < s->n_fence_modes; i++)
-        if (s->fence_modes[i] && s->workload != WORKLOAD_STOCK)
-            return fail_at(L, L->fencing_node,
-                           "workload.fencing needs kind stock (the stock store is the "
-                           "resource that checks the tokens)");
-    for (int i = 0; i < s->n_key_modes; i++)
-        if (s->key_modes[i] == KEYS_PER_CLIENT && s->workload == WORKLOAD_STOCK)
-            return fail_at(L, L->keys_node,
-                           "lock.keys per-client needs the counter or reentrant workload "
-                           "(the stock is one resource, guarded by one key)");
-    for (int j = 0; j < s->n_impls; j++) { /* lock.h: LOCK_CAP_OPTIMISTIC */
-        const struct lock_ops *ops = scenario_impl(s, s->impls[j]);
-        if (ops && (ops->caps & LOCK_CAP_OPTIMISTIC) && s->workload != WORKLOAD_STOCK)
-            return fail_at(L, L->design_impl[design_index(ops)],
-                           "%s keeps its own stock and its version: it needs workload kind "
-                           "stock", ops->name);
-    }
-    scenario_faults_finish(L);
-    return designs_finish(L);
-}
-
-int scenario_load(const char *path, struct scenario *out, char *err, size_t errlen)
-{
-    struct scenario s;
-    struct opt_loader L = { .path = path ? path : "(null)", .err = err, .errlen = errlen, .s = &s };
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    struct stat st;
-    int rc;
-
-    if (err && errlen)
-        err[0] = '\0';
-    if (!path || !out)
-        return fail_mark(&L, NULL, "no scenario file or no place to load it into");
-    memset(&s, 0, sizeof s);
-    if (strlen(path) >= sizeof s.path)
-        return fail_mark(&L, NULL, "the path is too long (at most %zu bytes)", sizeof s.path - 1);
-    memcpy(s.path, path, strlen(path) + 1);
-    if (designs_fit(&L) != 0 || apply_defaults(&L, top_opts, "", (char *)&s, -1) != 0)
-        return -1;
-
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return fail_mark(&L, NULL, "cannot open: %s", strerror(errno));
-    if (fstat(fileno(f), &st) != 0) {
-        int e = errno;
-        fclose(f);
-        return fail_mark(&L, NULL, "cannot open: %s", strerror(e));
-    }
-    if (S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return fail_mark(&L, NULL, "is a directory");
-    }
-    if (!yaml_parser_initialize(&parser)) {
-        fclose(f);
-        return fail_mark(&L, NULL, "out of memory while reading YAML");
-    }
-    yaml_parser_set_input_file(&parser, f);
-    rc = read_document(&L, &parser, f, &doc);
-    yaml_parser_delete(&parser);
-    fclose(f);
-    if (rc != 0)
-        return -1;
-
-    L.doc = &doc;
-    rc = load_root(&L);
-    yaml_document_delete(&doc);
-    if (rc == 0)
-        *out = s;
-    return rc;
-}
-
-int scenario_defaults(struct scenario *out)
-{
-    struct opt_loader L = { .path = "(defaults)", .s = out };
-
-    memset(out, 0, sizeof *out);
-    if (designs_fit(&L) != 0 || apply_defaults(&L, top_opts, "", (char *)out, -1) != 0)
-        return -1;
-    return designs_finish(&L);
-}
-
-/* ------------------------------------------------------------------------
- * The key reference: every key a file takes, printed from the rows above
- * (and each design's), for `locklab list --options` and the docs' test
- * ------------------------------------------------------------------------ */
-
-static void print_rows(FILE *f, const struct opt *rows, const char *path, const char *owner)
-{
-    char key[128];
-
-    for (const struct opt *o = rows; o && o->name; o++) {
-        if (o->flags & OPT_DERIVED)
-            continue; /* not a key of the file */
-        if (o->type == OPT_DESIGNS) {
-            for (int i = 0; i < lock_registry_count; i++)
-                print_rows(f, lock_registry[i]->options, path, lock_registry[i]->name);
-            continue;
-        }
-        snprintf(key, sizeof key, "%s%s%s", path, *path ? "." : "", o->name);
-        if (o->type == OPT_SECTION) {
-            print_rows(f, o->sub, key, owner);
-            continue;
-        }
-        bool named = owner && strncmp(o->help, owner, strlen(owner)) == 0;
-        fprintf(f, "%-36s %-9s %s%s%s%s\n", key, !o->def ? "-" : *o->def ? o->def : "\"\"",
-                owner && !named ? owner : "", owner && !named ? ": " : "", o->help,
-                (o->flags & OPT_REQUIRED) ? " (required)" : "");
-        if (o->fn == load_adapters_done)
-            print_rows(f, adapter_opts, "adapters.NAME", NULL);
-        if (o->fn == load_faults)
-            for (int i = 0; fault_keys[i]; i++) {
-                snprintf(key, sizeof key, "faults[].%s", fault_keys[i]);
-                fprintf(f, "%-36s %-9s %s\n", key, "-", fault_key_help[i]);
-            }
-    }
-}
-
-void scenario_print_keys(FILE *f)
-{
-    print_rows(f, top_opts, "", NULL);
+    snprintf(name, n, "%s-%d", s->lock_key, idx);
+    return idx;
 }

@@ -1,12 +1,11 @@
 /*
- * scenario.h - a scenario file, loaded and validated.
+ * scenario.h - a scenario as the run sees it: what to run, resolved into
+ * plain numbers (durations in nanoseconds), and what may be asked of it.
  *
- * A scenario is one YAML document (docs/scenarios.md). The loader
- * is strict: an unknown key, a wrong type, a bad duration, an out-of-range
- * number or an unknown implementation is an error naming file:line:column,
- * and the caller starts nothing. Everything the runner needs is resolved
- * here into plain numbers (durations in nanoseconds), so the runner never
- * sees YAML.
+ * A scenario is one YAML document (docs/scenarios.md); the loader
+ * (harness/loader/scenario_load.h) reads and validates it into this
+ * struct, strictly, so the runner, the stores, the faults and the reports
+ * never see YAML.
  */
 #ifndef LOCKLAB_SCENARIO_H
 #define LOCKLAB_SCENARIO_H
@@ -118,24 +117,6 @@ struct scenario {
     struct scenario_expect expect[SCN_MAX_IMPLS + 1];
 };
 
-/* Load and validate path into *out. On error returns -1 and writes one line
- * "path:line:column: what is wrong" (or "path: ..." when there is no
- * position, e.g. a missing file or a directory) into err (errlen bytes).
- * Returns 0 on success. */
-int scenario_load(const char *path, struct scenario *out, char *err, size_t errlen);
-
-/* Fill *out as a scenario file giving no key would leave it: zeros, then
- * every default of the option tables (for scenarios built in code, such as
- * the benchmarks'). Returns 0, or -1 when a default in the tables does not
- * read (a bug in the tables). */
-int scenario_defaults(struct scenario *out);
-
-/* Print every key a scenario file takes, one line each (dotted path,
- * default, help), from the loader's option rows and every design's: the
- * reference `locklab list --options` prints and the docs are checked
- * against. */
-void scenario_print_keys(FILE *f);
-
 struct lock_ops;
 
 /* The design's own settings as this scenario gives them (its struct, of
@@ -151,5 +132,10 @@ const struct lock_ops *scenario_impl(const struct scenario *s, const char *name)
 /* The verdict expected for impl: its own entry, else "*", else VERDICT_NONE;
  * in a step with s->fencing on, the entry's fenced verdict. */
 enum verdict scenario_expected(const struct scenario *s, const char *impl);
+
+/* The name of client idx's lock key into name (n bytes): lock.key, or
+ * lock.key-idx when each client has its own (lock.keys: per-client).
+ * Returns the key's index (0 for the hot key). */
+int scenario_key_of(const struct scenario *s, int idx, char *name, size_t n);
 
 #endif

@@ -159,7 +159,7 @@ static int mysql_clear(const struct lock_servers *sv, const struct scenario *s,
     int n_keys = s->per_client_keys ? s->clients : 1;
     char key[160], q[400], sql[1024];
     for (int k = 0; rc == 0 && k < n_keys; k++) {
-        region_key_of(s, k, key, sizeof key);
+        scenario_key_of(s, k, key, sizeof key);
         mysql_conn_quote(m, key, q, sizeof q);
         snprintf(sql, sizeof sql,
                  "DELETE FROM " MYSQL_CONN_DB "." MYSQL_CONN_LOCKS " WHERE name = '%s'", q);

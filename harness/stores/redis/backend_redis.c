@@ -172,7 +172,7 @@ static int redis_clear(const struct lock_servers *sv, const struct scenario *s,
         data.node[0].port = rd.sg.redis[m].port;
     }
     for (int k = 0; k < n_keys; k++) {
-        region_key_of(s, k, key, sizeof key);
+        scenario_key_of(s, k, key, sizeof key);
         for (int i = 0; i < data.n; i++)
             if (redis_admin_del(data.node[i].host, data.node[i].port, key, err) != 0)
                 return -1;

@@ -160,7 +160,7 @@ static int zk_clear(const struct lock_servers *sv, const struct scenario *s,
     int n = s->per_client_keys ? s->clients : 1;
     char key[160];
     for (int i = 0; i < n; i++) {
-        region_key_of(s, i, key, sizeof key);
+        scenario_key_of(s, i, key, sizeof key);
         snprintf(parents[i], sizeof parents[i], "%s/%s", LOCK_ZK_ROOT, key);
         ptrs[i] = parents[i];
     }

@@ -1,10 +1,10 @@
 /*
- * scenario_sections.h - the handlers of the scenario file's keys that need
+ * load_sections.h - the handlers of the scenario file's keys that need
  * more than one row (impls, clients, lock.keys, workload.fencing, faults,
  * expect, adapters), each in its own file of harness/scenario/, and what
  * the loader calls once the file is read.
  *
- * Internal to the loader: scenario.c's tables name these handlers; the
+ * Internal to the loader: scenario_load.c's tables name these handlers; the
  * rest of the program sees only scenario.h.
  */
 #ifndef LOCKLAB_SCENARIO_SECTIONS_H

@@ -21,12 +21,22 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "cpu.h"
 #include "fault.h"
 #include "hist.h"
 #include "lock.h"
 #include "oracle.h"
-#include "scenario.h"
+
+/* One client's CPU time (its own, every thread, the children it reaped,
+ * and its adapter child's) at the two ends of the measured window, taken
+ * by the client itself into its shared slot. */
+struct cpu_window {
+    int64_t at_start_ns;    /* at the start barrier */
+    int64_t child_at_start_ns; /* ... of which its adapter child's */
+    int64_t at_end_ns;      /* when its loop ended */
+    int taken;              /* CPU_AT_START | CPU_AT_END: which were taken */
+};
+#define CPU_AT_START 1
+#define CPU_AT_END 2
 
 enum slot_state { SLOT_INIT = 0, SLOT_READY, SLOT_FAILED, SLOT_RUNNING, SLOT_DONE };
 
@@ -107,16 +117,6 @@ struct region {
 };
 
 /* The key client idx works on: the scenario's key, or its own per client. */
-static inline int region_key_of(const struct scenario *s, int idx, char *name, size_t n)
-{
-    if (!s->per_client_keys) {
-        snprintf(name, n, "%s", s->lock_key);
-        return 0;
-    }
-    snprintf(name, n, "%s-%d", s->lock_key, idx);
-    return idx;
-}
-
 /* Sleep on the start barrier's futex word while it holds val (ns at most). */
 static inline void region_futex_wait(atomic_int *word, int val, int64_t ns)
 {

@@ -1,5 +1,5 @@
 /*
- * scenario_faults.c - the faults: list of a scenario, entry by entry.
+ * load_faults.c - the faults: list of a scenario, entry by entry.
  *
  * An entry is closed vocabulary (fault.h): when (at, every, count), an
  * action, a target or a failpoint, and the keys its action takes
@@ -15,7 +15,7 @@
 #include <yaml.h>
 
 #include "opt_engine.h"
-#include "scenario_sections.h"
+#include "load_sections.h"
 #include "backend.h"
 #include "failpoint_env.h"
 #include "fault.h"

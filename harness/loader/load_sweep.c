@@ -1,5 +1,5 @@
 /*
- * scenario_sweep.c - the keys that take one value or a list to sweep over:
+ * load_sweep.c - the keys that take one value or a list to sweep over:
  * clients, lock.keys and workload.fencing.
  *
  * A list becomes the steps of the scenario (client_steps, key_modes,
@@ -14,7 +14,7 @@
 #include <yaml.h>
 
 #include "opt_engine.h"
-#include "scenario_sections.h"
+#include "load_sections.h"
 
 /* A key that takes one value or a list of distinct values to sweep over
  * (clients, lock.keys). opt reads one value into the field of the run's

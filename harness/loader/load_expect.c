@@ -1,5 +1,5 @@
 /*
- * scenario_expect.c - expect: the verdict each implementation should get.
+ * load_expect.c - expect: the verdict each implementation should get.
  *
  * An entry names an implementation of impls (or "*" for every other one)
  * and gives one verdict, or {unfenced: V, fenced: V} for the steps with
@@ -13,7 +13,7 @@
 #include <yaml.h>
 
 #include "opt_engine.h"
-#include "scenario_sections.h"
+#include "load_sections.h"
 #include "lab.h"
 
 static const char *verdict_list(char *buf, size_t n)
@@ -131,18 +131,4 @@ int load_expect(struct opt_loader *L, const yaml_node_t *value, const char *keyp
         first[s->n_expect++] = key;
     }
     return 0;
-}
-
-enum verdict scenario_expected(const struct scenario *s, const char *impl)
-{
-    enum verdict star = VERDICT_NONE;
-
-    for (int i = 0; i < s->n_expect; i++) {
-        enum verdict v = s->fencing ? s->expect[i].verdict_fenced : s->expect[i].verdict;
-        if (strcmp(s->expect[i].impl, impl) == 0)
-            return v;
-        if (strcmp(s->expect[i].impl, "*") == 0)
-            star = v;
-    }
-    return star;
 }

@@ -1,7 +1,6 @@
 /*
- * scenario_adapters.c - adapters: the programs a scenario declares to
- * drive real lock libraries (docs/adapters.md), and scenario_impl, which
- * finds a design by name among the built-in ones and these.
+ * load_adapters.c - adapters: the programs a scenario declares to drive
+ * real lock libraries (docs/adapters.md).
  *
  * adapters is read before every other key, since impls and expect name
  * the adapters; each entry is read through the engine's rows (command,
@@ -16,7 +15,7 @@
 #include <yaml.h>
 
 #include "opt_engine.h"
-#include "scenario_sections.h"
+#include "load_sections.h"
 #include "adapter.h"
 #include "lex.h"
 #include "lock.h"
@@ -196,14 +195,4 @@ int adapters_check(struct opt_loader *L)
             return fail_at(L, L->adapter_key[i], "adapter '%s' %s", a->name, why);
     }
     return 0;
-}
-
-const struct lock_ops *scenario_impl(const struct scenario *s, const char *name)
-{
-    const struct lock_ops *ops = lock_find(name);
-
-    for (int i = 0; !ops && i < s->n_adapters; i++)
-        if (strcmp(s->adapters[i].spec.name, name) == 0)
-            ops = &s->adapters[i].ops;
-    return ops;
 }

@@ -1,5 +1,5 @@
 /*
- * scenario_designs.c - the implementations a scenario runs (impls) and the
+ * load_designs.c - the implementations a scenario runs (impls) and the
  * lock designs' own settings.
  *
  * A design's settings are rows in the design's file (lock_ops.options),
@@ -16,22 +16,8 @@
 #include <yaml.h>
 
 #include "opt_engine.h"
-#include "scenario_sections.h"
+#include "load_sections.h"
 #include "lock.h"
-
-const void *scenario_options(const struct scenario *s, const struct lock_ops *ops)
-{
-    int i = design_index(ops);
-
-    if (i < 0 && adapter_is(ops))
-        for (int a = 0; a < s->n_adapters; a++)
-            if (strcmp(s->adapters[a].spec.name, ops->name) == 0)
-                return &s->adapters[a].spec;
-
-    if (i < 0 || !ops->options || options_offset(i + 1) > sizeof s->options)
-        return NULL;
-    return s->options + options_offset(i);
-}
 
 static bool ctx_given(const struct lock_opts_ctx *ctx, const void *field)
 {
