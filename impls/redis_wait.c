@@ -1,5 +1,5 @@
 /*
- * redis-wait.c - redis-lua plus WAIT: the grant counts only once enough
+ * redis_wait.c - redis-lua plus WAIT: the grant counts only once enough
  * replicas have acknowledged it.
  *
  * SET NX PX on the master, then `WAIT numreplicas timeout` on the same

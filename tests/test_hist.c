@@ -1,5 +1,5 @@
 /*
- * test_hist.c - unit test of the latency histogram (harness/run/hist.c).
+ * test_hist.c - unit test of the latency histogram (common/hist.c).
  *
  * Checks the promises hist.h makes: percentiles within 0.1% of the exact
  * ones on log-uniform data spanning six and nine orders of magnitude, exact
