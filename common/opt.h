@@ -29,8 +29,11 @@ enum opt_type {
     OPT_CHOICE,  /* one of choices; its index is stored in an int (enum) field */
     OPT_SECTION, /* a nested mapping whose keys are the rows of sub */
     OPT_NODE,    /* anything else: the parser's handler fn takes the node */
-    OPT_DESIGNS  /* no key: where the rows of every lock design stand in the
+    OPT_DESIGNS, /* no key: where the rows of every lock design stand in the
                   * harness's lock section (the harness's tables only) */
+    OPT_STORES   /* no key: where a section per store (its name, the rows of its
+                  * backend_ops.settings) stands in the harness's backends
+                  * section (the harness's tables only) */
 };
 
 enum opt_flags {

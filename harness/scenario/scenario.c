@@ -361,45 +361,16 @@ static int load_adapters_done(struct opt_loader *L, const yaml_node_t *value,
 static const char *const workload_words[] = { "counter", "stock", "reentrant", NULL };
 static const char *const retry_words[] = { "fixed", "backoff", NULL };
 static const char *const bool_words[] = { "false", "true", NULL }; /* index = value */
-static const char *const topology_words[] = { "single", "independent", "sentinel", NULL };
-static const char *const persistence_words[] = { "none", "aof-everysec", "aof-always", NULL };
 
 _Static_assert(WORKLOAD_COUNTER == 0 && WORKLOAD_STOCK == 1 && WORKLOAD_REENTRANT == 2,
                "workload_words order");
 _Static_assert(RETRY_FIXED == 0 && RETRY_BACKOFF == 1, "retry_words order");
-_Static_assert(PERSIST_NONE == 0 && PERSIST_AOF_EVERYSEC == 1 && PERSIST_AOF_ALWAYS == 2,
-               "persistence_words order");
 _Static_assert(sizeof(enum workload_kind) == sizeof(int) && sizeof(enum retry_kind) == sizeof(int),
                "OPT_CHOICE stores an int");
 
-static const struct opt redis_opts[] = {
-    { .name = "topology", .type = OPT_STR, FIELD(redis_topology), .def = "single",
-      .choices = topology_words, .n_supported = 3,
-      .help = "how the Redis lock store is laid out" },
-    { .name = "replicas", .type = OPT_INT, FIELD(redis_replicas), .min = 1, .max = SCN_MAX_REPLICAS,
-      .def = "2", .help = "replicas of the master, in the sentinel topology" },
-    { .name = "masters", .type = OPT_INT, FIELD(redis_masters), .min = 1, .max = SCN_MAX_MASTERS,
-      .def = "5", .flags = OPT_ODD, .help = "independent Redis masters, for redlock" },
-    { .name = "persistence", .type = OPT_CHOICE, FIELD(redis_persistence),
-      .choices = persistence_words, .def = "none",
-      .help = "what an embedded lock store or master keeps across a restart fault" },
-    { .name = NULL }
-};
-
-static const struct opt zookeeper_opts[] = {
-    { .name = "ensemble", .type = OPT_INT, FIELD(zk_ensemble), .min = 1, .max = 3, .def = "1",
-      .flags = OPT_ODD, .help = "number of ZooKeeper servers" },
-    { .name = "session_timeout", .type = OPT_DUR, FIELD(zk_session_timeout_ns), .min = 1,
-      .def = "10s", .help = "ZooKeeper session timeout of each client" },
-    { .name = "force_sync", .type = OPT_CHOICE, FIELD(zk_force_sync), .choices = bool_words,
-      .def = "true", .help = "fsync the transaction log before answering" },
-    { .name = NULL }
-};
-
 static const struct opt backends_opts[] = {
-    { .name = "redis", .type = OPT_SECTION, .sub = redis_opts, .help = "the Redis backend" },
-    { .name = "zookeeper", .type = OPT_SECTION, .sub = zookeeper_opts,
-      .help = "the ZooKeeper backend" },
+    { .name = "(each store's settings)", .type = OPT_STORES,
+      .help = "a section per store with settings of its own (backend_ops.settings)" },
     { .name = NULL }
 };
 
@@ -543,6 +514,7 @@ static const char *expected_text(char *buf, size_t n, const struct opt *o)
         break;
     case OPT_NODE:
     case OPT_DESIGNS:
+    case OPT_STORES:
         snprintf(buf, n, "%s", o->help);
         break;
     }
@@ -638,6 +610,7 @@ static int set_value(struct opt_loader *L, const struct opt *o, char *base, cons
     case OPT_SECTION:
     case OPT_NODE:
     case OPT_DESIGNS:
+    case OPT_STORES:
         break;
     }
     return fail_at(L, pos, "internal error: %s is not a scalar option", keypath);
@@ -654,17 +627,64 @@ static void join_path(char *buf, size_t n, const char *prefix, const char *name)
 
 #define OPTIONS_ALIGN _Alignof(max_align_t)
 
-/* Where design i's struct starts in scenario.options: the structs of the
- * designs before it in the registry, each rounded up to OPTIONS_ALIGN.
- * With i = lock_registry_count, the bytes all of them take. */
-static size_t options_offset(int i)
+/* Where entry i's struct starts in a blob of one struct per registry
+ * entry (size_of(j): entry j's size, 0 for none): the structs of the
+ * entries before it, each rounded up to OPTIONS_ALIGN. With i = the
+ * registry's count, the bytes all of them take. */
+static size_t blob_offset(size_t (*size_of)(int), int i)
 {
     size_t off = 0;
 
     for (int j = 0; j < i; j++)
-        off += (lock_registry[j]->options_size + OPTIONS_ALIGN - 1) / OPTIONS_ALIGN *
-               OPTIONS_ALIGN;
+        off += (size_of(j) + OPTIONS_ALIGN - 1) / OPTIONS_ALIGN * OPTIONS_ALIGN;
     return off;
+}
+
+static size_t design_size(int i)
+{
+    return lock_registry[i]->options_size;
+}
+
+static size_t store_size(int i)
+{
+    return backend_registry[i]->settings_size;
+}
+
+/* Where design i's struct starts in scenario.options. */
+static size_t options_offset(int i)
+{
+    return blob_offset(design_size, i);
+}
+
+/* Where store i's struct starts in scenario.store_settings. */
+static size_t settings_offset(int i)
+{
+    return blob_offset(store_size, i);
+}
+
+const void *scenario_store_settings(const struct scenario *s, const struct backend_ops *be)
+{
+    int i = backend_index(be);
+
+    if (i < 0 || !be->settings || settings_offset(i + 1) > sizeof s->store_settings)
+        return NULL;
+    return s->store_settings + settings_offset(i);
+}
+
+/* Store i's section of backends: its name, its rows (the help names its
+ * title, for messages such as "a mapping (the Redis backend)"). */
+static const struct opt *store_section(int i)
+{
+    static struct opt rows[BACKEND_MAX];
+    static char help[BACKEND_MAX][64];
+
+    if (!rows[i].name) {
+        const struct backend_ops *be = backend_registry[i];
+        snprintf(help[i], sizeof help[i], "the %s backend", be->title);
+        rows[i] = (struct opt){ .name = be->name, .type = OPT_SECTION, .sub = be->settings,
+                                .help = help[i] };
+    }
+    return &rows[i];
 }
 
 static int design_index(const struct lock_ops *ops)
@@ -704,15 +724,26 @@ static int add_row(struct opt_loader *L, struct key_row *rows, int *n, struct ke
     return 0;
 }
 
-/* The keys of a mapping as rows: a table's rows in order, and each
- * design's own rows (but its derived ones) where the table has its
- * OPT_DESIGNS row. Returns how many, or -1 (an internal error). */
+/* The keys of a mapping as rows: a table's rows in order, each design's
+ * own rows (but its derived ones) where the table has its OPT_DESIGNS
+ * row, and a section per store with settings where it has OPT_STORES.
+ * Returns how many, or -1 (an internal error). */
 static int section_rows(struct opt_loader *L, const struct opt *opts, char *base, int design,
                         const char *where, struct key_row *rows)
 {
     int n = 0;
 
     for (const struct opt *o = opts; o->name; o++) {
+        if (o->type == OPT_STORES) {
+            for (int i = 0; i < backend_count; i++)
+                if (backend_registry[i]->settings &&
+                    add_row(L, rows, &n,
+                            (struct key_row){ store_section(i),
+                                              L->s->store_settings + settings_offset(i), -1 },
+                            where) != 0)
+                    return -1;
+            continue;
+        }
         if (o->type != OPT_DESIGNS) {
             if (add_row(L, rows, &n, (struct key_row){ o, base, design }, where) != 0)
                 return -1;
@@ -766,9 +797,14 @@ static bool ctx_given(const struct lock_opts_ctx *ctx, const void *field)
     return given(ctx->loader, field);
 }
 
-/* The designs' own settings fit in scenario.options (internal error if not). */
+/* The designs' own settings fit in scenario.options, and the stores' in
+ * scenario.store_settings (internal error if not). */
 static int designs_fit(struct opt_loader *L)
 {
+    if (settings_offset(backend_count) > sizeof L->s->store_settings)
+        return fail_at(L, NULL, "internal error: the stores' settings take %zu bytes of %zu "
+                                "(SCN_STORE_SETTINGS_MAX)",
+                       settings_offset(backend_count), sizeof L->s->store_settings);
     if (lock_registry_count > LOADER_MAX_DESIGNS ||
         options_offset(lock_registry_count) > sizeof L->s->options)
         return fail_at(L, NULL, "internal error: the designs' settings take %zu bytes of %zu "
@@ -1584,23 +1620,18 @@ static int load_adapters_first(struct opt_loader *L, const yaml_node_t *root)
     return 0;
 }
 
-/* An adapter's backend against the scenario's Redis topology: the Redis
- * table reaches a single store through the sentinels when the topology is
- * sentinel, so the two must agree. */
-static int adapters_check(struct opt_loader *L)
+/* Once the file is read: each store checks its settings against the rest
+ * of the scenario (an adapter's backend against the Redis topology). A
+ * failure is placed at the adapter at fault, if any. */
+static int stores_finish(struct opt_loader *L)
 {
-    struct scenario *s = L->s;
-    bool sentinel = strcmp(s->redis_topology, "sentinel") == 0;
-    for (int i = 0; i < s->n_adapters; i++) {
-        const struct adapter_spec *a = &s->adapters[i].spec;
-        const char *why = NULL;
-        if (a->backend == ADAPTER_SENTINEL && !sentinel)
-            why = "has backend sentinel, which needs backends.redis.topology: sentinel";
-        else if (a->backend == ADAPTER_REDIS && sentinel)
-            why = "has backend redis, but this scenario's Redis store is behind sentinels "
-                  "(topology: sentinel): declare backend sentinel";
-        if (why)
-            return fail_at(L, L->adapter_key[i], "adapter '%s' %s", a->name, why);
+    for (int i = 0; i < backend_count; i++) {
+        const struct backend_ops *be = backend_registry[i];
+        struct lab_err err = { 0 };
+        int adapter = -1;
+        if (be->finish_settings && be->finish_settings(L->s, &adapter, &err) != 0)
+            return fail_at(L, adapter >= 0 ? L->adapter_key[adapter] : NULL, "%s",
+                           err.msg[0] ? err.msg : "bad settings");
     }
     return 0;
 }
@@ -1752,7 +1783,7 @@ static int load_root(struct opt_loader *L)
                           "a mapping of scenario keys (name, impls, ...)");
     if (load_adapters_first(L, root) != 0 ||
         load_section(L, top_opts, root, "", (char *)L->s, -1) != 0 ||
-        adapters_check(L) != 0)
+        stores_finish(L) != 0)
         return -1;
     struct scenario *s = L->s;
     if (s->n_client_steps == 0) { /* no clients key: one client */
@@ -1878,6 +1909,13 @@ static void print_rows(FILE *f, const struct opt *rows, const char *path, const 
         if (o->type == OPT_DESIGNS) {
             for (int i = 0; i < lock_registry_count; i++)
                 print_rows(f, lock_registry[i]->options, path, lock_registry[i]->name);
+            continue;
+        }
+        if (o->type == OPT_STORES) {
+            for (int i = 0; i < backend_count; i++) {
+                snprintf(key, sizeof key, "%s.%s", path, backend_registry[i]->name);
+                print_rows(f, backend_registry[i]->settings, key, owner);
+            }
             continue;
         }
         snprintf(key, sizeof key, "%s%s%s", path, *path ? "." : "", o->name);

@@ -22,9 +22,8 @@
 #define SCN_MAX_IMPLS 32
 #define SCN_NAME_MAX 64
 #define SCN_MAX_CLIENTS 1024
-#define SCN_MAX_MASTERS 9
-#define SCN_MAX_REPLICAS 4
 #define SCN_OPTIONS_MAX 16384 /* bytes for the settings of every design (lock_ops.options) */
+#define SCN_STORE_SETTINGS_MAX 512 /* bytes for the settings of every store (backend_ops.settings) */
 #define SCN_MAX_STEPS 16
 #define SCN_MAX_ADAPTERS 8
 
@@ -43,13 +42,6 @@ enum workload_kind {
 enum retry_kind {
     RETRY_FIXED,  /* sleep retry_interval between polls (the classic 100 ms) */
     RETRY_BACKOFF /* exponential backoff with full jitter, from retry_interval up to 32x */
-};
-
-/* backends.redis.persistence: what an embedded Redis keeps across a restart */
-enum redis_persistence {
-    PERSIST_NONE = 0,     /* nothing (no RDB, no AOF): a restart comes back empty */
-    PERSIST_AOF_EVERYSEC, /* AOF, fsync once a second */
-    PERSIST_AOF_ALWAYS    /* AOF, fsync before every reply */
 };
 
 enum key_mode {
@@ -75,14 +67,10 @@ struct scenario {
     int n_impls;                          /* impls: required, 1..SCN_MAX_IMPLS, no duplicates */
     char impls[SCN_MAX_IMPLS][SCN_NAME_MAX];
 
-    char redis_topology[16]; /* backends.redis.topology: "single" (default) | "independent"
-                              * | "sentinel" (a master, its replicas and 3 sentinels) */
-    int redis_replicas;      /* backends.redis.replicas: replicas in the sentinel topology */
-    int redis_masters;       /* backends.redis.masters: independent masters (redlock), default 5 */
-    int redis_persistence;   /* backends.redis.persistence: enum redis_persistence, default none */
-    int zk_ensemble;         /* backends.zookeeper.ensemble: 1 (default) or 3 */
-    int64_t zk_session_timeout_ns; /* backends.zookeeper.session_timeout: default 10s */
-    int zk_force_sync;       /* backends.zookeeper.force_sync: true (default, as in production) */
+    /* every store's own settings (backend_ops.settings, keys of
+     * backends.<store>:), one struct per store that has any, in registry
+     * order: scenario_store_settings() */
+    _Alignas(max_align_t) char store_settings[SCN_STORE_SETTINGS_MAX];
 
     int clients;             /* clients: 1..SCN_MAX_CLIENTS, default 1 (the first step of a sweep) */
     int n_client_steps;      /* clients: [1, 2, 4, ...] sweeps over these counts */
@@ -142,6 +130,13 @@ struct lock_ops;
  * ops->options_size bytes), for lock_env.options; NULL when the design
  * declares none or is not in the registry. */
 const void *scenario_options(const struct scenario *s, const struct lock_ops *ops);
+
+struct backend_ops;
+
+/* The store's own settings as this scenario gives them (its struct, of
+ * be->settings_size bytes); NULL when the store declares none or is not
+ * in the registry. */
+const void *scenario_store_settings(const struct scenario *s, const struct backend_ops *be);
 
 /* The design an implementation name stands for in this scenario: a
  * built-in one (lock_find) or one of the scenario's adapters; NULL when

@@ -36,6 +36,14 @@ const struct backend_ops *backend_of(const struct lock_ops *ops)
     return backend_find(ops->backend);
 }
 
+const struct backend_ops *backend_stock(void)
+{
+    for (int i = 0; i < backend_count; i++)
+        if (backend_registry[i]->start_stock)
+            return backend_registry[i];
+    return NULL;
+}
+
 int backend_index(const struct backend_ops *be)
 {
     for (int i = 0; i < backend_count; i++)
