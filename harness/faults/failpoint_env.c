@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "lock.h"
+#include "lex.h"
 #include "scenario.h"
 
 /* Points every design has, in the client loop. */

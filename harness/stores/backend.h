@@ -109,9 +109,10 @@ struct backend_ops {
     size_t settings_size;
     /* Optional: check the settings against the rest of the scenario once
      * the file is read (an adapter's backend against the topology). 0, or
-     * -1 with err->msg set and *adapter the index of the adapter at fault
-     * (the message is placed at its name), else -1 there. */
-    int (*finish_settings)(const struct scenario *s, int *adapter, struct lab_err *err);
+     * -1 with what is wrong in msg (msglen bytes, one sentence) and
+     * *adapter the index of the adapter at fault (the message is placed at
+     * its name), else left -1. */
+    int (*finish_settings)(const struct scenario *s, int *adapter, char *msg, size_t msglen);
 
     /* External servers: --<flag> ADDR on `locklab run`, or $<env_var>. */
     const char *flag;

@@ -324,7 +324,8 @@ static void redis_health(const struct lock_ops *ops, const struct scenario *s,
 /* An adapter's backend against the scenario's topology: a single store is
  * reached through the sentinels when the topology is sentinel, so the two
  * must agree. */
-static int redis_finish_settings(const struct scenario *s, int *adapter, struct lab_err *err)
+static int redis_finish_settings(const struct scenario *s, int *adapter, char *msg,
+                                 size_t msglen)
 {
     bool sentinel = strcmp(redis_settings_of(s)->topology, "sentinel") == 0;
     for (int i = 0; i < s->n_adapters; i++) {
@@ -337,7 +338,7 @@ static int redis_finish_settings(const struct scenario *s, int *adapter, struct 
                   "(topology: sentinel): declare backend sentinel";
         if (why) {
             *adapter = i;
-            lab_err_set(err, EINVAL, "adapter '%s' %s", a->name, why);
+            snprintf(msg, msglen, "adapter '%s' %s", a->name, why);
             return -1;
         }
     }
