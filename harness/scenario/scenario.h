@@ -23,7 +23,7 @@
 #define SCN_NAME_MAX 64
 #define SCN_MAX_CLIENTS 1024
 #define SCN_OPTIONS_MAX 16384 /* bytes for the settings of every design (lock_ops.options) */
-#define SCN_STORE_SETTINGS_MAX 512 /* bytes for the settings of every store (backend_ops.settings) */
+#define SCN_STORE_SETTINGS_MAX 512 /* bytes for every store's settings (backend_ops.settings) */
 #define SCN_MAX_STEPS 16
 #define SCN_MAX_ADAPTERS 8
 

@@ -1,8 +1,9 @@
 /*
  * scenario_sections.h - the handlers of the scenario file's keys that need
  * more than one row (impls, clients, lock.keys, workload.fencing, faults,
- * expect, adapters, the stores' sections of backends), each in its own file of harness/scenario/, and what
- * the loader calls once the file is read.
+ * expect, adapters, the stores' sections of backends), each in its own
+ * file of harness/scenario/, and what the loader calls once the file is
+ * read.
  *
  * Internal to the loader: scenario.c's tables name these handlers; the
  * rest of the program sees only scenario.h.
