@@ -20,6 +20,7 @@
 #include "adapter.h"
 #include "lock.h"
 #include "lex.h"
+#include "plan.h"
 #include "scenario.h"
 #include "redis_settings.h"
 #include "zk_settings.h"
@@ -524,6 +525,40 @@ static void test_sweeps(void)
           err);
 }
 
+/* The plan (harness/scenario/plan.c): one step per combination, key layout
+ * outermost and fencing innermost; the loaded scenario stays as loaded, and
+ * plan_apply gives each step its own values. */
+static void test_plan(void)
+{
+    static struct scenario s, cur;
+    struct plan_step st[PLAN_MAX_STEPS];
+    char err[512], path[64];
+    int rc = load_text("name: t\nimpls: [redis-lua]\nclients: [1, 4]\nworkload: {kind: stock, "
+                       "fencing: [false, true]}\n",
+                       &s, err, sizeof err, path);
+    CHECK(rc == 0, "sweep loads: %s", err);
+    int n = plan_steps(&s, st);
+    CHECK(n == 4, "4 steps, not %d", n);
+    CHECK(st[0].clients == 1 && !st[0].fencing && st[1].clients == 1 && st[1].fencing &&
+              st[2].clients == 4 && !st[2].fencing && st[3].clients == 4 && st[3].fencing,
+          "order: clients then fencing inside");
+    CHECK(plan_is_sweep(&s), "a client sweep is a sweep");
+    plan_apply(&s, &st[3], &cur);
+    CHECK(cur.clients == 4 && cur.fencing == 1 && s.clients == 1 && s.fencing == 0,
+          "step 4 runs 4 fenced clients (%d, %d); the loaded scenario keeps 1, unfenced (%d, %d)",
+          cur.clients, cur.fencing, s.clients, s.fencing);
+    rc = load_text("name: t\nimpls: [redis-lua]\nclients: [2, 8]\nlock: {keys: [hot, "
+                   "per-client]}\n", &s, err, sizeof err, path);
+    n = plan_steps(&s, st);
+    CHECK(rc == 0 && n == 4 && st[0].per_client_keys == KEYS_HOT && st[0].clients == 2 &&
+              st[1].clients == 8 && st[2].per_client_keys == KEYS_PER_CLIENT &&
+              st[2].clients == 2,
+          "keys outermost: %d steps", n);
+    rc = load_text("name: t\nimpls: [redis-lua]\nclients: 3\n", &s, err, sizeof err, path);
+    n = plan_steps(&s, st);
+    CHECK(rc == 0 && n == 1 && st[0].clients == 3 && !plan_is_sweep(&s), "one step: %d", n);
+}
+
 /* A design's setting as the loader stored it, found through the design's
  * own rows (the test does not know the design's struct): the field of the
  * row at dotted path ("script.acquire"), derived rows included. NULL when
@@ -765,6 +800,7 @@ int main(int argc, char **argv)
     test_bad();
     test_err_buffer();
     test_sweeps();
+    test_plan();
     test_redisson_lease();
     test_design_options();
     test_faults_ii();

@@ -1,12 +1,14 @@
 /*
- * test_verdict.c - the verdict rules (harness/oracle/verdict.c) on results built
- * by hand: no server, no client, each rule and the order in which they
- * win, so a change to them shows here before any integration test runs.
+ * test_verdict.c - the verdict rules (harness/oracle/verdict.c) and the
+ * cross-check (cross_check.c) on results built by hand: no server, no
+ * client, each rule and the order in which they win, so a change to them
+ * shows here before any integration test runs.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "cross_check.h"
 #include "verdict.h"
 
 /* fenced: overlap, fencing on, something refused, the stock exact; any
@@ -77,9 +79,45 @@ static void test_order(void)
     free(r);
 }
 
+/* The cross-check (harness/oracle/cross_check.c): the live counter
+ * replayed from the logs. Key 0: A enters (seq 0), B enters (1, finds A
+ * inside), A exits (2), B exits (3): one overlap, two holders at most. */
+static void test_cross_check(void)
+{
+    static struct run_result r;
+    struct oracle_interval iv[2];
+    const struct oracle_interval logs[2] = {
+        {.key = 0, .client = 0, .enter_seq = 0, .exit_seq = 2},
+        {.key = 0, .client = 1, .enter_seq = 1, .exit_seq = 3},
+    };
+
+    memset(&r, 0, sizeof r);
+    r.live_overlaps = 1;
+    r.max_holders_live = 2;
+    memcpy(iv, logs, sizeof iv);
+    CHECK(cross_check(&r, iv, 2) == 0 && r.cross_check == CROSS_OK, "live and logs agree");
+    r.live_overlaps = 0;
+    r.max_holders_live = 1;
+    memcpy(iv, logs, sizeof iv);
+    CHECK(cross_check(&r, iv, 2) == 0 && r.cross_check == CROSS_MISMATCH &&
+              strstr(r.cross_note, "the logs 1 and 2"),
+          "a live counter that missed the overlap is a mismatch: %s", r.cross_note);
+    CHECK(verdict_of(&r) == VERDICT_ERROR, "a mismatch is the lab's error");
+    r.intervals_dropped = 1;
+    memcpy(iv, logs, sizeof iv);
+    CHECK(cross_check(&r, iv, 2) == 0 && r.cross_check == CROSS_SKIPPED,
+          "a full log cannot be replayed: skipped");
+    r.intervals_dropped = 0;
+    r.oracle_marks_unknown = 1;
+    CHECK(cross_check(&r, iv, 2) == 0 && r.cross_check == CROSS_SKIPPED &&
+              strstr(r.cross_note, "died in the middle"),
+          "a client dead inside a mark: skipped (%s)", r.cross_note);
+}
+
 int main(void)
 {
     test_fenced();
     test_order();
+    test_cross_check();
     return check_done();
 }

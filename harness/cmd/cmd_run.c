@@ -19,6 +19,7 @@
 #include "report_html.h"
 #include "failpoint_env.h"
 #include "plot.h"
+#include "plan.h"
 #include "report.h"
 #include "report_stderr.h"
 #include "runner.h"
@@ -204,29 +205,22 @@ static int impl_index(const struct scenario *s, const char *impl)
 
 #define STEM_MAX (SCN_NAME_MAX + 32)
 
-static bool is_sweep(const struct scenario *s)
-{
-    return s->n_client_steps > 1 || s->n_key_modes > 1;
-}
-
 /* Every file stem scenario t writes when it is named name (report_stem):
- * its name, or one per step of a sweep. Returns how many. */
-static int stems(const struct scenario *t, const char *name,
-                 char (*out)[STEM_MAX] /* [4 * SCN_MAX_STEPS] */)
+ * one per step of its plan. Returns how many. */
+static int stems(const struct scenario *t, const char *name, char (*out)[STEM_MAX])
 {
-    int n = 0;
-    for (int k = 0; k < t->n_key_modes; k++)
-        for (int c = 0; c < t->n_client_steps; c++)
-            for (int f = 0; f < t->n_fence_modes; f++)
-                report_stem(out[n++], STEM_MAX, name, is_sweep(t), t->key_modes[k],
-                            t->client_steps[c], t->fence_modes[f]);
+    struct plan_step st[PLAN_MAX_STEPS];
+    int n = plan_steps(t, st);
+    for (int i = 0; i < n; i++)
+        report_stem(out[i], STEM_MAX, name, plan_is_sweep(t), st[i].per_client_keys,
+                    st[i].clients, st[i].fencing);
     return n;
 }
 
 /* Would scenario t, named name, share a file with one of the first n? */
 static bool name_taken(struct scenario **scns, int n, const struct scenario *t, const char *name)
 {
-    char mine[4 * SCN_MAX_STEPS][STEM_MAX], theirs[4 * SCN_MAX_STEPS][STEM_MAX];
+    char mine[PLAN_MAX_STEPS][STEM_MAX], theirs[PLAN_MAX_STEPS][STEM_MAX];
     int n_mine = stems(t, name, mine);
     for (int i = 0; i < n; i++) {
         if (scns[i] == t)
@@ -319,11 +313,12 @@ static int load_all(int argc, char **argv, const struct run_opts *o, struct scen
  * 0 when not. */
 static int run_round, run_repeat;
 
-/* Run one implementation at one step of a scenario, print its row and add it
- * to the report; returns the updated exit code. */
-static int run_step(struct scenario *s, const struct lock_ops *ops, const struct run_env *env,
-                    struct run_result *res, struct report *rep, const struct run_opts *o,
-                    int code)
+/* Run one implementation at one step of a scenario (s as the step runs
+ * it, plan_apply), print its row and add it to the report; returns the
+ * updated exit code. */
+static int run_step(const struct scenario *s, const struct lock_ops *ops,
+                    const struct run_env *env, struct run_result *res, struct report *rep,
+                    const struct run_opts *o, int code)
 {
     struct lab_err err = {0};
     /* an adapter's clients keep its stderr beside the step's other files */
@@ -331,8 +326,8 @@ static int run_step(struct scenario *s, const struct lock_ops *ops, const struct
     step_env.log_dir[0] = '\0';
     if (adapter_is(ops)) {
         char tag[SCN_NAME_MAX + 32];
-        report_step_tag(tag, sizeof tag, s->name, is_sweep(s), s->per_client_keys, s->clients,
-                        s->fencing, run_round);
+        report_step_tag(tag, sizeof tag, s->name, plan_is_sweep(s), s->per_client_keys,
+                        s->clients, s->fencing, run_round);
         report_stderr_dir(step_env.log_dir, sizeof step_env.log_dir, rep->dir, ops->name, tag);
     }
     if (runner_run(s, ops, &step_env, &lab_stop, res, &err) != 0) {
@@ -341,7 +336,7 @@ static int run_step(struct scenario *s, const struct lock_ops *ops, const struct
         fprintf(stderr, "locklab: %s on %s: %s\n", ops->name, s->name, err.msg);
         return LAB_EXIT_ENV;
     }
-    res->sweep = is_sweep(s);
+    res->sweep = plan_is_sweep(s);
     res->round = run_round;
     res->repeat = run_repeat;
     if (!o->quiet || !res->pass)
@@ -355,56 +350,59 @@ static int run_step(struct scenario *s, const struct lock_ops *ops, const struct
     return code;
 }
 
-/* run_step with workload.fencing off and/or on, as the scenario sweeps it. */
-static int run_one(struct scenario *s, const struct lock_ops *ops, const struct run_env *env,
-                   struct run_result *res, struct report *rep, const struct run_opts *o, int code)
+#define GOING(code) (!lab_stop && (code) != LAB_EXIT_ENV)
+
+/* What a round needs besides the scenario: where results go, and the
+ * scenario as the current step runs it (one scratch copy, plan_apply). */
+struct round {
+    const struct run_opts *o;
+    const struct run_env *env;
+    struct run_result *res;
+    struct report *rep;
+    struct scenario *cur;
+};
+
+/* run_step at steps st[0..n) (the steps of one client count and key
+ * layout: workload.fencing off and/or on, as the scenario sweeps it). */
+static int run_steps(const struct scenario *s, const struct plan_step *st, int n,
+                     const struct lock_ops *ops, struct round *r, int code)
 {
-    for (int f = 0; f < s->n_fence_modes && !lab_stop && code != LAB_EXIT_ENV; f++) {
-        s->fencing = s->fence_modes[f];
-        code = run_step(s, ops, env, res, rep, o, code);
+    for (int i = 0; i < n && GOING(code); i++) {
+        plan_apply(s, &st[i], r->cur);
+        code = run_step(r->cur, ops, r->env, r->res, r->rep, r->o, code);
     }
     return code;
 }
-
-#define GOING(code) (!lab_stop && (code) != LAB_EXIT_ENV)
 
 /* One round of scenario s: every design at every step. With a reference
  * (--reference or the baseline's) among several designs, the steps come
  * first and the reference runs before and after each other design (ref,
  * A, ref, B, ref): a ratio to the reference then compares runs seconds
  * apart, and a shared machine's slow drift hits both sides. */
-static int run_round_of(struct scenario *s, const struct run_opts *o, const struct run_env *env,
-                        struct run_result *res, struct report *rep, int code)
+static int run_round_of(const struct scenario *s, struct round *r, int code)
 {
-    int ref = s->n_impls > 1 ? impl_index(s, o->reference) : -1;
+    struct plan_step st[PLAN_MAX_STEPS];
+    int n = plan_steps(s, st);
+    int group = s->n_fence_modes > 0 ? s->n_fence_modes : 1; /* steps of one count and layout */
+    int ref = s->n_impls > 1 ? impl_index(s, r->o->reference) : -1;
     if (ref < 0) {
-        for (int j = 0; j < s->n_impls && GOING(code); j++) {
-            const struct lock_ops *ops = scenario_impl(s, s->impls[j]);
-            for (int k = 0; k < s->n_key_modes && GOING(code); k++)
-                for (int c = 0; c < s->n_client_steps && GOING(code); c++) {
-                    s->clients = s->client_steps[c];
-                    s->per_client_keys = s->key_modes[k];
-                    code = run_one(s, ops, env, res, rep, o, code);
-                }
-        }
+        for (int j = 0; j < s->n_impls && GOING(code); j++)
+            code = run_steps(s, st, n, scenario_impl(s, s->impls[j]), r, code);
         return code;
     }
     const struct lock_ops *ref_ops = scenario_impl(s, s->impls[ref]);
-    for (int k = 0; k < s->n_key_modes && GOING(code); k++)
-        for (int c = 0; c < s->n_client_steps && GOING(code); c++) {
-            s->clients = s->client_steps[c];
-            s->per_client_keys = s->key_modes[k];
-            int n_ref = 0;
-            for (int j = 0; j <= s->n_impls && GOING(code); j++) {
-                if (j == ref)
-                    continue;
-                run_repeat = ++n_ref;
-                code = run_one(s, ref_ops, env, res, rep, o, code);
-                run_repeat = 0;
-                if (j < s->n_impls && GOING(code))
-                    code = run_one(s, scenario_impl(s, s->impls[j]), env, res, rep, o, code);
-            }
+    for (int g = 0; g < n && GOING(code); g += group) {
+        int n_ref = 0;
+        for (int j = 0; j <= s->n_impls && GOING(code); j++) {
+            if (j == ref)
+                continue;
+            run_repeat = ++n_ref;
+            code = run_steps(s, st + g, group, ref_ops, r, code);
+            run_repeat = 0;
+            if (j < s->n_impls && GOING(code))
+                code = run_steps(s, st + g, group, scenario_impl(s, s->impls[j]), r, code);
         }
+    }
     return code;
 }
 
@@ -422,9 +420,13 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
         .progress = !o->quiet && isatty(2),
     };
     struct run_result *res = malloc(sizeof *res);
-    int code = LAB_EXIT_OK;
+    struct scenario *cur = malloc(sizeof *cur);
+    struct round r = {.o = o, .env = &env, .res = res, .rep = &rep, .cur = cur};
+    int code = res && cur ? LAB_EXIT_OK : LAB_EXIT_ENV;
+    if (code != LAB_EXIT_OK)
+        fprintf(stderr, "locklab: out of memory\n");
     for (int round = 1; round <= o->rounds; round++)
-    for (int i = 0; res && i < n && !lab_stop && code != LAB_EXIT_ENV; i++) {
+    for (int i = 0; i < n && !lab_stop && code != LAB_EXIT_ENV; i++) {
         run_round = o->rounds > 1 ? round : 0;
         if (!o->quiet) {
             report_print_heading(stdout, scns[i], scns[i]->clients);
@@ -432,12 +434,13 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
                 printf("(round %d of %d)\n", round, o->rounds);
         }
         int first = rep.n_results;
-        code = run_round_of(scns[i], o, &env, res, &rep, code);
-        if (!o->quiet && rep.n_results - first > 1 && is_sweep(scns[i]))
+        code = run_round_of(scns[i], &r, code);
+        if (!o->quiet && rep.n_results - first > 1 && plan_is_sweep(scns[i]))
             report_print_comparison(stdout, (const struct run_result *const *)rep.results + first,
                                     rep.n_results - first);
     }
     free(res);
+    free(cur);
     bool complete = !lab_stop && code != LAB_EXIT_ENV;
     if (report_finish(&rep, complete, &err) != 0) {
         fprintf(stderr, "locklab: %s\n", err.msg);

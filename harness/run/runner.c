@@ -16,6 +16,7 @@
  * runs inside a client is in client.c; the region both share, in region.h.
  */
 #include "runner.h"
+#include "cross_check.h"
 #include "verdict.h"
 
 #include <errno.h>
@@ -279,38 +280,6 @@ static void sample_timeline(struct run_result *res, struct oracle_interval *iv, 
         p->hold_us = (float)((double)(iv[i].exit_ns - iv[i].enter_ns) / 1e3);
         p->client = (int)iv[i].client;
     }
-}
-
-/* Replay the live counter from the logs and compare: with every interval
- * logged (the dead ones closed by the parent), the two are the same count
- * of the same events, so any difference is a lab error, reported. */
-static int cross_check(struct run_result *res, struct oracle_interval *all, int64_t n)
-{
-    struct oracle_sequence seq;
-    if (res->oracle_marks_unknown) {
-        res->cross_check = CROSS_SKIPPED;
-        snprintf(res->cross_note, sizeof res->cross_note,
-                 "%d client(s) died in the middle of an oracle mark", res->oracle_marks_unknown);
-        return 0;
-    }
-    if (res->intervals_dropped) {
-        res->cross_check = CROSS_SKIPPED;
-        snprintf(res->cross_note, sizeof res->cross_note, "the interval log was full");
-        return 0;
-    }
-    int rc = oracle_sequence(all, (size_t)n, &seq);
-    if (rc != 0)
-        return rc;
-    if (seq.overlaps == res->live_overlaps && seq.max_holders == res->max_holders_live) {
-        res->cross_check = CROSS_OK;
-        return 0;
-    }
-    res->cross_check = CROSS_MISMATCH;
-    snprintf(res->cross_note, sizeof res->cross_note,
-             "live counter saw %lld overlapping entries and %d holders at most, the logs %lld and %d",
-             (long long)res->live_overlaps, res->max_holders_live, (long long)seq.overlaps,
-             seq.max_holders);
-    return 0;
 }
 
 /* The first grant at or after t (INT64_MAX: none). */
