@@ -27,7 +27,8 @@ enum opt_type {
     OPT_INT,     /* plain decimal integer in [min, max], an int or int64_t by size */
     OPT_DUR,     /* duration in ns (int64_t), at least min */
     OPT_CHOICE,  /* one of choices; its index is stored in an int (enum) field */
-    OPT_SECTION, /* a nested mapping whose keys are the rows of sub */
+    OPT_SECTION, /* a nested mapping whose keys are the rows of sub, their fields
+                  * at .off in the struct of the mapping it stands in */
     OPT_NODE,    /* anything else: the parser's handler fn takes the node */
     OPT_DESIGNS  /* no key: where the rows of every lock design stand in the
                   * harness's lock section (the harness's tables only) */

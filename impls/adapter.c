@@ -245,7 +245,7 @@ static int adapter_open(struct lock_client **out, const struct lock_env *env,
         rc |= put_env(vars, &n, store, &used, sizeof store, "LOCKLAB_ZK=%s", sv->conn);
         rc |= put_env(vars, &n, store, &used, sizeof store,
                       "LOCKLAB_ZK_SESSION_TIMEOUT_MS=%" PRId64,
-                      env->zk_session_timeout_ns / 1000000);
+                      sv->session_timeout_ns / 1000000);
         break;
     }
     rc |= put_env(vars, &n, store, &used, sizeof store, "LOCKLAB_CLIENT=%d", env->client_id);

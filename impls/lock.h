@@ -125,6 +125,9 @@ struct lock_servers {
                                                 "host:port[,host:port...]" */
     char sentinel_master[32];                /* non-empty: node[] are Redis sentinels, and
                                                 the store is the master they name so */
+    int64_t session_timeout_ns;              /* the session timeout clients of the store
+                                                keep (ZooKeeper's, set by its store from
+                                                backends.zookeeper); 0: the design's own */
 };
 
 /* Where the lock store is and how to behave; filled by the harness. */
@@ -134,7 +137,6 @@ struct lock_env {
     int64_t ttl_ns;             /* lock lifetime for designs with a TTL */
     const void *options;        /* the design's own settings: its struct, filled through
                                  * lock_ops.options from the scenario; NULL when it has none */
-    int64_t zk_session_timeout_ns; /* ZooKeeper session timeout */
     int64_t retry_interval_ns;  /* polling interval (first interval for backoff) */
     int retry_backoff;          /* 0 = fixed interval, 1 = exponential backoff with jitter */
     int client_id;              /* 0-based client index */

@@ -95,7 +95,7 @@ int zk_fail(struct lab_err *err, int rc, const char *what, const char *path)
 
 static int session_timeout_ms(const struct lock_env *env)
 {
-    int64_t ms = env->zk_session_timeout_ns / 1000000;
+    int64_t ms = env->servers->session_timeout_ns / 1000000;
     if (ms <= 0)
         return ZK_DEFAULT_SESSION_MS;
     return ms > 0x7fffffff ? 0x7fffffff : (int)ms;

@@ -62,8 +62,8 @@ struct lock_client {
 
 /* ---------------------------------------------------------------- session */
 
-/* Allocate a client and open its session with env->zk_hosts and
- * env->zk_session_timeout_ns, waiting until it is connected (or the
+/* Allocate a client and open its session with env->servers (conn and
+ * session_timeout_ns), waiting until it is connected (or the
  * connect timeout or env->stop). Returns 0 or -1 with err filled; *out is
  * NULL on error. */
 int zk_lock_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err);

@@ -70,6 +70,7 @@ static int tc_open(struct tclient *t, const struct lock_ops *ops, int id, int fe
     t->ops = ops;
     struct lock_servers *sv = &t->servers;
     sv->n = 1;
+    sv->session_timeout_ns = 10 * SEC;
     if (ops->backend[0] == 'z') {
         snprintf(sv->conn, sizeof sv->conn, "%s", zk_hosts);
     } else {
@@ -80,7 +81,6 @@ static int tc_open(struct tclient *t, const struct lock_ops *ops, int id, int fe
         .servers = sv,
         .options = scenario_options(&scn, ops),
         .ttl_ns = TTL_NS,
-        .zk_session_timeout_ns = 10 * SEC,
         .retry_interval_ns = 5 * MS,
         .client_id = id,
         .stop = &no_stop,

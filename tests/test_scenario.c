@@ -22,6 +22,8 @@
 #include "lex.h"
 #include "plan.h"
 #include "scenario_load.h"
+#include "redis_settings.h"
+#include "zk_settings.h"
 
 #define NS 1LL
 #define US 1000LL
@@ -133,8 +135,9 @@ static void test_full(void)
     CHECK(strcmp(s.impls[0], "none") == 0 && strcmp(s.impls[1], "local-mutex") == 0 &&
           strcmp(s.impls[2], "redis-lua") == 0, "impls %s %s %s", s.impls[0], s.impls[1],
           s.impls[2]);
-    CHECK(strcmp(s.redis_topology, "single") == 0, "topology '%s'", s.redis_topology);
-    CHECK(s.zk_ensemble == 3, "ensemble %d", s.zk_ensemble);
+    CHECK(strcmp(redis_settings_of(&s)->topology, "single") == 0, "topology '%s'",
+          redis_settings_of(&s)->topology);
+    CHECK(zk_settings_of(&s)->ensemble == 3, "ensemble %d", zk_settings_of(&s)->ensemble);
     CHECK(s.clients == 8, "clients %d", s.clients);
     CHECK(s.ops_per_client == 20, "ops_per_client %" PRId64, s.ops_per_client);
     CHECK(s.max_duration_ns == 90 * SEC, "max_duration %" PRId64, s.max_duration_ns);
@@ -162,8 +165,9 @@ static void test_minimal(void)
     CHECK(strcmp(s.name, "minimal") == 0, "name '%s'", s.name);
     CHECK(s.description[0] == '\0', "description '%s'", s.description);
     CHECK(s.n_impls == 1 && strcmp(s.impls[0], "redis-lua") == 0, "impls");
-    CHECK(strcmp(s.redis_topology, "single") == 0, "default topology '%s'", s.redis_topology);
-    CHECK(s.zk_ensemble == 1, "default ensemble %d", s.zk_ensemble);
+    CHECK(strcmp(redis_settings_of(&s)->topology, "single") == 0, "default topology '%s'",
+          redis_settings_of(&s)->topology);
+    CHECK(zk_settings_of(&s)->ensemble == 1, "default ensemble %d", zk_settings_of(&s)->ensemble);
     CHECK(s.clients == 1, "default clients %d", s.clients);
     CHECK(s.ops_per_client == 0, "default ops_per_client %" PRId64, s.ops_per_client);
     CHECK(s.max_duration_ns == 60 * SEC, "default max_duration %" PRId64, s.max_duration_ns);
@@ -708,7 +712,8 @@ static void test_faults_ii(void)
     static struct scenario s;
     char err[512], path[64];
     int rc = load_text("name: t\nimpls: [redlock]\n", &s, err, sizeof err, path);
-    CHECK(rc == 0 && s.redis_persistence == PERSIST_NONE, "persistence none by default: %s", err);
+    CHECK(rc == 0 && redis_settings_of(&s)->persistence == PERSIST_NONE,
+          "persistence none by default: %s", err);
     rc = load_text("name: t\nimpls: [redlock]\nbackends: {redis: {persistence: aof-always}}\n"
                    "faults:\n"
                    "  - {at: 1s, action: clock-jump, target: \"redis-node:2\", offset: 1.5s}\n"
@@ -717,7 +722,8 @@ static void test_faults_ii(void)
                    "duration: 1s}\n",
                    &s, err, sizeof err, path);
     CHECK(rc == 0, "faults II load: %s", err);
-    CHECK(s.redis_persistence == PERSIST_AOF_ALWAYS, "persistence %d", s.redis_persistence);
+    CHECK(redis_settings_of(&s)->persistence == PERSIST_AOF_ALWAYS, "persistence %d",
+          redis_settings_of(&s)->persistence);
     CHECK(s.n_faults == 3 && s.faults[0].action == FAULT_CLOCK_JUMP && s.faults[0].index == 2 &&
               s.faults[0].offset_ns == 1500 * MS && !s.faults[0].when_holder,
           "jump +1.5 s on node 2");

@@ -164,7 +164,7 @@ static int tc_open(struct tclient *t, const char *impl, const char *name, const 
     snprintf(t->servers.conn, sizeof t->servers.conn, "%s", hosts);
     t->servers.n = 1;
     t->env.servers = &t->servers;
-    t->env.zk_session_timeout_ns = 10 * SEC;
+    t->servers.session_timeout_ns = 10 * SEC;
     t->env.stop = &no_stop;
     t->env.stats = &t->stats;
     int rc = t->ops ? t->ops->open(&t->c, &t->env, &t->err) : -1;

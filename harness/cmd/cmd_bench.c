@@ -106,27 +106,42 @@ static int bench_getopt(const char *cmd, int argc, char **argv, const struct ben
     return -1;
 }
 
+/* The stores `bench overhead` measures (a bench_impl), joined by sep, the
+ * last by last_sep: "redis|zookeeper", "redis (default), zookeeper or ...". */
+static void bench_stores(FILE *f, const char *sep, const char *last_sep, const char *first_note)
+{
+    int n = 0, k = 0;
+    for (int i = 0; i < backend_count; i++)
+        n += backend_registry[i]->bench_impl != NULL;
+    for (int i = 0; i < backend_count; i++)
+        if (backend_registry[i]->bench_impl) {
+            fprintf(f, "%s%s%s", k == 0 ? "" : k == n - 1 ? last_sep : sep,
+                    backend_registry[i]->name, k == 0 ? first_note : "");
+            k++;
+        }
+}
+
 static void bench_usage(FILE *f)
 {
+    fprintf(f, "usage: locklab bench overhead [--backend ");
+    bench_stores(f, "|", "|", "");
+    fprintf(f, "] [--seconds S]\n"
+               "                              [--rounds R] [--min-ratio X] [--redis HOST:PORT]\n");
+    for (int i = 0; i < backend_count; i++)
+        if (backend_registry[i]->bench_flag)
+            fprintf(f, "                              [--%s]\n", backend_registry[i]->bench_flag);
     fprintf(f,
-            "usage: locklab bench overhead [--backend redis|zookeeper|mysql|postgres] [--seconds S]\n"
-            "                              [--rounds R] [--min-ratio X] [--redis HOST:PORT]\n"
-            "                              [--force-sync]\n"
             "       locklab bench handoff [--clients N] [--rounds R] [--max-rtts X]\n"
             "                             [--redis HOST:PORT]\n"
             "       locklab bench adapter [--cycles N] [--rounds R] [--max-us X]\n"
             "\n"
             "overhead: compare a bare client loop with locklab doing the same cycle with\n"
             "one client, the counter workload and no business time, on the same embedded\n"
-            "server:\n"
-            "redis: SET NX PX + EVALSHA (hiredis) against redis-lua;\n"
-            "zookeeper: create ephemeral-sequential + getChildren + delete (the ZooKeeper\n"
-            "C client) against zk-sequential, forceSync off unless --force-sync (an fsync\n"
-            "per write is the disk's noise, not locklab's);\n"
-            "mysql: SELECT GET_LOCK + SELECT RELEASE_LOCK (MariaDB Connector/C) against\n"
-            "mysql-get-lock, on an embedded MariaDB.\n"
-            "postgres: SELECT pg_advisory_lock + pg_advisory_unlock (libpq, prepared)\n"
-            "against pg-advisory.\n"
+            "server:\n");
+    for (int i = 0; i < backend_count; i++)
+        if (backend_registry[i]->bench_impl)
+            fputs(backend_registry[i]->bench_usage, f);
+    fprintf(f,
             "Prints both cycle rates per round, their medians and the ratio\n"
             "locklab/bare; exits 1 when the ratio is below --min-ratio.\n"
             "\n"
@@ -134,16 +149,22 @@ static void bench_usage(FILE *f)
             "  --rounds R      rounds, each measuring both (default 5, at most %d)\n"
             "  --min-ratio X   the bar (default 0.90)\n"
             "  --redis H:P     use this Redis instead of an embedded one\n"
-            "  --backend B     redis (default), zookeeper, mysql or postgres\n"
-            "  --force-sync    zookeeper: fsync each write (forceSync on)\n"
+            "  --backend B     ",
+            BENCH_MAX_ROUNDS);
+    bench_stores(f, ", ", " or ", " (default)");
+    fprintf(f, "\n");
+    for (int i = 0; i < backend_count; i++)
+        if (backend_registry[i]->bench_flag)
+            fprintf(f, "  --%-14s%s\n", backend_registry[i]->bench_flag,
+                    backend_registry[i]->bench_flag_help);
+    fprintf(f,
             "\n"
             "handoff: the gap from a holder's exit to a waiting client's entry, for\n"
             "polling, backoff and pub/sub (redisson), against the loopback round trip;\n"
             "`locklab bench handoff --help` describes it.\n"
             "\n"
             "adapter: the adapter protocol's own cost per request/reply exchange, with a\n"
-            "trivial adapter; `locklab bench adapter --help` describes it.\n",
-            BENCH_MAX_ROUNDS);
+            "trivial adapter; `locklab bench adapter --help` describes it.\n");
 }
 
 /* Path of a bare loop binary: next to this executable. */
@@ -231,14 +252,16 @@ static int bench_overhead(int argc, char **argv)
 {
     double seconds = 3, min_ratio = 0.90, nrounds = 5;
     const char *backend = "redis", *redis = NULL;
-    int force_sync = 0;
-    const struct bench_opt opts[] = {{"seconds", .num = &seconds},
-                                     {"rounds", .num = &nrounds, .integer = true},
-                                     {"min-ratio", .num = &min_ratio},
-                                     {"redis", .str = &redis},
-                                     {"backend", .str = &backend},
-                                     {"force-sync", .flag = &force_sync},
-                                     {NULL}};
+    int store_flag[BACKEND_MAX] = {0}; /* each store's bench_flag, given */
+    struct bench_opt opts[BENCH_MAX_OPTS + 1] = {{"seconds", .num = &seconds},
+                                                 {"rounds", .num = &nrounds, .integer = true},
+                                                 {"min-ratio", .num = &min_ratio},
+                                                 {"redis", .str = &redis},
+                                                 {"backend", .str = &backend}};
+    for (int i = 0, n = 5; i < backend_count && n < BENCH_MAX_OPTS; i++)
+        if (backend_registry[i]->bench_flag)
+            opts[n++] = (struct bench_opt){backend_registry[i]->bench_flag,
+                                           .flag = &store_flag[i]};
     int parsed = bench_getopt("overhead", argc, argv, opts, bench_usage);
     if (parsed >= 0)
         return parsed;
@@ -266,7 +289,9 @@ static int bench_overhead(int argc, char **argv)
     const char *impl = be->bench_impl;
     static struct scenario s;
     bench_scenario(&s, "overhead", 1, seconds);
-    s.zk_force_sync = force_sync;
+    int flag_on = store_flag[backend_index(be)];
+    if (be->bench_settings)
+        be->bench_settings(&s, flag_on);
     stop_install();
     struct backends b;
     backends_init(&b);
@@ -282,7 +307,7 @@ static int bench_overhead(int argc, char **argv)
     be->servers(lock_find(impl), &s, &sv);
     printf("overhead: %s, 1 client, %d rounds of %.1f s,\n%s %s%s\n", be->bench_cycle, rounds,
            seconds, be->title, sv.conn,
-           force_sync ? " (forceSync on)" : "");
+           flag_on ? be->bench_flag_note : "");
     /* warm the server up (a JVM compiles its hot paths in the first seconds) */
     if (run_bare(bin, sv.conn, be->bench_warmup_s) < 0)
         fprintf(stderr, "locklab: warning: the warm-up loop failed\n");

@@ -175,24 +175,3 @@ int load_adapters_first(struct opt_loader *L, const yaml_node_t *root)
     }
     return 0;
 }
-
-/* An adapter's backend against the scenario's Redis topology: the Redis
- * table reaches a single store through the sentinels when the topology is
- * sentinel, so the two must agree. */
-int adapters_check(struct opt_loader *L)
-{
-    struct scenario *s = L->s;
-    bool sentinel = strcmp(s->redis_topology, "sentinel") == 0;
-    for (int i = 0; i < s->n_adapters; i++) {
-        const struct adapter_spec *a = &s->adapters[i].spec;
-        const char *why = NULL;
-        if (a->backend == ADAPTER_SENTINEL && !sentinel)
-            why = "has backend sentinel, which needs backends.redis.topology: sentinel";
-        else if (a->backend == ADAPTER_REDIS && sentinel)
-            why = "has backend redis, but this scenario's Redis store is behind sentinels "
-                  "(topology: sentinel): declare backend sentinel";
-        if (why)
-            return fail_at(L, L->adapter_key[i], "adapter '%s' %s", a->name, why);
-    }
-    return 0;
-}

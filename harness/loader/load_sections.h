@@ -1,8 +1,9 @@
 /*
  * load_sections.h - the handlers of the scenario file's keys that need
  * more than one row (impls, clients, lock.keys, workload.fencing, faults,
- * expect, adapters), each in its own file of harness/scenario/, and what
- * the loader calls once the file is read.
+ * expect, adapters, the stores' sections of backends), each in its own
+ * file of harness/scenario/, and what the loader calls once the file is
+ * read.
  *
  * Internal to the loader: scenario_load.c's tables name these handlers; the
  * rest of the program sees only scenario.h.
@@ -29,8 +30,17 @@ int load_adapters_first(struct opt_loader *L, const yaml_node_t *root);
 /* The rows of one adapters entry, for the key reference. */
 extern const struct opt adapter_opts[];
 
-/* Once the file is read: each adapter's backend against the Redis topology. */
-int adapters_check(struct opt_loader *L);
+/* The stores' settings fit in scenario.store_settings (an internal error
+ * if not). */
+int stores_fit(struct opt_loader *L);
+
+/* The sections of backends: one per store with settings of its own,
+ * named as the store, its fields at its struct in scenario.store_settings. */
+const struct opt *stores_section_rows(void);
+
+/* Once the file is read: each store checks its settings against the rest
+ * of the scenario (backend_ops.finish_settings). */
+int stores_finish(struct opt_loader *L);
 
 /* Once the file is read: a failover's default window, and a warning when
  * lock.wait outlasts the time left after the last fault. */

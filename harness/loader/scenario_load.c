@@ -14,10 +14,11 @@
  * fault. What each key means is described once, in the option tables below,
  * read by the option engine (opt_engine.c). The keys that need more than a
  * scalar check have their handlers in files of their own: impls and the
- * designs' settings (load_designs.c), the sweeps (load_sweep.c), faults
- * (load_faults.c), expect (load_expect.c) and adapters (load_adapters.c).
- * This file holds the tables, reads the document and checks what spans
- * sections once everything is read.
+ * designs' settings (load_designs.c), the stores' settings under backends
+ * (load_stores.c), the sweeps (load_sweep.c), faults (load_faults.c),
+ * expect (load_expect.c) and adapters (load_adapters.c). This file holds
+ * the tables, reads the document and checks what spans sections once
+ * everything is read.
  *
  * Durations are resolved into nanoseconds (common/lex.h), so the runner
  * only ever sees plain numbers.
@@ -33,6 +34,7 @@
 
 #include <yaml.h>
 
+#include "backend.h"
 #include "lock.h"
 #include "opt_engine.h"
 #include "load_sections.h"
@@ -42,47 +44,12 @@
 /* Word lists for OPT_CHOICE are in enum order; the asserts keep them so. */
 static const char *const workload_words[] = { "counter", "stock", "reentrant", NULL };
 static const char *const retry_words[] = { "fixed", "backoff", NULL };
-static const char *const topology_words[] = { "single", "independent", "sentinel", NULL };
-static const char *const persistence_words[] = { "none", "aof-everysec", "aof-always", NULL };
 
 _Static_assert(WORKLOAD_COUNTER == 0 && WORKLOAD_STOCK == 1 && WORKLOAD_REENTRANT == 2,
                "workload_words order");
 _Static_assert(RETRY_FIXED == 0 && RETRY_BACKOFF == 1, "retry_words order");
-_Static_assert(PERSIST_NONE == 0 && PERSIST_AOF_EVERYSEC == 1 && PERSIST_AOF_ALWAYS == 2,
-               "persistence_words order");
 _Static_assert(sizeof(enum workload_kind) == sizeof(int) && sizeof(enum retry_kind) == sizeof(int),
                "OPT_CHOICE stores an int");
-
-static const struct opt redis_opts[] = {
-    { .name = "topology", .type = OPT_STR, FIELD(redis_topology), .def = "single",
-      .choices = topology_words, .n_supported = 3,
-      .help = "how the Redis lock store is laid out" },
-    { .name = "replicas", .type = OPT_INT, FIELD(redis_replicas), .min = 1, .max = SCN_MAX_REPLICAS,
-      .def = "2", .help = "replicas of the master, in the sentinel topology" },
-    { .name = "masters", .type = OPT_INT, FIELD(redis_masters), .min = 1, .max = SCN_MAX_MASTERS,
-      .def = "5", .flags = OPT_ODD, .help = "independent Redis masters, for redlock" },
-    { .name = "persistence", .type = OPT_CHOICE, FIELD(redis_persistence),
-      .choices = persistence_words, .def = "none",
-      .help = "what an embedded lock store or master keeps across a restart fault" },
-    { .name = NULL }
-};
-
-static const struct opt zookeeper_opts[] = {
-    { .name = "ensemble", .type = OPT_INT, FIELD(zk_ensemble), .min = 1, .max = 3, .def = "1",
-      .flags = OPT_ODD, .help = "number of ZooKeeper servers" },
-    { .name = "session_timeout", .type = OPT_DUR, FIELD(zk_session_timeout_ns), .min = 1,
-      .def = "10s", .help = "ZooKeeper session timeout of each client" },
-    { .name = "force_sync", .type = OPT_CHOICE, FIELD(zk_force_sync), .choices = bool_words,
-      .def = "true", .help = "fsync the transaction log before answering" },
-    { .name = NULL }
-};
-
-static const struct opt backends_opts[] = {
-    { .name = "redis", .type = OPT_SECTION, .sub = redis_opts, .help = "the Redis backend" },
-    { .name = "zookeeper", .type = OPT_SECTION, .sub = zookeeper_opts,
-      .help = "the ZooKeeper backend" },
-    { .name = NULL }
-};
 
 static const struct opt run_opts[] = {
     { .name = "ops_per_client", .type = OPT_INT, FIELD(ops_per_client), .min = 0,
@@ -126,7 +93,10 @@ static const struct opt workload_opts[] = {
     { .name = NULL }
 };
 
-static const struct opt top_opts[] = {
+/* The top level. Its backends row gets its sections, one per store with
+ * settings, from the registry (load_stores.c) before the table is read:
+ * top_rows(). */
+static struct opt top_opts[] = {
     { .name = "name", .type = OPT_STR, FIELD(name), .flags = OPT_REQUIRED | OPT_IDENT,
       .help = "the scenario's name" },
     { .name = "description", .type = OPT_STR, FIELD(description), .def = "",
@@ -135,7 +105,7 @@ static const struct opt top_opts[] = {
       .help = "programs driving real lock libraries, usable in impls (docs/adapters.md)" },
     { .name = "impls", .type = OPT_NODE, .fn = load_impls, .flags = OPT_REQUIRED,
       .help = "the implementations to run" },
-    { .name = "backends", .type = OPT_SECTION, .sub = backends_opts,
+    { .name = "backends", .type = OPT_SECTION, .sub = NULL,
       .help = "how the lock servers are laid out" },
     { .name = "clients", .type = OPT_NODE, .fn = load_clients,
       .help = "number of client processes (1..1024), or a list of them to sweep" },
@@ -149,6 +119,14 @@ static const struct opt top_opts[] = {
       .help = "the verdict expected of each implementation" },
     { .name = NULL }
 };
+
+static const struct opt *top_rows(void)
+{
+    for (struct opt *o = top_opts; o->name; o++)
+        if (o->type == OPT_SECTION && !o->sub)
+            o->sub = stores_section_rows();
+    return top_opts;
+}
 
 /* ------------------------------------------------------------------------
  * Reading the file
@@ -238,8 +216,8 @@ static int load_root(struct opt_loader *L)
         return wrong_type(L, root, "the top level",
                           "a mapping of scenario keys (name, impls, ...)");
     if (load_adapters_first(L, root) != 0 ||
-        load_section(L, top_opts, root, "", (char *)L->s, -1) != 0 ||
-        adapters_check(L) != 0)
+        load_section(L, top_rows(), root, "", (char *)L->s, -1) != 0 ||
+        stores_finish(L) != 0)
         return -1;
     struct scenario *s = L->s;
     if (s->n_client_steps == 0) { /* no clients key: one client */
@@ -292,7 +270,8 @@ int scenario_load(const char *path, struct scenario *out, char *err, size_t errl
     if (strlen(path) >= sizeof s.path)
         return fail_mark(&L, NULL, "the path is too long (at most %zu bytes)", sizeof s.path - 1);
     memcpy(s.path, path, strlen(path) + 1);
-    if (designs_fit(&L) != 0 || apply_defaults(&L, top_opts, "", (char *)&s, -1) != 0)
+    if (designs_fit(&L) != 0 || stores_fit(&L) != 0 ||
+        apply_defaults(&L, top_rows(), "", (char *)&s, -1) != 0)
         return -1;
 
     FILE *f = fopen(path, "rb");
@@ -331,7 +310,8 @@ int scenario_defaults(struct scenario *out)
     struct opt_loader L = { .path = "(defaults)", .s = out };
 
     memset(out, 0, sizeof *out);
-    if (designs_fit(&L) != 0 || apply_defaults(&L, top_opts, "", (char *)out, -1) != 0)
+    if (designs_fit(&L) != 0 || stores_fit(&L) != 0 ||
+        apply_defaults(&L, top_rows(), "", (char *)out, -1) != 0)
         return -1;
     return designs_finish(&L);
 }
@@ -374,5 +354,5 @@ static void print_rows(FILE *f, const struct opt *rows, const char *path, const 
 
 void scenario_print_keys(FILE *f)
 {
-    print_rows(f, top_opts, "", NULL);
+    print_rows(f, top_rows(), "", NULL);
 }

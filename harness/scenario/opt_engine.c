@@ -13,7 +13,11 @@
  * Rows that belong to somebody else stand in a table as one placeholder
  * row: OPT_DESIGNS, where every lock design's own rows (lock_ops.options)
  * are keys of the mapping, each design's values going to its own struct in
- * scenario.options (options_offset). The scenario loader (harness/loader/) and the fault loader use this engine; none has a parser
+ * scenario.options (options_offset). A section's fields are at its row's
+ * offset in the struct of the mapping it stands in (0 for most), so that
+ * a section may fill a struct of its own inside a blob: the loader gives
+ * each store's settings a section so (harness/loader/load_stores.c). The
+ * scenario loader (harness/loader/) and the fault loader use this engine; none has a parser
  * of its own.
  */
 #include "opt_engine.h"
@@ -341,16 +345,14 @@ static void join_path(char *buf, size_t n, const char *prefix, const char *name)
  * The designs' own settings, where a table has its OPT_DESIGNS row
  * ------------------------------------------------------------------------ */
 
-#define OPTIONS_ALIGN _Alignof(max_align_t)
+static size_t design_size(int i)
+{
+    return lock_registry[i]->options_size;
+}
 
 size_t options_offset(int i)
 {
-    size_t off = 0;
-
-    for (int j = 0; j < i; j++)
-        off += (lock_registry[j]->options_size + OPTIONS_ALIGN - 1) / OPTIONS_ALIGN *
-               OPTIONS_ALIGN;
-    return off;
+    return scenario_blob_offset(design_size, i);
 }
 
 int design_index(const struct lock_ops *ops)
@@ -413,7 +415,7 @@ int apply_defaults(struct opt_loader *L, const struct opt *opts, const char *pat
         const struct opt *o = rows[i].o;
         join_path(keypath, sizeof keypath, path, o->name);
         if (o->type == OPT_SECTION) {
-            if (apply_defaults(L, o->sub, keypath, rows[i].base, rows[i].design) != 0)
+            if (apply_defaults(L, o->sub, keypath, rows[i].base + o->off, rows[i].design) != 0)
                 return -1;
         } else if (o->def) {
             if (set_value(L, o, rows[i].base, keypath, o->def, strlen(o->def), NULL) != 0)
@@ -449,7 +451,7 @@ static int load_value(struct opt_loader *L, const struct key_row *r, const yaml_
     case OPT_SECTION:
         if (value->type != YAML_MAPPING_NODE)
             return wrong_type(L, value, keypath, expected_text(expected, sizeof expected, o));
-        return load_section(L, o->sub, value, keypath, r->base, r->design);
+        return load_section(L, o->sub, value, keypath, r->base + o->off, r->design);
     case OPT_NODE:
         return o->fn(L, value, keypath);
     default:

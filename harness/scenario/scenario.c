@@ -15,6 +15,16 @@
 #include "lock.h"
 #include "opt_engine.h"
 
+size_t scenario_blob_offset(size_t (*size_of)(int), int i)
+{
+    size_t off = 0;
+
+    for (int j = 0; j < i; j++)
+        off += (size_of(j) + _Alignof(max_align_t) - 1) / _Alignof(max_align_t) *
+               _Alignof(max_align_t);
+    return off;
+}
+
 const void *scenario_options(const struct scenario *s, const struct lock_ops *ops)
 {
     int i = design_index(ops);

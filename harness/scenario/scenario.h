@@ -21,9 +21,8 @@
 #define SCN_MAX_IMPLS 32
 #define SCN_NAME_MAX 64
 #define SCN_MAX_CLIENTS 1024
-#define SCN_MAX_MASTERS 9
-#define SCN_MAX_REPLICAS 4
 #define SCN_OPTIONS_MAX 16384 /* bytes for the settings of every design (lock_ops.options) */
+#define SCN_STORE_SETTINGS_MAX 512 /* bytes for every store's settings (backend_ops.settings) */
 #define SCN_MAX_STEPS 16
 #define SCN_MAX_ADAPTERS 8
 
@@ -42,13 +41,6 @@ enum workload_kind {
 enum retry_kind {
     RETRY_FIXED,  /* sleep retry_interval between polls (the classic 100 ms) */
     RETRY_BACKOFF /* exponential backoff with full jitter, from retry_interval up to 32x */
-};
-
-/* backends.redis.persistence: what an embedded Redis keeps across a restart */
-enum redis_persistence {
-    PERSIST_NONE = 0,     /* nothing (no RDB, no AOF): a restart comes back empty */
-    PERSIST_AOF_EVERYSEC, /* AOF, fsync once a second */
-    PERSIST_AOF_ALWAYS    /* AOF, fsync before every reply */
 };
 
 enum key_mode {
@@ -74,14 +66,10 @@ struct scenario {
     int n_impls;                          /* impls: required, 1..SCN_MAX_IMPLS, no duplicates */
     char impls[SCN_MAX_IMPLS][SCN_NAME_MAX];
 
-    char redis_topology[16]; /* backends.redis.topology: "single" (default) | "independent"
-                              * | "sentinel" (a master, its replicas and 3 sentinels) */
-    int redis_replicas;      /* backends.redis.replicas: replicas in the sentinel topology */
-    int redis_masters;       /* backends.redis.masters: independent masters (redlock), default 5 */
-    int redis_persistence;   /* backends.redis.persistence: enum redis_persistence, default none */
-    int zk_ensemble;         /* backends.zookeeper.ensemble: 1 (default) or 3 */
-    int64_t zk_session_timeout_ns; /* backends.zookeeper.session_timeout: default 10s */
-    int zk_force_sync;       /* backends.zookeeper.force_sync: true (default, as in production) */
+    /* every store's own settings (backend_ops.settings, keys of
+     * backends.<store>:), one struct per store that has any, in registry
+     * order: backend_settings() (harness/stores/backend.h) */
+    _Alignas(max_align_t) char store_settings[SCN_STORE_SETTINGS_MAX];
 
     int clients;             /* clients: 1..SCN_MAX_CLIENTS, default 1 (the first step of a sweep) */
     int n_client_steps;      /* clients: [1, 2, 4, ...] sweeps over these counts */
@@ -119,10 +107,18 @@ struct scenario {
 
 struct lock_ops;
 
+/* Where entry i's struct starts in one of the scenario's blobs (options,
+ * store_settings: one struct per entry of a registry; size_of(j) is entry
+ * j's size, 0 for none), each rounded up to max_align_t. With i = the
+ * registry's count, the bytes all of them take. */
+size_t scenario_blob_offset(size_t (*size_of)(int), int i);
+
 /* The design's own settings as this scenario gives them (its struct, of
  * ops->options_size bytes), for lock_env.options; NULL when the design
  * declares none or is not in the registry. */
 const void *scenario_options(const struct scenario *s, const struct lock_ops *ops);
+
+struct backend_ops;
 
 /* The design an implementation name stands for in this scenario: a
  * built-in one (lock_find) or one of the scenario's adapters; NULL when

@@ -6,6 +6,8 @@
  */
 #include "backend.h"
 
+#include "scenario.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,12 +38,40 @@ const struct backend_ops *backend_of(const struct lock_ops *ops)
     return backend_find(ops->backend);
 }
 
+const struct backend_ops *backend_stock(void)
+{
+    for (int i = 0; i < backend_count; i++)
+        if (backend_registry[i]->start_stock)
+            return backend_registry[i];
+    return NULL;
+}
+
 int backend_index(const struct backend_ops *be)
 {
     for (int i = 0; i < backend_count; i++)
         if (backend_registry[i] == be)
             return i;
     return -1;
+}
+
+static size_t store_size(int i)
+{
+    return backend_registry[i]->settings_size;
+}
+
+size_t backend_settings_offset(int i)
+{
+    return scenario_blob_offset(store_size, i);
+}
+
+const void *backend_settings(const struct scenario *s, const struct backend_ops *be)
+{
+    int i = backend_index(be);
+
+    if (i < 0 || !be->settings ||
+        backend_settings_offset(i + 1) > sizeof s->store_settings)
+        return NULL;
+    return s->store_settings + backend_settings_offset(i);
 }
 
 const struct backend_role_name *backend_role_find(const char *name, size_t len)

@@ -26,11 +26,14 @@
  *              (a leader elected, every server that runs caught up), for
  *              the engine to time a recovery;
  *   stop     - stop everything it started.
+ *   settings - the rows of its keys under backends.<name> in a scenario
+ *              (optional), for a struct of its own kept with the scenario;
+ *   start_stock - the one store that serves the stock workload's stock.
  *   role_names - the roles a fault's target may name, spelled once (the
  *              loader checks a target against every store's list).
  * A table keeps its servers in its own folder (harness/stores/<store>/: one
  * invocation starts one set), so adding a store is one folder with its
- * table plus one registry line.
+ * table plus one registry line: its settings, roles and hooks come from there.
  */
 #ifndef LOCKLAB_BACKEND_H
 #define LOCKLAB_BACKEND_H
@@ -97,6 +100,19 @@ struct backend_role_name {
 struct backend_ops {
     const char *name;      /* as lock_ops.backend names it */
     const char *title;     /* for people: "Redis", "ZooKeeper" */
+
+    /* Settings of the store's own (optional): rows (common/opt.h) of the
+     * keys under backends.<name> in a scenario, stored in a struct of
+     * settings_size bytes kept with the scenario, which the store's hooks
+     * read with backend_settings(s, &backend_<name>). */
+    const struct opt *settings;
+    size_t settings_size;
+    /* Optional: check the settings against the rest of the scenario once
+     * the file is read (an adapter's backend against the topology). 0, or
+     * -1 with what is wrong in msg (msglen bytes, one sentence) and
+     * *adapter the index of the adapter at fault (the message is placed at
+     * its name), else left -1. */
+    int (*finish_settings)(const struct scenario *s, int *adapter, char *msg, size_t msglen);
 
     /* External servers: --<flag> ADDR on `locklab run`, or $<env_var>. */
     const char *flag;
@@ -183,6 +199,12 @@ struct backend_ops {
     void (*health)(const struct lock_ops *ops, const struct scenario *s,
                    struct backend_health *out);
 
+    /* Optional, for one store of the registry: start srv as the stock
+     * store, the embedded server the stock workload counts its sales in
+     * (and checks fencing tokens with), never a fault's target. 0, or -1
+     * with err filled. */
+    int (*start_stock)(struct server *srv, struct lab_err *err);
+
     /* The version of the server this store starts, one line into out (the
      * report's Servers table): 0, or -1 when it is not installed. */
     int (*version)(char *out, size_t outlen);
@@ -195,6 +217,15 @@ struct backend_ops {
     const char *bench_bare_loop;
     const char *bench_cycle;
     double bench_warmup_s;
+    const char *bench_usage; /* its paragraph of `locklab bench --help`: the cycles compared */
+    /* Optional: a switch of `bench overhead` of this store's own
+     * (--<bench_flag>), its line in the usage, what the header adds when
+     * it is given, and how it sets the benchmark scenario's settings of
+     * this store (on: given). */
+    const char *bench_flag;
+    const char *bench_flag_help;
+    const char *bench_flag_note;
+    void (*bench_settings)(struct scenario *s, bool on);
 };
 
 /* The registry, in the order results compare stores. */
@@ -208,8 +239,22 @@ const struct backend_ops *backend_of(const struct lock_ops *ops);
 /* The table named name, or NULL. */
 const struct backend_ops *backend_find(const char *name);
 
+/* The store that serves the stock workload's stock (the first table with
+ * start_stock), or NULL. */
+const struct backend_ops *backend_stock(void);
+
 /* Its index in backend_registry. */
 int backend_index(const struct backend_ops *be);
+
+/* Where store i's settings start in scenario.store_settings: the structs
+ * of the stores before it in the registry, each aligned (with i =
+ * backend_count, the bytes all of them take). */
+size_t backend_settings_offset(int i);
+
+/* The store's own settings as scenario s gives them (its struct, of
+ * be->settings_size bytes); NULL when the store declares none or is not in
+ * the registry. */
+const void *backend_settings(const struct scenario *s, const struct backend_ops *be);
 
 /* The role name of any store that is the first len bytes of name (len:
  * strlen(name) for the whole), or NULL. */

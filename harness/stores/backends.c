@@ -1,12 +1,12 @@
 /*
  * backends.c - plan, start and stop the servers an invocation needs (see
- * backends.h), by asking each store's table.
+ * backends.h), by asking each store's table (the stock store too: the
+ * table that has start_stock).
  */
 #include "backends.h"
 
+#include <errno.h>
 #include <string.h>
-
-#include "redis/redis_server.h"
 
 void backends_init(struct backends *b)
 {
@@ -37,7 +37,13 @@ int backends_start(struct backends *b, const volatile int *stop, struct lab_err 
             return -1;
         }
     if (b->need_stock) {
-        if (servers_redis_start(&b->stock_srv, "stock", err) != 0) {
+        const struct backend_ops *be = backend_stock();
+        if (!be) {
+            lab_err_set(err, ENOTSUP, "no store in the registry serves the stock workload");
+            backends_stop(b);
+            return -1;
+        }
+        if (be->start_stock(&b->stock_srv, err) != 0) {
             backends_stop(b);
             return -1;
         }

@@ -247,4 +247,6 @@ const struct backend_ops backend_mysql = {
     .bench_bare_loop = "locklab-bare-mysql",
     .bench_cycle = "mysql-get-lock cycle (SELECT GET_LOCK + SELECT RELEASE_LOCK)",
     .bench_warmup_s = 0.5,
+    .bench_usage = "mysql: SELECT GET_LOCK + SELECT RELEASE_LOCK (MariaDB Connector/C) against\n"
+                   "mysql-get-lock, on an embedded MariaDB.\n",
 };

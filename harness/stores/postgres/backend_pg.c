@@ -243,4 +243,6 @@ const struct backend_ops backend_postgres = {
     .bench_bare_loop = "locklab-bare-pg",
     .bench_cycle = "pg-advisory cycle (pg_advisory_lock + pg_advisory_unlock)",
     .bench_warmup_s = 0.5,
+    .bench_usage = "postgres: SELECT pg_advisory_lock + pg_advisory_unlock (libpq, prepared)\n"
+                   "against pg-advisory.\n",
 };

@@ -21,6 +21,7 @@
 #include "redis_clock.h"
 #include "redis_persist.h"
 #include "redis_server.h"
+#include "redis_settings.h"
 #include "region.h"
 #include "sentinel.h"
 
@@ -60,7 +61,12 @@ static bool multi(const struct lock_ops *ops)
  * designs keep their independent masters.) */
 static bool sentinel_run(const struct lock_ops *ops, const struct scenario *s)
 {
-    return !multi(ops) && strcmp(s->redis_topology, "sentinel") == 0;
+    return !multi(ops) && strcmp(redis_settings_of(s)->topology, "sentinel") == 0;
+}
+
+static enum redis_persistence persistence_of(const struct scenario *s)
+{
+    return (enum redis_persistence)redis_settings_of(s)->persistence;
 }
 
 static int redis_check_external(const char *addr, struct lab_err *err)
@@ -75,15 +81,16 @@ static int redis_check_external(const char *addr, struct lab_err *err)
 
 static void redis_plan(const struct scenario *s, const struct lock_ops *ops)
 {
+    const struct redis_settings *set = redis_settings_of(s);
     for (int i = 0; i < s->n_faults; i++)
         rd.need_clock |= s->faults[i].action == FAULT_CLOCK_JUMP;
     if (sentinel_run(ops, s)) {
-        if (s->redis_replicas > rd.need_replicas)
-            rd.need_replicas = s->redis_replicas;
+        if (set->replicas > rd.need_replicas)
+            rd.need_replicas = set->replicas;
     } else if (!multi(ops))
         rd.need_store = true;
-    else if (s->redis_masters > rd.need_masters)
-        rd.need_masters = s->redis_masters;
+    else if (set->masters > rd.need_masters)
+        rd.need_masters = set->masters;
 }
 
 static void redis_stop(void)
@@ -140,7 +147,8 @@ static void redis_servers(const struct lock_ops *ops, const struct scenario *s,
     } else if (multi(ops)) {
         /* a run uses its scenario's own number of masters, even when
          * another scenario of the same invocation had more started */
-        out->n = s->redis_masters < rd.n_masters ? s->redis_masters : rd.n_masters;
+        int masters = redis_settings_of(s)->masters;
+        out->n = masters < rd.n_masters ? masters : rd.n_masters;
         for (int i = 0; i < out->n; i++) {
             snprintf(out->node[i].host, sizeof out->node[i].host, "%s", rd.master_srv[i].host);
             out->node[i].port = rd.master_srv[i].port;
@@ -207,7 +215,7 @@ static json_t *redis_describe(const struct lock_ops *ops, const struct scenario 
         return json_pack("{s:s, s:b, s:i, s:i, s:i, s:s}", "topology", "sentinel", "external", 0,
                          "replicas", rd.sg.n_redis - 1, "sentinels", SENTINEL_COUNT,
                          "master_port", m >= 0 ? rd.sg.redis[m].port : 0, "persistence",
-                         redis_persist_name((enum redis_persistence)s->redis_persistence));
+                         redis_persist_name(persistence_of(s)));
     }
     json_t *r = json_pack("{s:s, s:b}", "topology", multi(ops) ? "independent" : "single",
                           "external", !multi(ops) && rd.external); /* masters: always embedded */
@@ -215,7 +223,7 @@ static json_t *redis_describe(const struct lock_ops *ops, const struct scenario 
         json_object_set_new(r, "masters", json_integer(sv.n));
     if (multi(ops) || !rd.external)
         json_object_set_new(r, "persistence", json_string(redis_persist_name(
-                                                  (enum redis_persistence)s->redis_persistence)));
+                                                  persistence_of(s))));
     return r;
 }
 
@@ -277,7 +285,7 @@ static int redis_prepare_run(const struct lock_ops *ops, const struct scenario *
         if (redis_clock_reset(r[i].srv, err) != 0)
             return -1;
         if (data_role(r[i].name) &&
-            redis_persist_apply(r[i].srv, (enum redis_persistence)s->redis_persistence, err) != 0)
+            redis_persist_apply(r[i].srv, persistence_of(s), err) != 0)
             return -1;
     }
     return 0;
@@ -313,9 +321,42 @@ static void redis_health(const struct lock_ops *ops, const struct scenario *s,
     backend_health_asked(r, n, master, need, redis_answers, out);
 }
 
+/* An adapter's backend against the scenario's topology: a single store is
+ * reached through the sentinels when the topology is sentinel, so the two
+ * must agree. */
+static int redis_finish_settings(const struct scenario *s, int *adapter, char *msg,
+                                 size_t msglen)
+{
+    bool sentinel = strcmp(redis_settings_of(s)->topology, "sentinel") == 0;
+    for (int i = 0; i < s->n_adapters; i++) {
+        const struct adapter_spec *a = &s->adapters[i].spec;
+        const char *why = NULL;
+        if (a->backend == ADAPTER_SENTINEL && !sentinel)
+            why = "has backend sentinel, which needs backends.redis.topology: sentinel";
+        else if (a->backend == ADAPTER_REDIS && sentinel)
+            why = "has backend redis, but this scenario's Redis store is behind sentinels "
+                  "(topology: sentinel): declare backend sentinel";
+        if (why) {
+            *adapter = i;
+            snprintf(msg, msglen, "adapter '%s' %s", a->name, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The stock store: a plain embedded Redis of its own. */
+static int redis_start_stock(struct server *srv, struct lab_err *err)
+{
+    return servers_redis_start(srv, "stock", err);
+}
+
 const struct backend_ops backend_redis = {
     .name = "redis",
     .title = "Redis",
+    .settings = redis_settings_rows,
+    .settings_size = sizeof(struct redis_settings),
+    .finish_settings = redis_finish_settings,
     .flag = "redis",
     .env_var = "LOCKLAB_REDIS",
     .flag_usage = "HOST:PORT  use this Redis as the lock store instead of an embedded\n"
@@ -335,9 +376,11 @@ const struct backend_ops backend_redis = {
     .failover_step = redis_failover_step,
     .failover_abort = redis_failover_abort,
     .clock_jump = redis_clock_jump,
+    .start_stock = redis_start_stock,
     .version = servers_redis_version,
     .bench_impl = "redis-lua",
     .bench_bare_loop = "locklab-bare-redis",
     .bench_cycle = "redis-lua cycle (SET NX PX + EVALSHA)",
     .bench_warmup_s = 0.5,
+    .bench_usage = "redis: SET NX PX + EVALSHA (hiredis) against redis-lua;\n",
 };

@@ -7,7 +7,7 @@
 #define LOCKLAB_REDIS_PERSIST_H
 
 #include "lab.h"
-#include "scenario.h"
+#include "redis_settings.h"
 #include "servers.h"
 
 /* Make embedded Redis s keep what p says from now on: CONFIG SET

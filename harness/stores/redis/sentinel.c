@@ -70,7 +70,7 @@ static int start_sentinel(struct server *s, int i, int master_port, struct lab_e
             "sentinel failover-timeout %s %d\n"
             "sentinel parallel-syncs %s %d\n",
             s->port, s->dir, SENTINEL_NAME, master_port, SENTINEL_NAME, DOWN_AFTER_MS,
-            SENTINEL_NAME, FAILOVER_TIMEOUT_MS, SENTINEL_NAME, SCN_MAX_REPLICAS);
+            SENTINEL_NAME, FAILOVER_TIMEOUT_MS, SENTINEL_NAME, REDIS_MAX_REPLICAS);
     fclose(f);
     s->respawn = respawn_sentinel;
     return respawn_sentinel(s, err);
@@ -80,8 +80,8 @@ int sentinel_start(struct sentinel_group *g, int replicas, const volatile int *s
                    struct lab_err *err)
 {
     memset(g, 0, sizeof *g);
-    if (replicas < 1 || replicas > SCN_MAX_REPLICAS) {
-        lab_err_set(err, EINVAL, "%d replicas: between 1 and %d", replicas, SCN_MAX_REPLICAS);
+    if (replicas < 1 || replicas > REDIS_MAX_REPLICAS) {
+        lab_err_set(err, EINVAL, "%d replicas: between 1 and %d", replicas, REDIS_MAX_REPLICAS);
         return -1;
     }
     if (servers_redis_start(&g->redis[0], "sentinel-master", err) != 0)

@@ -10,15 +10,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "scenario.h"
 #include "backend.h"
+#include "redis_settings.h"
 
 #define SENTINEL_COUNT 3
 #define SENTINEL_NAME "locklab" /* the master's name in the sentinels' configuration */
 
 struct sentinel_group {
     int n_redis;                                 /* master + replicas started */
-    struct server redis[1 + SCN_MAX_REPLICAS];   /* [0] was the first master */
+    struct server redis[1 + REDIS_MAX_REPLICAS];   /* [0] was the first master */
     struct server sentinel[SENTINEL_COUNT];
 };
 

@@ -23,6 +23,7 @@
 #include "scenario.h"
 #include "region.h"
 #include "servers_zk.h"
+#include "zk_settings.h"
 
 #define ZK_MAX_SERVERS 3
 #define ZK_SIZES 2 /* ensembles of 1 and of 3 */
@@ -56,7 +57,7 @@ static struct {
 /* The ensemble scenario s runs on. */
 static struct zk_ensemble *ens_of(const struct scenario *s)
 {
-    return &zk.ens[zk.external || s->zk_ensemble <= 1 ? 0 : 1];
+    return &zk.ens[zk.external || zk_settings_of(s)->ensemble <= 1 ? 0 : 1];
 }
 
 /* Each comma-separated part of a connection string is HOST:PORT; into sv
@@ -109,8 +110,8 @@ static void zk_stop(void)
 /* Start the planned ensemble e. 0 or -1 with err filled. */
 static int start_ensemble(struct zk_ensemble *e, const volatile int *stop, struct lab_err *err)
 {
-    int n = e->plan->zk_ensemble;
-    e->force_sync = e->plan->zk_force_sync;
+    int n = zk_settings_of(e->plan)->ensemble;
+    e->force_sync = zk_settings_of(e->plan)->force_sync;
     if (n > ZK_MAX_SERVERS) {
         lab_err_set(err, EINVAL, "a ZooKeeper ensemble of %d is not supported", n);
         return -1;
@@ -148,6 +149,7 @@ static void zk_servers(const struct lock_ops *ops, const struct scenario *s,
 {
     (void)ops;
     *out = ens_of(s)->sv;
+    out->session_timeout_ns = zk_settings_of(s)->session_timeout_ns;
 }
 
 static int zk_clear(const struct lock_servers *sv, const struct scenario *s,
@@ -184,8 +186,9 @@ static json_t *zk_describe(const struct lock_ops *ops, const struct scenario *s)
 {
     (void)ops;
     const struct zk_ensemble *e = ens_of(s);
+    json_int_t timeout_ms = (json_int_t)(zk_settings_of(s)->session_timeout_ns / 1000000);
     json_t *z = json_pack("{s:b, s:I, s:i}", "external", zk.external, "session_timeout_ms",
-                          (json_int_t)(s->zk_session_timeout_ns / 1000000), "addresses",
+                          timeout_ms, "addresses",
                           e->sv.n); /* every client is given them all */
     if (!zk.external) {
         json_object_set_new(z, "ensemble", json_integer(e->n_srv));
@@ -262,9 +265,19 @@ static void zk_health(const struct lock_ops *ops, const struct scenario *s,
         out->leader[0] = '\0';
 }
 
+/* bench overhead: forceSync off unless --force-sync (an fsync per write is
+ * the disk's noise, not the harness's). The benchmark's scenario is its
+ * own, built in code: its settings are written here. */
+static void zk_bench_settings(struct scenario *s, bool on)
+{
+    ((struct zk_settings *)zk_settings_of(s))->force_sync = on;
+}
+
 const struct backend_ops backend_zookeeper = {
     .name = "zookeeper",
     .title = "ZooKeeper",
+    .settings = zk_settings_rows,
+    .settings_size = sizeof(struct zk_settings),
     .flag = "zk",
     .env_var = "LOCKLAB_ZK",
     .flag_usage = "H:P[,H:P...]  use this ZooKeeper ensemble instead of embedded servers\n"
@@ -287,4 +300,11 @@ const struct backend_ops backend_zookeeper = {
     .bench_bare_loop = "locklab-bare-zk",
     .bench_cycle = "zk-sequential cycle (create ephemeral-sequential + getChildren + delete)",
     .bench_warmup_s = 2.0,
+    .bench_usage = "zookeeper: create ephemeral-sequential + getChildren + delete (the ZooKeeper\n"
+                   "C client) against zk-sequential, forceSync off unless --force-sync (an fsync\n"
+                   "per write is the disk's noise, not locklab's);\n",
+    .bench_flag = "force-sync",
+    .bench_flag_help = "zookeeper: fsync each write (forceSync on)",
+    .bench_flag_note = " (forceSync on)",
+    .bench_settings = zk_bench_settings,
 };
