@@ -18,21 +18,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "runner.h"
+#include "result.h"
+#include "run_dir.h"
 #include "scenario.h"
-
-struct report {
-    char root[1024];       /* results root (--out, default "results") */
-    char dir[1200];        /* root/run_id */
-    char run_id[128];      /* e.g. 20261121-164012-oversell */
-    char started_at[32];   /* ISO 8601 UTC */
-    char host[256];        /* hostname */
-    char junit_copy[1024]; /* --junit FILE, or "" */
-    const struct scenario *const *scenarios; /* every scenario of this invocation */
-    int n_scenarios;
-    struct run_result **results; /* owned copies, in run order */
-    int n_results, cap_results;
-};
+#include "stems.h"
 
 /* Create the run directory. 0 or -1 with err filled. */
 int report_open(struct report *r, const char *root, const struct scenario *const *scenarios,
@@ -47,22 +36,6 @@ int report_add(struct report *r, const struct run_result *res, struct lab_err *e
 int report_finish(struct report *r, bool complete, struct lab_err *err);
 
 void report_free(struct report *r);
-
-/* The name stem of a result's files: "<scenario>" or, for one step of a
- * sweep, "<scenario>-<hot|keyed>-<clients>", followed by "-fenced" when the
- * step asked for fencing (files <impl>/<stem>.acquire.hgrm, .hold.hgrm,
- * .release.hgrm, .handoff.hgrm, .timeline.tsv). */
-void report_result_tag(const struct run_result *x, char *buf, size_t n);
-
-/* The same stem from its parts: scenario name, whether the result is one
- * step of a sweep, and that step's key layout, client count and fencing. */
-void report_stem(char *buf, size_t n, const char *scenario, bool sweep, int per_client_keys,
-                 int clients, int fencing);
-
-/* A step's stem before it has a result: report_stem's, followed by "-rN"
- * for round N > 1 of run --rounds (as report_result_tag gives it after). */
-void report_step_tag(char *buf, size_t n, const char *scenario, bool sweep, int per_client_keys,
-                     int clients, int fencing, int round);
 
 /* Console table: a scenario heading, a column header, one row per result. */
 void report_print_heading(FILE *f, const struct scenario *s, int clients);

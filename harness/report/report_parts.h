@@ -10,7 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report.h"
+#include "result.h"
+#include "run_dir.h"
+#include "stems.h"
 
 /* Rewrite <run dir>/summary.json with every result so far (format:
  * docs/results.md). 0 or -1 with err filled. */

@@ -345,24 +345,6 @@ static void join_path(char *buf, size_t n, const char *prefix, const char *name)
  * The designs' own settings, where a table has its OPT_DESIGNS row
  * ------------------------------------------------------------------------ */
 
-static size_t design_size(int i)
-{
-    return lock_registry[i]->options_size;
-}
-
-size_t options_offset(int i)
-{
-    return scenario_blob_offset(design_size, i);
-}
-
-int design_index(const struct lock_ops *ops)
-{
-    for (int i = 0; i < lock_registry_count; i++)
-        if (lock_registry[i] == ops)
-            return i;
-    return -1;
-}
-
 /* Append r to the n rows of a mapping (at where); -1 is an internal error:
  * too many keys, or two rows for one key. */
 static int add_row(struct opt_loader *L, struct key_row *rows, int *n, struct key_row r,

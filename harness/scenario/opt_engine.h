@@ -99,12 +99,4 @@ int load_section(struct opt_loader *L, const struct opt *opts, const yaml_node_t
  * leaving it to its default (fio's fio_option_is_set). */
 bool given(const struct opt_loader *L, const void *field);
 
-/* Where design i's struct starts in scenario.options: the structs of the
- * designs before it in the registry, each rounded up to max_align_t. With
- * i = lock_registry_count, the bytes all of them take. */
-size_t options_offset(int i);
-
-/* The registry index of a design, or -1 (an adapter's, say). */
-int design_index(const struct lock_ops *ops);
-
 #endif

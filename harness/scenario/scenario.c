@@ -13,7 +13,6 @@
 
 #include "adapter.h"
 #include "lock.h"
-#include "opt_engine.h"
 
 size_t scenario_blob_offset(size_t (*size_of)(int), int i)
 {
@@ -23,6 +22,24 @@ size_t scenario_blob_offset(size_t (*size_of)(int), int i)
         off += (size_of(j) + _Alignof(max_align_t) - 1) / _Alignof(max_align_t) *
                _Alignof(max_align_t);
     return off;
+}
+
+static size_t design_size(int i)
+{
+    return lock_registry[i]->options_size;
+}
+
+size_t options_offset(int i)
+{
+    return scenario_blob_offset(design_size, i);
+}
+
+int design_index(const struct lock_ops *ops)
+{
+    for (int i = 0; i < lock_registry_count; i++)
+        if (lock_registry[i] == ops)
+            return i;
+    return -1;
 }
 
 const void *scenario_options(const struct scenario *s, const struct lock_ops *ops)

@@ -113,6 +113,14 @@ struct lock_ops;
  * registry's count, the bytes all of them take. */
 size_t scenario_blob_offset(size_t (*size_of)(int), int i);
 
+/* Where design i's struct starts in scenario.options: the structs of the
+ * designs before it in the registry, each rounded up to max_align_t. With
+ * i = lock_registry_count, the bytes all of them take. */
+size_t options_offset(int i);
+
+/* The registry index of a design, or -1 (an adapter's, say). */
+int design_index(const struct lock_ops *ops);
+
 /* The design's own settings as this scenario gives them (its struct, of
  * ops->options_size bytes), for lock_env.options; NULL when the design
  * declares none or is not in the registry. */
