@@ -25,6 +25,9 @@ extern const struct lock_ops lock_redis_wait;
 extern const struct lock_ops lock_zk_ephemeral;
 extern const struct lock_ops lock_zk_sequential;
 extern const struct lock_ops lock_zk_semaphore;
+extern const struct lock_ops lock_etcd_lease;
+extern const struct lock_ops lock_etcd_mutex;
+extern const struct lock_ops lock_etcd_lock_api;
 extern const struct lock_ops lock_mysql_unique;
 extern const struct lock_ops lock_mysql_for_update;
 extern const struct lock_ops lock_mysql_get_lock;
@@ -45,6 +48,9 @@ const struct lock_ops *const lock_registry[] = {
     &lock_zk_ephemeral,
     &lock_zk_sequential,
     &lock_zk_semaphore,
+    &lock_etcd_lease,
+    &lock_etcd_mutex,
+    &lock_etcd_lock_api,
     &lock_mysql_unique,
     &lock_mysql_for_update,
     &lock_mysql_get_lock,

@@ -15,7 +15,7 @@
 /* The stores, in the order results compare them: each X(name) is the
  * table backend_<name> of one folder harness/stores/<store>/. A new store
  * is one more X() on this line. */
-#define BACKEND_STORES(X) X(redis) X(zookeeper) X(mysql) X(postgres)
+#define BACKEND_STORES(X) X(redis) X(zookeeper) X(etcd) X(mysql) X(postgres)
 
 #define BACKEND_DECLARE(name) extern const struct backend_ops backend_##name;
 #define BACKEND_ENTRY(name) &backend_##name,
