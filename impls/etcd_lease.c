@@ -100,7 +100,6 @@ static enum lock_status el_acquire(struct lock_client *c, const char *key, int64
             }
             return LOCK_GRANTED;
         }
-        c->env->stats->polls++;
         r = etcd_wait_delete(c, ekey, rev, deadline, err);
         if (r < 0)
             break;

@@ -97,7 +97,6 @@ static int em_wait_lower(struct lock_client *c, const char *pfx, int64_t my_rev,
         json_decref(resp);
         if (!have)
             return 1;
-        c->env->stats->polls++;
         int r = etcd_wait_delete(c, last, rev, deadline, err);
         if (r <= 0)
             return r;
