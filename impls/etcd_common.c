@@ -14,18 +14,30 @@
 #define ETCD_CALL_TIMEOUT_MS 2000 /* one member's answer, then the next member */
 
 /* The keep-alive thread's renewal (watchdog.h): key is the lease id in
- * decimal. 1 alive, 0 gone (TTL 0: the lease expired), -1 no answer. */
+ * decimal. As Go's keep-alive loop, a renewal that finds no member able to
+ * answer (one down, an election under way) is sent again every 50 ms, over
+ * the next member, for as long as the lease may still run; only then is
+ * the session given up. 1 alive, 0 gone (TTL 0: it expired, or no answer
+ * for a whole TTL), -1 never (the watchdog's own retries would stop
+ * renewing a session that still runs). */
 static int keep_alive(void *arg, const char *key)
 {
     struct lock_client *c = arg;
     struct lab_err err;
     json_t *resp;
-    int64_t id = strtoll(key, NULL, 10);
-    if (etcd_call(c->wd_conn, "/v3/lease/keepalive", json_pack("{s:I}", "ID", (json_int_t)id),
-                  &resp, &err) != 0)
-        return -1;
-    int64_t ttl = etcd_num(resp, "result", "TTL", NULL);
-    json_decref(resp);
+    int64_t id = strtoll(key, NULL, 10), ttl = 0;
+    int64_t give_up = lab_now_ns() + c->ttl_s * 1000000000LL;
+    for (;;) {
+        if (etcd_call(c->wd_conn, "/v3/lease/keepalive",
+                      json_pack("{s:I}", "ID", (json_int_t)id), &resp, &err) == 0) {
+            ttl = etcd_num(resp, "result", "TTL", NULL);
+            json_decref(resp);
+            break;
+        }
+        if (lab_now_ns() >= give_up || (c->env->stop && *c->env->stop))
+            break;
+        lab_sleep_ns(50 * 1000000, c->env->stop);
+    }
     if (ttl <= 0 && id == c->lease)
         atomic_store(&c->lease_lost, 1);
     return ttl > 0 ? 1 : 0;
@@ -118,6 +130,12 @@ int64_t etcd_session(struct lock_client *c, struct lab_err *err)
     if (c->wd)
         watchdog_arm(c->wd, key);
     return id;
+}
+
+void etcd_session_failed(struct lock_client *c, const struct lab_err *err)
+{
+    if (strstr(err->msg, "lease not found"))
+        atomic_store(&c->lease_lost, 1);
 }
 
 struct delete_wait {

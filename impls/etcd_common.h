@@ -70,6 +70,11 @@ void etcd_lease_revoke(struct lock_client *c, int64_t id);
  * the last one was lost: its id, or 0 with err filled. */
 int64_t etcd_session(struct lock_client *c, struct lab_err *err);
 
+/* After a request with the session's lease failed with err: when etcd no
+ * longer knows the lease, the session is over (the next acquire grants a
+ * new one). */
+void etcd_session_failed(struct lock_client *c, const struct lab_err *err);
+
 /* Wait until key (the full etcd key) is deleted after revision rev, on a
  * watch from rev + 1. 1 deleted, 0 deadline or stop, -1 with err. */
 int etcd_wait_delete(struct lock_client *c, const char *key, int64_t rev, int64_t deadline,

@@ -58,8 +58,7 @@ static enum lock_status ela_acquire(struct lock_client *c, const char *key, int6
     if (r == 0)
         return LOCK_TIMEOUT;
     if (r < 0) {
-        if (strstr(err->msg, "lease not found"))
-            atomic_store(&c->lease_lost, 1); /* the session is over: a new one next time */
+        etcd_session_failed(c, err);
         return LOCK_ERROR;
     }
     if (c->env->fencing) {

@@ -133,8 +133,10 @@ static enum lock_status em_acquire(struct lock_client *c, const char *key, int64
             }
         }
     }
-    if (r < 0)
+    if (r < 0) {
+        etcd_session_failed(c, err);
         return LOCK_ERROR;
+    }
     return etcd_hold_push(c, key, mine, my_rev, lease, err) == 0 ? LOCK_GRANTED : LOCK_ERROR;
 }
 
