@@ -135,6 +135,11 @@ void etcd_conn_free(struct etcd_conn *c)
     free(c);
 }
 
+void etcd_conn_next(struct etcd_conn *c)
+{
+    c->cur = (c->cur + 1) % c->n;
+}
+
 void etcd_conn_count(struct etcd_conn *c, int64_t *counter)
 {
     c->count = counter;

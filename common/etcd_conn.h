@@ -34,6 +34,9 @@ struct etcd_conn;
 struct etcd_conn *etcd_conn_new(const char *endpoints, int timeout_ms, struct lab_err *err);
 void etcd_conn_free(struct etcd_conn *c);
 
+/* Send the next call to the next endpoint (after a stream was cut). */
+void etcd_conn_next(struct etcd_conn *c);
+
 /* Count every request sent in *counter (NULL: none). */
 void etcd_conn_count(struct etcd_conn *c, int64_t *counter);
 

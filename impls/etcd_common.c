@@ -140,10 +140,11 @@ void etcd_session_failed(struct lock_client *c, const struct lab_err *err)
 
 struct delete_wait {
     struct lock_client *c;
+    bool canceled; /* etcd canceled the watch (compacted past its revision) */
 };
 
-/* A watch message: created (read on), canceled (compacted: fail), or
- * events, which with the NOPUT filter are deletions. */
+/* A watch message: created (read on), canceled (fail), or events, which
+ * with the NOPUT filter are deletions. */
 static int on_watch(void *arg, json_t *msg, struct lab_err *err)
 {
     struct delete_wait *w = arg;
@@ -151,6 +152,7 @@ static int on_watch(void *arg, json_t *msg, struct lab_err *err)
     if (json_is_true(json_object_get(result, "canceled"))) {
         const char *why = json_string_value(json_object_get(result, "cancel_reason"));
         lab_err_set(err, EIO, "etcd watch canceled: %.100s", why ? why : "no reason given");
+        w->canceled = true;
         return -1;
     }
     if (json_array_size(json_object_get(result, "events")) == 0)
@@ -162,10 +164,19 @@ static int on_watch(void *arg, json_t *msg, struct lab_err *err)
 int etcd_wait_delete(struct lock_client *c, const char *key, int64_t rev, int64_t deadline,
                      struct lab_err *err)
 {
-    struct delete_wait w = {c};
-    json_t *req = json_pack("{s:{s:o, s:I, s:[s]}}", "create_request", "key", etcd_b64s(key),
-                            "start_revision", (json_int_t)(rev + 1), "filters", "NOPUT");
-    return etcd_stream(c->ec, "/v3/watch", req, on_watch, &w, deadline, c->env->stop, err);
+    struct delete_wait w = {c, false};
+    for (;;) {
+        json_t *req = json_pack("{s:{s:o, s:I, s:[s]}}", "create_request", "key",
+                                etcd_b64s(key), "start_revision", (json_int_t)(rev + 1),
+                                "filters", "NOPUT");
+        int r = etcd_stream(c->ec, "/v3/watch", req, on_watch, &w, deadline, c->env->stop, err);
+        if (r >= 0 || w.canceled || lab_now_ns() >= deadline)
+            return r < 0 ? -1 : r;
+        /* the member went away under the watch: as Go's client, watch
+         * again from the same revision on the next member */
+        etcd_conn_next(c->ec);
+        lab_sleep_ns(20 * 1000000, c->env->stop);
+    }
 }
 
 int etcd_delete(struct lock_client *c, const char *key, struct lab_err *err)
