@@ -132,6 +132,15 @@ int64_t etcd_session(struct lock_client *c, struct lab_err *err)
     return id;
 }
 
+void etcd_session_drop(struct lock_client *c)
+{
+    if (c->wd)
+        watchdog_disarm(c->wd);
+    if (c->lease)
+        etcd_lease_revoke(c, c->lease);
+    atomic_store(&c->lease_lost, 1);
+}
+
 void etcd_session_failed(struct lock_client *c, const struct lab_err *err)
 {
     if (strstr(err->msg, "lease not found"))

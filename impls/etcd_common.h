@@ -70,6 +70,12 @@ void etcd_lease_revoke(struct lock_client *c, int64_t id);
  * the last one was lost: its id, or 0 with err filled. */
 int64_t etcd_session(struct lock_client *c, struct lab_err *err);
 
+/* End the session after a release that could not be sent: its lease is
+ * revoked (or, when etcd cannot be reached either, no longer kept alive,
+ * so it runs out), and with it every key of ours, as ZooKeeper's designs
+ * close their session; the next acquire grants a new one. */
+void etcd_session_drop(struct lock_client *c);
+
 /* After a request with the session's lease failed with err: when etcd no
  * longer knows the lease, the session is over (the next acquire grants a
  * new one). */

@@ -80,8 +80,10 @@ static enum release_status ela_release(struct lock_client *c, const char *key,
     if (!etcd_hold_pop(c, key, &h))
         return RELEASE_NOT_OWNER;
     if (etcd_call(c->ec, "/v3/lock/unlock", json_pack("{s:o}", "key", etcd_b64s(h.ekey)), &resp,
-                  err) != 0)
+                  err) != 0) {
+        etcd_session_drop(c); /* a key left behind would block everyone */
         return RELEASE_ERROR;
+    }
     json_decref(resp);
     return RELEASE_UNCHECKED; /* Unlock deletes whatever is there, and says nothing */
 }

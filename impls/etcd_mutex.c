@@ -146,6 +146,8 @@ static enum release_status em_release(struct lock_client *c, const char *key, st
     if (!etcd_hold_pop(c, key, &h))
         return RELEASE_NOT_OWNER;
     int r = etcd_delete(c, h.ekey, err);
+    if (r < 0)
+        etcd_session_drop(c); /* a key left behind would block everyone */
     return r < 0 ? RELEASE_ERROR : r ? RELEASE_OK : RELEASE_NOT_OWNER;
 }
 
