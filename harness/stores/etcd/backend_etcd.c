@@ -270,4 +270,10 @@ const struct backend_ops backend_etcd = {
     .no_role = etcd_no_role,
     .health = etcd_health,
     .version = servers_etcd_version,
+    .bench_impl = "etcd-lease",
+    .bench_bare_loop = "locklab-bare-etcd",
+    .bench_cycle = "etcd-lease cycle (lease grant + txn create + txn delete-if-ours)",
+    .bench_warmup_s = 0.5,
+    .bench_usage = "etcd: POST /v3/lease/grant + /v3/kv/txn create-if-absent + /v3/kv/txn\n"
+                   "delete-if-ours (libcurl, the v3 JSON gateway) against etcd-lease;\n",
 };
