@@ -99,6 +99,26 @@ const char *backend_role_list(void)
     return list;
 }
 
+int backend_parse_hosts(const char *s, struct lock_servers *sv)
+{
+    char buf[256];
+    struct lock_servers tmp = {0};
+    if (strlen(s) >= sizeof buf || !*s || s[strlen(s) - 1] == ',')
+        return -1;
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *save, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        if (tmp.n == LOCK_MAX_SERVERS)
+            return -1;
+        struct lock_endpoint *ep = &tmp.node[tmp.n++];
+        if (lab_parse_hostport(p, ep->host, sizeof ep->host, &ep->port) != 0)
+            return -1;
+    }
+    snprintf(tmp.conn, sizeof tmp.conn, "%s", s);
+    if (sv)
+        *sv = tmp;
+    return 0;
+}
+
 void backend_fill_conn(struct lock_servers *sv)
 {
     size_t used = 0;

@@ -275,6 +275,11 @@ void backend_health_asked(const struct backend_role *roles, int n, const struct 
                           int need, int (*answers)(const struct server *srv),
                           struct backend_health *out);
 
+/* A store's external cluster as the user names it, "HOST:PORT[,HOST:PORT...]"
+ * (at most LOCK_MAX_SERVERS), into sv when sv is not NULL (conn: s as
+ * given). 0, or -1 when it is not so. */
+int backend_parse_hosts(const char *s, struct lock_servers *sv);
+
 /* Fill sv->conn from its nodes: "host:port,host:port...". */
 void backend_fill_conn(struct lock_servers *sv);
 

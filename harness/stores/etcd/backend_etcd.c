@@ -58,30 +58,9 @@ static struct etcd_cluster *cluster_of(const struct scenario *s)
     return &etcd.cl[etcd.external || etcd_settings_of(s)->members <= 1 ? 0 : 1];
 }
 
-/* HOST:PORT[,HOST:PORT...] into sv (when not NULL). */
-static int parse_endpoints(const char *s, struct lock_servers *sv)
-{
-    char buf[256];
-    struct lock_servers tmp = {0};
-    if (strlen(s) >= sizeof buf || !*s || s[strlen(s) - 1] == ',')
-        return -1;
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *save, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-        if (tmp.n == LOCK_MAX_SERVERS)
-            return -1;
-        struct lock_endpoint *ep = &tmp.node[tmp.n++];
-        if (lab_parse_hostport(p, ep->host, sizeof ep->host, &ep->port) != 0)
-            return -1;
-    }
-    backend_fill_conn(&tmp);
-    if (sv)
-        *sv = tmp;
-    return 0;
-}
-
 static int etcd_check_external(const char *addr, struct lab_err *err)
 {
-    if (parse_endpoints(addr, NULL) == 0)
+    if (backend_parse_hosts(addr, NULL) == 0)
         return 0;
     lab_err_set(err, EINVAL, "bad etcd endpoints '%.100s' (expected HOST:PORT[,HOST:PORT...])",
                 addr);
@@ -111,7 +90,7 @@ static int etcd_start(const char *external, const volatile int *stop, struct lab
             return 0;
         if (etcd_check_external(external, err) != 0)
             return -1;
-        parse_endpoints(external, &etcd.cl[0].sv);
+        backend_parse_hosts(external, &etcd.cl[0].sv);
         etcd.external = true;
         return servers_etcd_ping(etcd.cl[0].sv.conn, err);
     }

@@ -60,31 +60,9 @@ static struct zk_ensemble *ens_of(const struct scenario *s)
     return &zk.ens[zk.external || zk_settings_of(s)->ensemble <= 1 ? 0 : 1];
 }
 
-/* Each comma-separated part of a connection string is HOST:PORT; into sv
- * when sv is not NULL. */
-static int parse_hosts(const char *s, struct lock_servers *sv)
-{
-    char buf[256];
-    struct lock_servers tmp = {0};
-    if (strlen(s) >= sizeof buf || !*s || s[strlen(s) - 1] == ',')
-        return -1;
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *save, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-        if (tmp.n == LOCK_MAX_SERVERS)
-            return -1;
-        struct lock_endpoint *ep = &tmp.node[tmp.n++];
-        if (lab_parse_hostport(p, ep->host, sizeof ep->host, &ep->port) != 0)
-            return -1;
-    }
-    snprintf(tmp.conn, sizeof tmp.conn, "%s", s);
-    if (sv)
-        *sv = tmp;
-    return 0;
-}
-
 static int zk_check_external(const char *addr, struct lab_err *err)
 {
-    if (parse_hosts(addr, NULL) == 0)
+    if (backend_parse_hosts(addr, NULL) == 0)
         return 0;
     lab_err_set(err, EINVAL, "bad ZooKeeper address '%s' (expected HOST:PORT[,HOST:PORT...])",
                 addr);
@@ -134,7 +112,7 @@ static int zk_start(const char *external, const volatile int *stop, struct lab_e
             return 0;
         if (zk_check_external(external, err) != 0)
             return -1;
-        parse_hosts(external, &zk.ens[0].sv);
+        backend_parse_hosts(external, &zk.ens[0].sv);
         zk.external = true;
         return servers_zk_ping(zk.ens[0].sv.conn, 5000, err);
     }
