@@ -1,6 +1,7 @@
 # it_gc_pause.sh - the shipped gc-pause scenario, every design of it, on
 # real servers: each lock with a lease (redis-lua, the watchdog designs
-# redis-watchdog and redisson, redlock, zk-sequential's session) loses the
+# redis-watchdog and redisson, redlock, zk-sequential's session, the etcd
+# designs' leases: etcd-lease, etcd-mutex, etcd-lock-api) loses the
 # lock to a holder frozen three times past its lease, and its late write
 # loses sales; fenced, the stock store refuses the frozen holder's late
 # writes and the stock stays exact; redlock has no sound token and its
@@ -12,8 +13,8 @@
 . "$(dirname "$0")/lib.sh"
 
 run_ok "gc-pause" "$SRC/scenarios/gc-pause.yaml"
-expect_eq "gc-pause: every design ran twice" "$(jget "$S" results)" 16
-for impl in redis-lua redis-watchdog redisson redlock zk-sequential; do
+expect_eq "gc-pause: every design ran twice" "$(jget "$S" results)" 22
+for impl in redis-lua redis-watchdog redisson redlock zk-sequential etcd-lease etcd-mutex etcd-lock-api; do
     steps="off on"
     [ $impl = redlock ] && steps="off unsupported"
     for fencing in $steps; do
