@@ -292,7 +292,7 @@ static const struct bad_case {
       "unknown key 'client' in the top-level mapping (expected one of: name, description, "
       "adapters, impls, backends, clients, run, lock, workload, faults, expect)" },
     { "unknown-key-nested.yaml", "5:3",
-      "unknown key 'ttls' in lock (expected one of: key, ttl, wait, retry_interval, retry, watchdog_lease, script, wait_replicas, wait_timeout, keys)" },
+      "unknown key 'ttls' in lock (expected one of: key, ttl, wait, retry_interval, retry, watchdog_lease, script, wait_replicas, wait_timeout, etcd_keepalive, keys)" },
     { "unknown-key-deep.yaml", "3:20",
       "unknown key 'topolgy' in backends.redis (expected one of: topology, replicas, masters, persistence)" },
     { "duplicate-key.yaml", "5:1", "duplicate key 'clients' in the top-level mapping (first at 3:1)" },
@@ -352,7 +352,7 @@ static const struct bad_case {
     { "faults-role-typo.yaml", "4:36",
       "unknown target 'zookeeper-leeder' (valid: holder, client:N, random-client, redis, "
       "redis-master, redis-replica:I, sentinel:I, redis-node:I, zookeeper[:I], zookeeper-leader, "
-      "zookeeper-follower:I, mysql, postgres)" },
+      "zookeeper-follower:I, etcd, etcd-member:I, etcd-leader, mysql, postgres)" },
     { "faults-follower-index.yaml", "4:36", "unknown target 'zookeeper-follower'" },
     { "faults-leader-index.yaml", "4:36", "unknown target 'zookeeper-leader:1'" },
     { "topology-unknown.yaml", "3:30", "unknown value 'cluster' for backends.redis.topology" },
@@ -632,7 +632,7 @@ static void test_redisson_lease(void)
     rc = load_text("name: t\nimpls: [redisson]\nlock: {leaseTime: 50ms}\n", &s, err, sizeof err,
                    path);
     CHECK(rc == -1 && strstr(err, ":3:8: unknown key 'leaseTime' in lock (expected one of: key, "
-                                  "ttl, wait, retry_interval, retry, watchdog_lease, script, wait_replicas, wait_timeout, keys)"),
+                                  "ttl, wait, retry_interval, retry, watchdog_lease, script, wait_replicas, wait_timeout, etcd_keepalive, keys)"),
           "a derived value is not a key: %s", err);
 }
 
