@@ -112,23 +112,6 @@ expect_eq "unreachable \$LOCKLAB_ETCD: exit code" "$?" 3
 # 5. Interrupted (SIGINT) and killed (SIGKILL) while etcd runs: it goes
 #    with locklab.
 etcd_running() { pgrep -f -- "etcd --name.*$TMPDIR" >/dev/null; }
-no_etcd() { ! etcd_running; }
-for sig in INT KILL; do
-    "$LOCKLAB" run "$D/long.yaml" --out "$WORK/results-$sig" --quiet --no-plot >/dev/null 2>&1 &
-    pid=$!
-    end=$((SECONDS + 30))
-    until { etcd_running && [ "$(client_pids $pid | wc -l)" -ge 3 ]; } || [ $SECONDS -ge $end ]; do
-        sleep 0.05
-    done
-    check "SIG$sig: etcd and the clients run" etcd_running
-    kill -$sig $pid
-    wait $pid
-    rc=$?
-    [ $sig = INT ] && expect_eq "SIGINT: exit code" "$rc" 130
-    end=$((SECONDS + 5))
-    while [ -n "$(orphans)" ] && [ $SECONDS -lt $end ]; do sleep 0.05; done
-    expect_no_orphans "after SIG$sig"
-    check "SIG$sig: no etcd left" no_etcd
-done
+expect_signals_clean "$D/long.yaml" etcd_running 3 etcd
 rm -rf "$TMPDIR"/locklab-* # what a SIGKILLed locklab could not remove
 finish

@@ -129,21 +129,6 @@ expect_eq "unreachable \$LOCKLAB_MYSQL: exit code" "$?" 3
 # 5. Interrupted (SIGINT) and killed (SIGKILL) while mariadbd runs: it
 #    goes with locklab.
 mariadbd_running() { pgrep -f -- "mariadbd.*$TMPDIR" >/dev/null; }
-for sig in INT KILL; do
-    "$LOCKLAB" run "$D/long.yaml" --out "$WORK/results-$sig" --quiet --no-plot >/dev/null 2>&1 &
-    pid=$!
-    end=$((SECONDS + 60))
-    until { mariadbd_running && [ "$(client_pids $pid | wc -l)" -ge 4 ]; } || [ $SECONDS -ge $end ]; do
-        sleep 0.05
-    done
-    check "SIG$sig: mariadbd and the clients run" mariadbd_running
-    kill -$sig $pid
-    wait $pid
-    rc=$?
-    [ $sig = INT ] && expect_eq "SIGINT: exit code" "$rc" 130
-    end=$((SECONDS + 5))
-    while [ -n "$(orphans)" ] && [ $SECONDS -lt $end ]; do sleep 0.05; done
-    expect_no_orphans "after SIG$sig"
-done
+expect_signals_clean "$D/long.yaml" mariadbd_running 4 mariadbd
 rm -rf "$TMPDIR"/locklab-* # what a SIGKILLed locklab could not remove
 finish

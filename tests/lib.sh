@@ -123,6 +123,32 @@ run_ok() {
     S=$WORK/results/latest/summary.json
 }
 
+# expect_signals_clean SCENARIO RUNNING CLIENTS NAME: run SCENARIO, and once
+# RUNNING (a command: the store's server runs) succeeds and CLIENTS clients
+# run (60 s at most), interrupt locklab (SIGINT: exit 130), then again and
+# SIGKILL it: each time nothing it started is left (NAME: the server, for
+# the messages).
+expect_signals_clean() {
+    local scn=$1 running=$2 clients=$3 name=$4 sig pid end rc
+    for sig in INT KILL; do
+        "$LOCKLAB" run "$scn" --out "$WORK/results-$sig" --quiet --no-plot >/dev/null 2>&1 &
+        pid=$!
+        end=$((SECONDS + 60))
+        until { $running && [ "$(client_pids $pid | wc -l)" -ge "$clients" ]; } || [ $SECONDS -ge $end ]; do
+            sleep 0.05
+        done
+        check "SIG$sig: $name and the clients run" $running
+        kill -$sig $pid
+        wait $pid
+        rc=$?
+        [ $sig = INT ] && expect_eq "SIGINT: exit code" "$rc" 130
+        end=$((SECONDS + 5))
+        while [ -n "$(orphans)" ] && [ $SECONDS -lt $end ]; do sleep 0.05; done
+        expect_no_orphans "after SIG$sig"
+        check "SIG$sig: no $name left" eval "! $running"
+    done
+}
+
 # client_pids PID: the client processes of locklab PID (its children that stay
 # locklab; the embedded servers exec redis-server or java).
 client_pids() { for c in $(pgrep -P "$1"); do [ "$(cat /proc/"$c"/comm 2>/dev/null)" = locklab ] && echo "$c"; done; }
