@@ -6,7 +6,7 @@
  * on 127.0.0.1, the data in <dir>/data, --unsafe-no-fsync (the disk's
  * fsync is noise here, not what a lock design does), and a heartbeat of
  * 50 ms with an election timeout of 500 ms, so that an election after a
- * leader is killed takes about half a second and the smallest lease etcd
+ * leader is killed takes 0.5 to 1 s and the smallest lease etcd
  * grants is 1 s (it raises a lease to 1.5 election timeouts). The member's
  * name, peer port and the initial cluster are kept in srv->extra, so a
  * restart fault starts it again on the same ports and data, rejoining its
