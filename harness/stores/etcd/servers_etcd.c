@@ -176,11 +176,12 @@ int servers_etcd_metric(const char *endpoints, const char *metric, int64_t *sum,
             lab_err_set(err, EIO, "etcd at %s did not answer /metrics", p);
             return -1;
         }
-        for (char *line = page; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        for (char *line = page, *next; line && *line; line = next) {
+            char *eol = strchr(line, '\n');
+            next = eol ? eol + 1 : NULL;
             if (strncmp(line, metric, mlen) != 0 || (line[mlen] != ' ' && line[mlen] != '{'))
                 continue;
-            char *value = strchr(line + mlen, ' ');
-            char *eol = strchr(line, '\n');
+            char *value = strchr(line + mlen, ' '); /* after the labels, if any */
             if (value && (!eol || value < eol))
                 *sum += (int64_t)strtod(value + 1, NULL);
         }
