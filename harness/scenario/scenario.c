@@ -47,6 +47,7 @@
 
 #include "backend.h"
 #include "failpoint_env.h"
+#include "fault_action.h"
 #include "lock.h"
 
 /* ------------------------------------------------------------------------
@@ -1075,13 +1076,37 @@ static int fault_duration(struct opt_loader *L, const yaml_node_t *v, const char
     return 0;
 }
 
-/* Check an entry's keys against its action and target; 0 or -1. */
+static bool act_at_failpoint(const struct fault_action_ops *a)
+{
+    return a->at_failpoint != NULL;
+}
+
+static bool act_offset(const struct fault_action_ops *a)
+{
+    return a->keys & FA_OFFSET;
+}
+
+static bool act_timed(const struct fault_action_ops *a)
+{
+    return a->hit_client || a->hit_server || a->fire_server;
+}
+
+static bool act_failpoint_only(const struct fault_action_ops *a)
+{
+    return !act_timed(a);
+}
+
+/* Check an entry's keys against its action's row (fault_action.h: the keys
+ * it takes, the targets its hooks serve, its own rule) and its target; 0
+ * or -1. */
 static int fault_check(struct opt_loader *L, const yaml_node_t *entry, const char *kp,
                        const struct fault_spec *f, bool has_at, bool has_every, bool has_count,
-                       bool has_duration, bool has_target, bool has_window)
+                       bool has_duration, bool has_target, bool has_window, bool has_offset)
 {
-    const char *act = fault_action_name(f->action);
-    bool fp = f->target == TARGET_FAILPOINT;
+    const struct fault_action_ops *row = fault_action_of(f->action);
+    const char *act = row->word;
+    char words[96], msg[240];
+    bool fp = f->target == TARGET_FAILPOINT, server = f->target == TARGET_SERVER;
     if (fp + has_at + has_every != 1)
         return fail_at(L, entry, "%s: give exactly one of at, every or failpoint", kp);
     if (fp && has_target)
@@ -1090,52 +1115,33 @@ static int fault_check(struct opt_loader *L, const yaml_node_t *entry, const cha
     if (!fp && !has_target)
         return fail_at(L, entry, "%s: target is missing (holder, client:N, random-client, "
                                  "or a server: %s)", kp, fault_server_targets());
-    if (fp && f->action != FAULT_KILL && f->action != FAULT_PAUSE && f->action != FAULT_SLEEP)
-        return fail_at(L, entry, "%s: at a failpoint the action is kill, pause or sleep, "
-                                 "not %s", kp, act);
-    if (!fp && f->action == FAULT_SLEEP)
-        return fail_at(L, entry, "%s: sleep is a failpoint action (the client sleeps where "
-                                 "it is); use pause for a timed fault", kp);
-    bool lasts = f->action == FAULT_PAUSE || f->action == FAULT_RESTART ||
-                 f->action == FAULT_SLEEP;
+    if (fp && !row->at_failpoint)
+        return fail_at(L, entry, "%s: at a failpoint the action is %s, not %s", kp,
+                       fault_action_join(words, sizeof words, act_at_failpoint, " or "), act);
+    if (!fp && !act_timed(row))
+        return fail_at(L, entry, "%s: %s is a failpoint action %s", kp, act, row->hint);
+    bool lasts = row->keys & FA_DURATION;
     if (lasts && !has_duration)
         return fail_at(L, entry, "%s: %s needs a duration", kp, act);
     if (!lasts && has_duration)
         return fail_at(L, entry, "%s: %s takes no duration", kp, act);
     if (has_at && has_count)
         return fail_at(L, entry, "%s: count goes with every or failpoint, not at", kp);
-    if (has_window && f->target != TARGET_HOLDER && !f->when_holder &&
-        f->action != FAULT_FAILOVER)
+    if (has_window && f->target != TARGET_HOLDER && !f->when_holder && !(row->keys & FA_WINDOW))
         return fail_at(L, entry, "%s: window is how long to wait for a holder; the target "
                                  "is not holder and there is no when: holder", kp);
-    if (f->action == FAULT_FAILOVER && strcmp(f->role, "redis-master") != 0)
-        return fail_at(L, entry, "%s: failover applies to redis-master (the sentinel "
-                                 "topology's master), not to %s", kp, f->target_text);
-    bool server = f->target == TARGET_SERVER;
-    if ((f->action == FAULT_RESTART || f->action == FAULT_STOP || f->action == FAULT_START) &&
-        !server)
+    if (!fp && row->check && row->check(f, msg, sizeof msg))
+        return fail_at(L, entry, "%s: %s", kp, msg);
+    if (!fp && !server && !row->hit_client)
         return fail_at(L, entry, "%s: %s applies to a server (%s), not to %s", kp, act,
                        fault_server_targets(), f->target_text);
-    return 0;
-}
-
-/* The keys of a server fault: offset (clock-jump) and when. 0 or -1. */
-static int fault_check_server(struct opt_loader *L, const yaml_node_t *entry, const char *kp,
-                              const struct fault_spec *f, bool has_offset)
-{
-    bool jump = f->action == FAULT_CLOCK_JUMP;
-    if (jump && !has_offset)
-        return fail_at(L, entry, "%s: clock-jump needs an offset (such as 30s, or -5s to go "
-                                 "back)", kp);
-    if (!jump && has_offset)
-        return fail_at(L, entry, "%s: offset goes with clock-jump, not %s", kp,
-                       fault_action_name(f->action));
-    if (jump && (f->target != TARGET_SERVER ||
-                 !backend_role_find(f->role, strlen(f->role))->clock))
-        return fail_at(L, entry, "%s: clock-jump moves the wall clock of a Redis server: target "
-                                 "redis or redis-node:I, not %s (ZooKeeper times its sessions "
-                                 "with the monotonic clock: not supported)", kp, f->target_text);
-    if (f->when_holder && f->target != TARGET_SERVER)
+    if ((row->keys & FA_OFFSET) && !has_offset)
+        return fail_at(L, entry, "%s: %s needs an offset (such as 30s, or -5s to go back)", kp,
+                       act);
+    if (!(row->keys & FA_OFFSET) && has_offset)
+        return fail_at(L, entry, "%s: offset goes with %s, not %s", kp,
+                       fault_action_join(words, sizeof words, act_offset, " or "), act);
+    if (f->when_holder && !server)
         return fail_at(L, entry, "%s: when: holder holds back a server fault until a client "
                                  "holds the lock; to hit the holder itself, write target: holder",
                        kp);
@@ -1178,7 +1184,7 @@ _Static_assert(sizeof fault_keys == sizeof fault_key_help, "one help per fault k
 static int load_fault(struct opt_loader *L, const yaml_node_t *entry, const char *kp,
                       struct fault_spec *f)
 {
-    const char *const *actions = fault_action_words;
+    const char *const *actions = fault_action_words();
     const char *const *keys = fault_keys;
     char shown[SHOW_MAX], list[160], sub[128];
     bool has[10] = {false};
@@ -1273,11 +1279,13 @@ static int load_fault(struct opt_loader *L, const yaml_node_t *entry, const char
             break;
         }
     }
-    if (!action)
-        return fail_at(L, entry, "%s: action is missing (pause, kill, restart, stop, start, "
-                                 "clock-jump; sleep at a failpoint)", kp);
-    if (fault_check(L, entry, kp, f, has[0], has[1], has[2], has[3], has[5], has[7]) != 0 ||
-        fault_check_server(L, entry, kp, f, has[8]) != 0)
+    if (!action) {
+        char timed[160], fp_only[64];
+        return fail_at(L, entry, "%s: action is missing (%s; %s at a failpoint)", kp,
+                       fault_action_join(timed, sizeof timed, act_timed, ", "),
+                       fault_action_join(fp_only, sizeof fp_only, act_failpoint_only, ", "));
+    }
+    if (fault_check(L, entry, kp, f, has[0], has[1], has[2], has[3], has[5], has[7], has[8]) != 0)
         return -1;
     if (!has[2])
         f->count = f->target == TARGET_FAILPOINT || has[0] ? 1 : 0; /* every: unbounded */
@@ -1299,8 +1307,8 @@ static int64_t last_fault_end(const struct scenario *s, int *which)
         if (f->every_ns && !f->count)
             return INT64_MIN;
         int64_t end = f->at_ns + (f->every_ns ? f->every_ns * (f->count - 1) : 0) +
-                      f->duration_ns + (f->when_holder || f->action == FAULT_FAILOVER ||
-                                                f->target == TARGET_HOLDER
+                      f->duration_ns + (f->when_holder || f->target == TARGET_HOLDER ||
+                                                (fault_action_of(f->action)->keys & FA_WINDOW)
                                             ? f->window_ns
                                             : 0);
         if (end >= last) {
@@ -1321,7 +1329,7 @@ static void faults_finish(struct opt_loader *L)
 {
     struct scenario *s = L->s;
     for (int i = 0; i < s->n_faults; i++)
-        if (s->faults[i].action == FAULT_FAILOVER && !s->faults[i].window_given)
+        if ((fault_action_of(s->faults[i].action)->keys & FA_WINDOW) && !s->faults[i].window_given)
             s->faults[i].window_ns = s->ttl_ns + s->business_ns + 1000000000LL;
     int k = -1;
     int64_t last = last_fault_end(s, &k);
