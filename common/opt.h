@@ -6,7 +6,7 @@
  * validation and the help text; an engine brings rows of its own
  * (ioengine_ops.options) for a struct of its own, which the core never
  * sees. locklab does the same: the scenario loader's tables
- * (harness/scenario/scenario.c) and the rows a lock design declares for its own
+ * (harness/scenario/) and the rows a lock design declares for its own
  * settings (lock_ops.options, impls/) are arrays of struct opt, read by one
  * parser, the loader's. This header holds only the description, no code,
  * so that a design can declare rows without including anything of the
@@ -44,7 +44,7 @@ enum opt_flags {
                              * (listed with its help, never parsed) */
 };
 
-struct opt_loader;  /* the parser's state (harness/scenario/scenario.c) */
+struct opt_loader;  /* the parser's state (harness/scenario/opt_engine.h) */
 struct yaml_node_s; /* libyaml's node */
 
 /* OPT_NODE: read value (at keypath, "lock.keys") into the parser's target.

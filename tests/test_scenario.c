@@ -19,6 +19,7 @@
 #include "check.h"
 #include "adapter.h"
 #include "lock.h"
+#include "lex.h"
 #include "scenario.h"
 
 #define NS 1LL

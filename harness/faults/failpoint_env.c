@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "lock.h"
-#include "scenario.h"
+#include "lex.h"
 
 /* Points every design has, in the client loop. */
 static const struct {

@@ -90,6 +90,9 @@ struct fault_action_ops {
 extern const struct fault_action_ops *const fault_actions[];
 extern const int fault_actions_count;
 
+/* What an entry's action key takes, for the key reference: the words. */
+extern const char fault_actions_help[];
+
 /* The row of action a. */
 const struct fault_action_ops *fault_action_of(enum fault_action a);
 

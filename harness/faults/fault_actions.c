@@ -23,6 +23,11 @@ const struct fault_action_ops *const fault_actions[] = {
     [FAULT_CLOCK_JUMP] = &fault_clock_jump,
 };
 
+/* The help of an entry's action key (`locklab list --options`): the
+ * words above, the failpoint-only ones last. */
+const char fault_actions_help[] =
+    "pause, kill, restart, stop, start, failover, clock-jump, sleep (at a failpoint)";
+
 const int fault_actions_count = (int)(sizeof fault_actions / sizeof fault_actions[0]);
 
 const struct fault_action_ops *fault_action_of(enum fault_action a)

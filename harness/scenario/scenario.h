@@ -152,9 +152,4 @@ const struct lock_ops *scenario_impl(const struct scenario *s, const char *name)
  * in a step with s->fencing on, the entry's fenced verdict. */
 enum verdict scenario_expected(const struct scenario *s, const char *impl);
 
-/* Parse a duration: a non-negative number (integer or decimal) followed by a
- * unit ns, us, ms, s, m or h, with optional space ("250ms", "1.5 s"). A bare
- * 0 is accepted. Returns 0 and *ns_out, or -1 when malformed or too large. */
-int duration_parse(const char *s, int64_t *ns_out);
-
 #endif
