@@ -8,8 +8,9 @@
  *
  * Killing a server is instant; a restarted server starting, an ensemble
  * electing another leader, a JVM syncing, take up to seconds. The engine
- * (faults.c) opens a watch on the record of every fault that hits a server
- * of a store whose backend has a health hook (backend.h; every store has
+ * opens a watch on the record of every fault that takes a server's service
+ * away (its row says FA_SERVICE: fault_fire.c) or starts one again (start,
+ * fault_kill.c), on a store whose backend has a health hook (backend.h; every store has
  * one), and polls that health from its tick every FAULT_WATCH_POLL_NS,
  * never blocking on a server that is down or stopped. The first poll that
  * finds the store available once the fault has done its own part (a pause
