@@ -5,7 +5,8 @@
  *
  * A fault entry is closed vocabulary, as Jepsen's nemeses are: when (`at`
  * a time after the start barrier, or `every` a period, `count` times), an
- * action (pause, kill, restart, stop, start, clock-jump) and a target
+ * action (a row of fault_action.h's table: pause, kill, restart, stop,
+ * start, failover, clock-jump) and a target
  * (holder, client:N, random-client, or a server role such as redis,
  * redis-node:I, zookeeper; a server fault may wait for a holder: `when:
  * holder`); or a failpoint inside a design where the client that reaches
@@ -20,6 +21,8 @@
 #define FAULT_SPECS_MAX 16   /* entries of one scenario's faults: list */
 #define FAULT_RECORDS_MAX 128 /* faults one run records */
 
+/* The index of an action's row in the table (fault_action.h), with names
+ * for the rows the harness's other rooms ask about. */
 enum fault_action { FAULT_PAUSE = 0, FAULT_KILL, FAULT_RESTART, FAULT_STOP, FAULT_START,
                     FAULT_SLEEP, FAULT_FAILOVER, FAULT_CLOCK_JUMP };
 
@@ -91,9 +94,7 @@ static inline bool fault_took_service(const struct fault_record *r)
     return r->excusing && r->outcome != FAULT_SKIPPED;
 }
 
-/* The action words, in enum order, NULL-terminated (the loader's list). */
-extern const char *const fault_action_words[];
-
+/* The action's word (its row's, fault_actions.c). */
 const char *fault_action_name(enum fault_action a);
 const char *fault_outcome_name(enum fault_outcome o);
 

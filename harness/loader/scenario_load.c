@@ -15,10 +15,10 @@
  * read by the option engine (opt_engine.c). The keys that need more than a
  * scalar check have their handlers in files of their own: impls and the
  * designs' settings (load_designs.c), the stores' settings under backends
- * (load_stores.c), the sweeps (load_sweep.c), faults (load_faults.c),
- * expect (load_expect.c) and adapters (load_adapters.c). This file holds
- * the tables, reads the document and checks what spans sections once
- * everything is read.
+ * (load_stores.c), the sweeps (load_sweep.c), faults (the faults room's
+ * fault_load.c), expect (load_expect.c) and adapters (load_adapters.c).
+ * This file holds the tables, reads the document and checks what spans
+ * sections once everything is read.
  *
  * Durations are resolved into nanoseconds (common/lex.h), so the runner
  * only ever sees plain numbers.
@@ -35,6 +35,7 @@
 #include <yaml.h>
 
 #include "backend.h"
+#include "fault_load.h"
 #include "lock.h"
 #include "opt_engine.h"
 #include "load_sections.h"
@@ -249,7 +250,7 @@ static int load_root(struct opt_loader *L)
                            "%s keeps its own stock and its version: it needs workload kind "
                            "stock", ops->name);
     }
-    scenario_faults_finish(L);
+    fault_load_finish(L);
     return designs_finish(L);
 }
 
@@ -345,9 +346,9 @@ static void print_rows(FILE *f, const struct opt *rows, const char *path, const 
         if (o->fn == load_adapters_done)
             print_rows(f, adapter_opts, "adapters.NAME", NULL);
         if (o->fn == load_faults)
-            for (int i = 0; fault_keys[i]; i++) {
-                snprintf(key, sizeof key, "faults[].%s", fault_keys[i]);
-                fprintf(f, "%-36s %-9s %s\n", key, "-", fault_key_help[i]);
+            for (const struct opt *e = fault_entry_opts; e->name; e++) {
+                snprintf(key, sizeof key, "faults[].%s", e->name);
+                fprintf(f, "%-36s %-9s %s\n", key, "-", e->help);
             }
     }
 }

@@ -207,8 +207,7 @@ static void supervise(const struct scenario *s, const struct lock_ops *ops,
                       volatile int *stop, struct run_result *res, int64_t start)
 {
     int n = s->clients;
-    struct faults F;
-    faults_begin(&F, s, ops, rg, pids, start);
+    struct faults *F = faults_begin(s, ops, rg, pids, start);
     int64_t next_fault = rg->head->stop ? INT64_MAX : start;
     int64_t deadline = start + s->max_duration_ns, stop_at = 0, next_progress = start + 1000000000;
     bool killed = false;
@@ -221,19 +220,19 @@ static void supervise(const struct scenario *s, const struct lock_ops *ops,
     while (reap(pids, n, rg, res, killed || *stop) > 0) { /* a stop kills: not a crash */
         int64_t now = lab_now_ns();
         if (!stop_at && !*stop && now >= next_fault)
-            next_fault = faults_tick(&F, now);
+            next_fault = faults_tick(F, now);
         if (!stop_at && (*stop || rg->head->stop || now >= deadline)) {
             rg->head->stop = 1;
             res->stop_ns = now;
             next_fault = INT64_MAX;
-            faults_release(&F); /* a stopped client cannot hear the stop */
+            faults_release(F); /* a stopped client cannot hear the stop */
             signal_children(pids, n, SIGUSR1);
             stop_at = now + (*stop ? SIGNAL_GRACE_NS : STOP_GRACE_NS);
         }
         if (stop_at && *stop && stop_at - now > SIGNAL_GRACE_NS)
             stop_at = now + SIGNAL_GRACE_NS; /* a signal came during the duration grace */
         if (stop_at)
-            faults_release(&F); /* one stopped itself at a failpoint since */
+            faults_release(F); /* one stopped itself at a failpoint since */
         if (stop_at && now >= stop_at && !killed) {
             signal_children(pids, n, SIGKILL);
             killed = true;
@@ -255,7 +254,7 @@ static void supervise(const struct scenario *s, const struct lock_ops *ops,
         sigtimedwait(&chld, NULL, &ts); /* returns early on SIGCHLD or a signal */
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
-    faults_finish(&F, *stop != 0);
+    faults_finish(F, *stop != 0);
     if (env->progress && lab_now_ns() - start >= 1000000000)
         fprintf(stderr, "\r%60s\r", "");
     res->complete = !*stop;
