@@ -32,6 +32,12 @@ struct report {
     int n_scenarios;
     struct run_result **results; /* owned copies, in run order */
     int n_results, cap_results;
+    char *const *argv;     /* the command line as run (report_set_command), or NULL */
+    int argc;
+    int64_t started_ns;    /* CLOCK_MONOTONIC at report_open: the invocation's duration */
+    int exit_code;         /* -1 until report_conclude */
+    double duration_s;     /* ... and how long the invocation took until then */
+    bool complete;         /* as report_finish was told */
 };
 
 /* Create the run directory. 0 or -1 with err filled. */
@@ -45,6 +51,15 @@ int report_add(struct report *r, const struct run_result *res, struct lab_err *e
 /* Final rewrite of summary.json and junit.xml with complete as given, the
  * --junit copy, and the results/latest link. 0 or -1 with err filled. */
 int report_finish(struct report *r, bool complete, struct lab_err *err);
+
+/* The command line to record (summary.json's command_line: "locklab"
+ * and then argv[0..argc), e.g. "run", "x.yaml"); argv must outlive r. */
+void report_set_command(struct report *r, int argc, char *const *argv);
+
+/* Once the exit code is known (after the baseline gate, the plots): write
+ * it, the invocation's duration and the machine's load into summary.json.
+ * 0 or -1 with err filled. */
+int report_conclude(struct report *r, int exit_code, struct lab_err *err);
 
 void report_free(struct report *r);
 
