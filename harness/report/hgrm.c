@@ -59,7 +59,7 @@ int report_write_hgrms(const struct report *r, const struct run_result *x, struc
             (long long)x->holds_total);
     for (int64_t i = 0; i < x->n_holds; i++) {
         const struct hold *h = &x->holds[i];
-        fprintf(f, "%.6f %.6f %d %d %lld %u\n", h->enter_s, h->exit_s, h->client, h->key,
+        fprintf(f, "%.9f %.9f %d %d %lld %u\n", h->enter_s, h->exit_s, h->client, h->key,
                 (long long)h->token, h->flags);
     }
     return atomic_file_commit(&a, err);

@@ -192,7 +192,7 @@ void html_holds(FILE *f, json_t *r, const char *run_dir)
             fbuf ? fbuf : "[]");
     free(fbuf);
     for (size_t i = from; i < from + count; i++)
-        fprintf(f, "%s%.7f,%.7f,%d,%d,%lld,%u", i > from ? "," : "", v[i].e, v[i].x, v[i].client,
+        fprintf(f, "%s%.9f,%.9f,%d,%d,%lld,%u", i > from ? "," : "", v[i].e, v[i].x, v[i].client,
                 v[i].key, v[i].token, v[i].flags);
     fputs("]}</script>\n<p class=\"holds-legend\"><span class=\"k hold\"></span>critical section "
           "<span class=\"k refused\"></span>refused by the fenced store (stale token) "
