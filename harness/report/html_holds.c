@@ -139,8 +139,12 @@ void html_holds(FILE *f, json_t *r, const char *run_dir)
     json_t *holds = json_object_get(r, "holds"), *saf = json_object_get(r, "safety");
     double total = html_num(holds, "total");
     int clients = (int)html_num(r, "clients");
-    fprintf(f, "<figure class=\"holds\" data-clients=\"%d\" data-violations=\"%.0f\">\n"
-               "<figcaption>Hold timeline: ", clients, html_num(saf, "violations"));
+    fputs("<figure class=\"holds\" id=\"holds-", f); /* a link to one step: #holds-<impl>-<files> */
+    report_xml_escaped(f, html_str(r, "impl"));
+    fputc('-', f);
+    report_xml_escaped(f, html_str(r, "files"));
+    fprintf(f, "\" data-clients=\"%d\" data-violations=\"%.0f\">\n<figcaption>Hold timeline: ",
+            clients, html_num(saf, "violations"));
     report_xml_escaped(f, step);
     fputs("</figcaption>\n", f);
     if (!v) {

@@ -232,7 +232,8 @@ static const char *const style =
     "td:first-child,th:first-child{text-align:left}"
     ".ok{background:#dff0d8}.bad{background:#f2dede}.other{background:#fcf8e3}"
     "figure.plot svg{max-width:100%;height:auto}pre{background:#f6f6f6;padding:1em}"
-    "table.facts th{text-align:left}table.facts td,table.expectations td{text-align:left}"
+    "table.facts th,table.facts td,table.expectations td,table.expectations th,table.stores td,"
+    "table.stores th{text-align:left}"
     "p.expect-total{padding:4px 8px;display:inline-block}";
 
 int report_html_write(const char *run_dir, struct lab_err *err)
