@@ -42,6 +42,8 @@ struct run_opts {
     const char *baseline; /* --baseline FILE: check the run against it */
     json_t *baseline_json; /* ... read before anything starts */
     const char *reference; /* --reference IMPL, or the baseline's: run between the others */
+    int argc;           /* the command line, for summary.json */
+    char **argv;
 };
 
 static void run_usage(FILE *f)
@@ -331,6 +333,7 @@ static int run_step(const struct scenario *s, const struct lock_ops *ops,
         report_stderr_dir(step_env.log_dir, sizeof step_env.log_dir, rep->dir, ops->name, tag);
     }
     if (runner_run(s, ops, &step_env, &lab_stop, res, &err) != 0) {
+        run_result_free_holds(res);
         if (lab_stop)
             return code;
         fprintf(stderr, "locklab: %s on %s: %s\n", ops->name, s->name, err.msg);
@@ -343,7 +346,9 @@ static int run_step(const struct scenario *s, const struct lock_ops *ops,
         report_print_row(o->quiet ? stderr : stdout, res);
     if (!res->pass && code == LAB_EXIT_OK)
         code = LAB_EXIT_EXPECT;
-    if (report_add(rep, res, &err) != 0) {
+    int added = report_add(rep, res, &err);
+    run_result_free_holds(res); /* written with the step's files */
+    if (added != 0) {
         fprintf(stderr, "locklab: %s\n", err.msg);
         return LAB_EXIT_ENV;
     }
@@ -415,6 +420,7 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
         fprintf(stderr, "locklab: %s\n", err.msg);
         return LAB_EXIT_ENV;
     }
+    report_set_command(&rep, o->argc, o->argv);
     struct run_env env = {
         .stock = {.host = b->stock_srv.host, .port = b->stock_srv.port},
         .progress = !o->quiet && isatty(2),
@@ -460,18 +466,23 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
                     rep.dir, rep.dir);
         }
     }
-    /* the page for people, after the plots it inlines */
+    if (o->baseline_json && complete) {
+        int b = baseline_check_run(o->baseline_json, rep.dir, NULL);
+        if (b != LAB_EXIT_OK && code == LAB_EXIT_OK)
+            code = b;
+    }
+    /* the exit code, then the page for people, after the plots it inlines
+     * and the baseline gate it shows */
+    if (report_conclude(&rep, lab_stop ? LAB_EXIT_INTERRUPTED : code, &err) != 0) {
+        fprintf(stderr, "locklab: %s\n", err.msg);
+        code = LAB_EXIT_ENV;
+    }
     if (rep.n_results > 0) {
         struct lab_err herr = {0};
         if (report_html_write(rep.dir, &herr) != 0)
             fprintf(stderr, "locklab: warning: %s\n", herr.msg);
         else if (!o->quiet && !lab_stop)
             printf("report:  %s/report.html\n", rep.dir);
-    }
-    if (o->baseline_json && complete) {
-        int b = baseline_check_run(o->baseline_json, rep.dir, NULL);
-        if (b != LAB_EXIT_OK && code == LAB_EXIT_OK)
-            code = b;
     }
     report_free(&rep);
     if (lab_stop)
@@ -482,9 +493,16 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
 int cmd_run(int argc, char **argv)
 {
     struct run_opts o;
+    /* getopt permutes argv: keep the command line as it was typed */
+    char **typed = malloc((size_t)(argc + 1) * sizeof *typed);
+    if (typed)
+        memcpy(typed, argv, (size_t)(argc + 1) * sizeof *typed);
     int rc = parse_opts(argc, argv, &o);
+    o.argc = typed ? argc : 0;
+    o.argv = typed;
     if (rc != 0) {
         json_decref(o.baseline_json);
+        free(typed);
         return rc > 0 ? LAB_EXIT_OK : LAB_EXIT_USAGE;
     }
     struct scenario *scns[MAX_SCENARIOS];
@@ -509,5 +527,6 @@ int cmd_run(int argc, char **argv)
     for (int i = 0; i < n; i++)
         free(scns[i]);
     json_decref(o.baseline_json);
+    free(typed);
     return code;
 }

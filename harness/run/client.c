@@ -139,7 +139,8 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
         }
         int64_t lease_floor = sl->stats.lease_floor_ns;
         sl->cur = (struct oracle_interval){
-            .wait_ns = t_wait, .enter_ns = t_enter, .key = (uint32_t)k, .client = (uint32_t)idx};
+            .wait_ns = t_wait, .enter_ns = t_enter, .key = (uint32_t)k, .client = (uint32_t)idx,
+            .token = sl->stats.fence_token};
         atomic_store(&sl->iv_phase, IV_ENTERING);
         oracle_enter(ok, &sl->cur.enter_seq);
         atomic_store(&sl->iv_phase, IV_INSIDE);

@@ -283,6 +283,25 @@ static void sample_timeline(struct run_result *res, struct oracle_interval *iv, 
     }
 }
 
+/* Keep every critical section (the first RUN_HOLDS_MAX by entry; iv is
+ * sorted by entry, sample_timeline) for the hold timeline. Out of memory
+ * keeps none: the timeline is a picture, never a verdict. */
+static void keep_holds(struct run_result *res, const struct oracle_interval *iv, int64_t n,
+                       int64_t start)
+{
+    int64_t keep = n < RUN_HOLDS_MAX ? n : RUN_HOLDS_MAX;
+    res->holds_total = n;
+    res->holds = malloc((size_t)(keep ? keep : 1) * sizeof *res->holds);
+    if (!res->holds)
+        return;
+    for (int64_t i = 0; i < keep; i++)
+        res->holds[i] = (struct hold){.enter_s = (double)(iv[i].enter_ns - start) / 1e9,
+                                      .exit_s = (double)(iv[i].exit_ns - start) / 1e9,
+                                      .token = iv[i].token, .client = (int)iv[i].client,
+                                      .key = (int)iv[i].key, .flags = iv[i].flags};
+    res->n_holds = keep;
+}
+
 /* The first grant at or after t (INT64_MAX: none). */
 static int64_t first_grant_from(const struct oracle_interval *all, int64_t n_iv, int64_t t)
 {
@@ -477,6 +496,7 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
     if (rc == 0) {
         collect_faults(s, rg, res, all, total_iv);
         sample_timeline(res, all, total_iv, start);
+        keep_holds(res, all, total_iv, start);
     }
     free(all);
     if (rc != 0) {
