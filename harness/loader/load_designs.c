@@ -21,7 +21,7 @@
 
 static bool ctx_given(const struct lock_opts_ctx *ctx, const void *field)
 {
-    return given(ctx->loader, field);
+    return opt_given(ctx->loader, field);
 }
 
 /* The designs' own settings fit in scenario.options (internal error if not). */
@@ -42,7 +42,7 @@ int designs_fit(struct opt_loader *L)
 int designs_finish(struct opt_loader *L)
 {
     struct lock_opts_ctx ctx = {
-        .ttl_ns = L->s->ttl_ns, .ttl_given = given(L, &L->s->ttl_ns), .given = ctx_given,
+        .ttl_ns = L->s->ttl_ns, .ttl_given = opt_given(L, &L->s->ttl_ns), .given = ctx_given,
         .loader = L };
 
     for (int i = 0; i < lock_registry_count; i++) {

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "fault.h"
+#include "fault_record.h"
 #include "hist.h"
 #include "lab.h"
 #include "lock.h"

@@ -11,6 +11,7 @@
 
 #include "atomic_file.h"
 #include "cpu.h"
+#include "fault.h"
 #include "report_parts.h"
 #include "report_stderr.h"
 

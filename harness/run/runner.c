@@ -17,6 +17,7 @@
  */
 #include "runner.h"
 #include "cpu.h"
+#include "fault.h"
 #include "workload.h"
 #include "cross_check.h"
 #include "verdict.h"

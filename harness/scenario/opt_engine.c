@@ -409,7 +409,7 @@ int apply_defaults(struct opt_loader *L, const struct opt *opts, const char *pat
 
 /* Whether the file gave the scalar key stored at field, rather than
  * leaving it to its default (fio's fio_option_is_set). */
-bool given(const struct opt_loader *L, const void *field)
+bool opt_given(const struct opt_loader *L, const void *field)
 {
     for (int i = 0; i < L->n_given; i++)
         if (L->given[i] == field)

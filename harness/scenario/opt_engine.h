@@ -97,6 +97,6 @@ int load_section(struct opt_loader *L, const struct opt *opts, const yaml_node_t
 
 /* Whether the file gave the scalar key stored at field, rather than
  * leaving it to its default (fio's fio_option_is_set). */
-bool given(const struct opt_loader *L, const void *field);
+bool opt_given(const struct opt_loader *L, const void *field);
 
 #endif

@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "adapter.h"
-#include "fault.h"
+#include "fault_spec.h"
 #include "lab.h"
 
 #define SCN_MAX_IMPLS 32
