@@ -21,7 +21,8 @@
 #include "backend.h"
 #include "fault_action.h"
 #include "fault_watch.h"
-#include "faults.h"
+#include "failpoint.h"
+#include "lock.h"
 #include "region.h"
 #include "scenario.h"
 

@@ -10,6 +10,8 @@
  * doing. It never asks which action it has: what an action does is its
  * row's.
  */
+#include "faults.h"
+
 #include "fault_engine.h"
 
 #include <signal.h>
