@@ -17,14 +17,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "adapter_proc.h"
 #include "lock.h"
 
 #define ADAPTER_MAX_ARGS 32   /* words of a command */
 #define ADAPTER_CMD_MAX 1024  /* bytes of a command, its words NUL-separated */
 #define ADAPTER_DIR_MAX 1024  /* bytes of the directory it runs in */
-#define ADAPTER_LINE_MAX 1024 /* longest line an adapter may write */
-#define ADAPTER_STDERR_MAX (64 * 1024) /* bytes of a child's stderr kept per client; a file
-                                          longer than this was cut (a note ends it) */
 
 /* Which servers the harness starts for an adapter and names in its
  * environment (the words a scenario writes, in this order). */
