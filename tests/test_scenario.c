@@ -780,6 +780,31 @@ static void test_adapters(void)
           "a redis adapter behind sentinels: %s", err);
 }
 
+/* Every error of a file at once, each with the nearest known word, and no
+ * error that only follows from another (an expect entry naming an impl
+ * that failed in impls). lex_nearest on its own. */
+static void test_suggestions(void)
+{
+    static struct scenario s;
+    static const char *const words[] = { "clients", "redis", "zookeeper", NULL };
+    char err[4096], path[64];
+
+    CHECK(lex_nearest("clinets", 7, words, 0) == words[0], "a swap and a letter: clients");
+    CHECK(lex_nearest("redsi", 5, words, 0) == words[1], "two swapped letters count one");
+    CHECK(lex_nearest("etcd", 4, words, 0) == NULL, "nothing near");
+    CHECK(lex_nearest("redis", 5, words, 0) == NULL, "the word itself is no suggestion");
+    int rc = load_text("name: t\nimpls: [zk-sequentail]\nclinets: 2\n"
+                       "expect: {zk-sequentail: safe}\n", &s, err, sizeof err, path);
+    CHECK(rc == -1 && strstr(err, ":2:9: unknown implementation 'zk-sequentail'") &&
+              strstr(err, "did you mean 'zk-sequential'?") &&
+              strstr(err, ":3:1: unknown key 'clinets'") && strstr(err, "did you mean 'clients'?"),
+          "both errors, each with its suggestion: %s", err);
+    int lines = 1;
+    for (const char *c = err; *c; c++)
+        lines += *c == '\n';
+    CHECK(lines == 2 && !strstr(err, "not in impls"), "two lines, no cascade: %s", err);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -801,6 +826,7 @@ int main(int argc, char **argv)
     test_err_buffer();
     test_sweeps();
     test_plan();
+    test_suggestions();
     test_redisson_lease();
     test_design_options();
     test_faults_ii();

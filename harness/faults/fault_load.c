@@ -32,15 +32,17 @@ static struct fault_spec *entry_of(struct opt_loader *L)
 
 static int load_action(struct opt_loader *L, const yaml_node_t *v, const char *kp)
 {
-    char shown[SHOW_MAX], list[160];
+    char shown[SHOW_MAX], list[160], near[96];
     const char *const *actions = fault_action_words();
     if (want_scalar(L, v, kp, "an action") != 0)
         return -1;
     int a = find_word(actions, scalar_text(v));
     if (a < 0)
-        return fail_at(L, v, "%s: unknown action '%s' (valid: %s)", kp,
+        return fail_at(L, v, "%s: unknown action '%s' (valid: %s)%s", kp,
                        show(shown, sizeof shown, scalar_text(v), v->data.scalar.length),
-                       join_words(list, sizeof list, actions));
+                       join_words(list, sizeof list, actions),
+                       did_you_mean(near, sizeof near, scalar_text(v), v->data.scalar.length,
+                                    actions));
     entry_of(L)->action = (enum fault_action)a;
     return 0;
 }
@@ -299,15 +301,17 @@ int load_faults(struct opt_loader *L, const yaml_node_t *value, const char *keyp
     if (value->type != YAML_SEQUENCE_NODE)
         return wrong_type(L, value, keypath, "a sequence of fault entries (write [] for none)");
     s->n_faults = 0;
+    int rc = 0;
     for (yaml_node_item_t *it = value->data.sequence.items.start;
          it < value->data.sequence.items.top; it++) {
         if (s->n_faults == FAULT_SPECS_MAX)
             return fail_at(L, node_at(L, *it), "%s: at most %d entries", keypath,
                            FAULT_SPECS_MAX);
-        snprintf(kp, sizeof kp, "%s[%d]", keypath, s->n_faults);
+        snprintf(kp, sizeof kp, "%s[%td]", keypath, it - value->data.sequence.items.start);
         if (load_fault(L, node_at(L, *it), kp, &s->faults[s->n_faults]) != 0)
-            return -1;
-        s->n_faults++;
+            rc = -1; /* the next entries are still checked */
+        else
+            s->n_faults++;
     }
-    return 0;
+    return rc;
 }
