@@ -7,8 +7,9 @@
 # way the shipped adapters name it, then sleeps. That client is its own
 # child and outlives the adapter; only locklab's clearing before the next
 # run ends its session, and the client with it. Its pid goes to leak.pid
-# beside this file. It grants once the server shows the lock held (one
-# client per run: no exclusion needed).
+# beside this file, and the key to leak.held once the server shows the
+# lock held (it waits up to 5 s for that); then it grants (one client per
+# run: no exclusion needed).
 here=$(cd "$(dirname "$0")" && pwd)
 held() {
     case $1 in
@@ -34,6 +35,7 @@ while read -r verb key rest; do
             echo $! > "$here/leak.pid"
             i=0
             while [ "$(held "$1" "$key")" != 1 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+            [ "$(held "$1" "$key")" = 1 ] && echo "$key" > "$here/leak.held"
         fi
         echo granted ;;
     release) echo released ;;
