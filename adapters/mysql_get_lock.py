@@ -11,7 +11,7 @@ ends (the process dies, or locklab ends the session between runs).
 `release KEY` is SELECT RELEASE_LOCK(KEY): 1 `released` (the server removed
 our lock), 0 (another session holds it) or NULL (nobody does) `not-owner`.
 No fencing token; not announced reentrant, so `ready` names no capability.
-Protocol: docs/adapters.md. Run with Debian's /usr/bin/python3
+Protocol: docs/adapters.md (its loop: protocol.py). Run with Debian's /usr/bin/python3
 (python3-pymysql).
 """
 import os
@@ -19,14 +19,7 @@ import sys
 
 import pymysql
 
-
-def say(line):
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
-
-
-def one_line(exc):
-    return (type(exc).__name__ + ": " + str(exc)).replace("\n", " ")[:200]
+from protocol import serve
 
 
 def main():
@@ -35,25 +28,18 @@ def main():
                          user=env["LOCKLAB_MYSQL_USER"], password=env["LOCKLAB_MYSQL_PASSWORD"],
                          database=env["LOCKLAB_MYSQL_DATABASE"], autocommit=True)
     cur = db.cursor()
-    say("ready")
-    for line in iter(sys.stdin.readline, ""):
-        words = line.split()
-        if words == ["quit"]:
-            return 0
-        try:
-            if len(words) == 4 and words[0] == "acquire":
-                cur.execute("SELECT GET_LOCK(%s, %s)", (words[1], int(words[3]) / 1000.0))
-                got = cur.fetchone()[0]
-                say("error GET_LOCK returned NULL" if got is None else
-                    "granted" if got == 1 else "timeout")
-            elif len(words) == 2 and words[0] == "release":
-                cur.execute("SELECT RELEASE_LOCK(%s)", (words[1],))
-                say("released" if cur.fetchone()[0] == 1 else "not-owner")
-            else:
-                say("error unknown request")
-        except pymysql.MySQLError as exc:
-            say("error " + one_line(exc))
-    return 0
+
+    def acquire(key, ttl_ms, wait_ms):
+        cur.execute("SELECT GET_LOCK(%s, %s)", (key, wait_ms / 1000.0))
+        got = cur.fetchone()[0]
+        return "error GET_LOCK returned NULL" if got is None else \
+            "granted" if got == 1 else "timeout"
+
+    def release(key):
+        cur.execute("SELECT RELEASE_LOCK(%s)", (key,))
+        return "released" if cur.fetchone()[0] == 1 else "not-owner"
+
+    return serve(acquire, release, (pymysql.MySQLError,))
 
 
 if __name__ == "__main__":

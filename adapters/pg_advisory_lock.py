@@ -16,7 +16,8 @@ any pause of the process and goes only when the session ends (the process
 dies, or locklab ends the session between runs). `release KEY` is
 pg_advisory_unlock: true `released` (the server removed our lock), false
 (this session holds none) `not-owner`. No fencing token; not announced
-reentrant, so `ready` names no capability. Run with Debian's
+reentrant, so `ready` names no capability. Protocol: docs/adapters.md (its
+loop: protocol.py). Run with Debian's
 /usr/bin/python3 (python3-psycopg2).
 """
 import sys
@@ -25,14 +26,7 @@ import time
 import psycopg2
 import psycopg2.errors
 
-
-def say(line):
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
-
-
-def one_line(exc):
-    return (type(exc).__name__ + ": " + str(exc)).replace("\n", " ")[:200]
+from protocol import serve
 
 
 def acquire_wait(cur, key, wait_ms):
@@ -67,24 +61,17 @@ def main():
     db = psycopg2.connect("")
     db.autocommit = True
     cur = db.cursor()
-    say("ready")
-    for line in iter(sys.stdin.readline, ""):
-        words = line.split()
-        if words == ["quit"]:
-            return 0
-        try:
-            if len(words) == 4 and words[0] == "acquire":
-                key, wait_ms = words[1], int(words[3])
-                say(acquire_wait(cur, key, wait_ms) if mode == "wait" else
-                    acquire_try(cur, key, wait_ms, poll_ms))
-            elif len(words) == 2 and words[0] == "release":
-                cur.execute("SELECT pg_advisory_unlock(hashtext(%s))", (words[1],))
-                say("released" if cur.fetchone()[0] else "not-owner")
-            else:
-                say("error unknown request")
-        except psycopg2.Error as exc:
-            say("error " + one_line(exc))
-    return 0
+
+    def acquire(key, ttl_ms, wait_ms):
+        if mode == "wait":
+            return acquire_wait(cur, key, wait_ms)
+        return acquire_try(cur, key, wait_ms, poll_ms)
+
+    def release(key):
+        cur.execute("SELECT pg_advisory_unlock(hashtext(%s))", (key,))
+        return "released" if cur.fetchone()[0] else "not-owner"
+
+    return serve(acquire, release, (psycopg2.Error,))
 
 
 if __name__ == "__main__":
