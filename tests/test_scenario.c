@@ -751,17 +751,31 @@ static void test_adapters(void)
                        "adapters:\n"
                        "  py: {command: [/usr/bin/python3, sub/lock.py, '--x y'], backend: redis}\n"
                        "  zk: {command: [zkl], backend: zookeeper, ready_timeout: 2s,"
-                       " grace: 250ms}\n",
+                       " grace: 250ms}\n"
+                       "  my: {command: [m], backend: mysql}\n"
+                       "  pg: {command: [p], backend: postgres}\n"
+                       "  nodes: {command: [n], backend: redis-nodes}\n",
                        &s, err, sizeof err, path);
     CHECK(rc == 0, "adapters load: %s", err);
     if (rc != 0)
         return;
-    CHECK(s.n_adapters == 2, "two adapters, not %d", s.n_adapters);
+    CHECK(s.n_adapters == 5, "five adapters, not %d", s.n_adapters);
     const struct adapter_spec *py = &s.adapters[0].spec, *zk = &s.adapters[1].spec;
     CHECK(py->argc == 3 && strcmp(py->argv, "/usr/bin/python3") == 0 &&
               strcmp(py->argv + 17, "sub/lock.py") == 0 && strcmp(py->argv + 29, "--x y") == 0,
           "py's argv");
-    CHECK(py->backend == ADAPTER_REDIS && zk->backend == ADAPTER_ZOOKEEPER, "backends");
+    CHECK(strcmp(py->backend, "redis") == 0 && strcmp(zk->backend, "zookeeper") == 0, "backends");
+    /* each word takes its store from the stores' tables, with its caps */
+    const struct adapter_spec *my = &s.adapters[2].spec, *pg = &s.adapters[3].spec,
+                              *nodes = &s.adapters[4].spec;
+    CHECK(strcmp(my->store, "mysql") == 0 && strcmp(pg->store, "postgres") == 0 &&
+              strcmp(nodes->store, "redis") == 0 && strcmp(zk->store, "zookeeper") == 0,
+          "stores: %s %s %s %s", my->store, pg->store, nodes->store, zk->store);
+    CHECK(nodes->caps == LOCK_CAP_MULTI_MASTER && py->caps == 0 && my->caps == 0,
+          "redis-nodes is multi-master");
+    CHECK(strcmp(scenario_impl(&s, "my")->backend, "mysql") == 0 &&
+              strcmp(scenario_impl(&s, "pg")->backend, "postgres") == 0,
+          "a mysql or postgres adapter runs on its store");
     CHECK(strcmp(py->dir, "/tmp") == 0, "runs in the file's directory, not '%s'", py->dir);
     CHECK(py->ready_timeout_ns == 30 * SEC && py->grace_ns == 5 * SEC, "py's defaults");
     CHECK(zk->ready_timeout_ns == 2 * SEC && zk->grace_ns == 250 * MS, "zk's settings");

@@ -17,6 +17,7 @@
 #include "opt_engine.h"
 #include "load_sections.h"
 #include "adapter.h"
+#include "backend.h"
 #include "lex.h"
 #include "lock.h"
 
@@ -28,13 +29,15 @@
 
 static int load_adapter_command(struct opt_loader *L, const yaml_node_t *value,
                                 const char *keypath);
+static int load_adapter_backend(struct opt_loader *L, const yaml_node_t *value,
+                                const char *keypath);
 
 const struct opt adapter_opts[] = {
     { .name = "command", .type = OPT_NODE, .fn = load_adapter_command, .flags = OPT_REQUIRED,
       .help = "the program and its arguments, run without a shell in the scenario's directory" },
-    { .name = "backend", .type = OPT_CHOICE, ADAPTER_FIELD(backend),
-      .choices = adapter_backend_words, .flags = OPT_REQUIRED,
-      .help = "the servers the harness starts for it and names in LOCKLAB_* variables" },
+    { .name = "backend", .type = OPT_NODE, .fn = load_adapter_backend, .flags = OPT_REQUIRED,
+      .help = "the servers the harness starts for it and names in LOCKLAB_* variables: a "
+              "word of a store's (docs/adapters.md)" },
     { .name = "ready_timeout", .type = OPT_DUR, ADAPTER_FIELD(ready_timeout_ns), .min = 1,
       .def = "30s", .help = "how long the program may take to print ready" },
     { .name = "grace", .type = OPT_DUR, ADAPTER_FIELD(grace_ns), .min = 1, .def = "5s",
@@ -79,6 +82,28 @@ static int load_adapter_command(struct opt_loader *L, const yaml_node_t *value,
         used += len + 1;
     }
     a->argc = (int)n;
+    return 0;
+}
+
+/* backend: a word one of the stores lists (backend_ops.adapter_kinds); the
+ * store and its caps go with it. */
+static int load_adapter_backend(struct opt_loader *L, const yaml_node_t *value,
+                                const char *keypath)
+{
+    struct adapter_spec *a = adapter_current(L);
+    char shown[SHOW_MAX];
+    if (want_scalar(L, value, keypath, "a backend word") != 0)
+        return -1;
+    const char *word = scalar_text(value);
+    const struct backend_adapter_kind *kind;
+    const struct backend_ops *be = backend_adapter_find(word, &kind);
+    if (!be)
+        return fail_at(L, value, "unknown value '%s' for %s (expected one of: %s)",
+                       show(shown, sizeof shown, word, value->data.scalar.length), keypath,
+                       backend_adapter_list());
+    snprintf(a->backend, sizeof a->backend, "%s", kind->word);
+    snprintf(a->store, sizeof a->store, "%s", be->name);
+    a->caps = kind->caps;
     return 0;
 }
 

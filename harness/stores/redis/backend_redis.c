@@ -38,6 +38,16 @@ static const struct backend_role_name redis_role_names[] = {
 };
 #define ROLE(r) (redis_role_names[r].name)
 
+/* The backend words of its adapters, spelled here only (docs/adapters.md). */
+enum { A_REDIS, A_NODES, A_SENTINEL };
+static const struct backend_adapter_kind redis_adapter_kinds[] = {
+    [A_REDIS] = {"redis", 0},                      /* the one store: LOCKLAB_REDIS */
+    [A_NODES] = {"redis-nodes", LOCK_CAP_MULTI_MASTER}, /* independent masters */
+    [A_SENTINEL] = {"sentinel", 0},                /* the store behind its sentinels */
+    {NULL, 0},
+};
+#define ADAPTER_IS(w, k) (strcmp((w), redis_adapter_kinds[k].word) == 0)
+
 /* This invocation's Redis: what was planned and what runs. */
 static struct {
     bool need_store;                          /* a single-store design runs */
@@ -331,9 +341,9 @@ static int redis_finish_settings(const struct scenario *s, int *adapter, char *m
     for (int i = 0; i < s->n_adapters; i++) {
         const struct adapter_spec *a = &s->adapters[i].spec;
         const char *why = NULL;
-        if (a->backend == ADAPTER_SENTINEL && !sentinel)
+        if (ADAPTER_IS(a->backend, A_SENTINEL) && !sentinel)
             why = "has backend sentinel, which needs backends.redis.topology: sentinel";
-        else if (a->backend == ADAPTER_REDIS && sentinel)
+        else if (ADAPTER_IS(a->backend, A_REDIS) && sentinel)
             why = "has backend redis, but this scenario's Redis store is behind sentinels "
                   "(topology: sentinel): declare backend sentinel";
         if (why) {
@@ -343,6 +353,21 @@ static int redis_finish_settings(const struct scenario *s, int *adapter, char *m
         }
     }
     return 0;
+}
+
+/* An adapter's variables: the servers the run's design talks to (the
+ * store, the masters or the sentinels: servers() chose them by the same
+ * caps and topology the word gave). */
+static int redis_adapter_env(const char *word, struct lock_servers *sv, struct lab_err *err)
+{
+    if (ADAPTER_IS(word, A_SENTINEL)) {
+        if (backend_env_put(sv, err, "LOCKLAB_SENTINELS=%s", sv->conn) != 0)
+            return -1;
+        return backend_env_put(sv, err, "LOCKLAB_SENTINEL_MASTER=%s", sv->sentinel_master);
+    }
+    return backend_env_put(sv, err, "%s=%s",
+                           ADAPTER_IS(word, A_NODES) ? "LOCKLAB_REDIS_NODES" : "LOCKLAB_REDIS",
+                           sv->conn);
 }
 
 /* The stock store: a plain embedded Redis of its own. */
@@ -372,6 +397,8 @@ const struct backend_ops backend_redis = {
     .describe = redis_describe,
     .role_names = redis_role_names,
     .roles = redis_roles,
+    .adapter_kinds = redis_adapter_kinds,
+    .adapter_env = redis_adapter_env,
     .health = redis_health,
     .failover_step = redis_failover_step,
     .failover_abort = redis_failover_abort,
