@@ -17,10 +17,11 @@ def one_line(exc):
     return (type(exc).__name__ + ": " + str(exc)).replace("\n", " ")[:200]
 
 
-def serve(acquire, release, errors):
+def serve(acquire, release, errors, ready="ready"):
     """acquire(key, ttl_ms, wait_ms) and release(key) return the reply;
-    errors is the tuple of exception classes that mean `error TEXT`."""
-    say("ready")
+    errors is the tuple of exception classes that mean `error TEXT`; ready
+    is the first line, with the capabilities the adapter declares."""
+    say(ready)
     for line in iter(sys.stdin.readline, ""):
         words = line.split()
         if words == ["quit"]:
