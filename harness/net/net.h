@@ -74,6 +74,11 @@ int net_enter_client(int idx);
 #define NET_SWITCH -2
 int net_exec(int h, char *const argv[], const char *input, char *out, size_t outlen);
 
+/* net_exec for a tool that must succeed: 0, or -1 with err filled with
+ * what it printed (or that it is missing: install package). */
+int net_run(int h, char *const argv[], const char *input, const char *package,
+            struct lab_err *err);
+
 /* ------------------------------------------------------------ net_cut.c */
 
 /* A TCP connect from host from to host to's probe listener within

@@ -106,16 +106,7 @@ const char *net_mask_names(unsigned m, char *buf, size_t n)
 static int nft(int h, const char *rules, struct lab_err *err)
 {
     char *const argv[] = {"nft", "-f", "-", NULL};
-    char out[512];
-    int st = net_exec(h, argv, rules, out, sizeof out);
-    if (st == 0)
-        return 0;
-    out[strcspn(out, "\n")] = '\0';
-    lab_err_set(err, EIO, "nft in host %s: %s", net_host_name(h),
-                st < 0 || (WIFEXITED(st) && WEXITSTATUS(st) == 127)
-                    ? "nft did not run (install nftables: scripts/install-deps)"
-                    : out[0] ? out : "failed");
-    return -1;
+    return net_run(h, argv, rules, "nftables", err);
 }
 
 int net_cut(unsigned from, unsigned to, bool reject, unsigned *ruled, struct lab_err *err)

@@ -246,18 +246,27 @@ int net_exec(int h, char *const argv[], const char *input, char *out, size_t out
     return st;
 }
 
+int net_run(int h, char *const argv[], const char *input, const char *package,
+            struct lab_err *err)
+{
+    char out[512];
+    int st = net_exec(h, argv, input, out, sizeof out);
+    if (st == 0)
+        return 0;
+    out[strcspn(out, "\n")] = '\0';
+    bool missing = st < 0 || (WIFEXITED(st) && WEXITSTATUS(st) == 127);
+    lab_err_set(err, EIO, "%s in %s: %s%s%s", argv[0],
+                h == NET_SWITCH ? "the switch" : net_host_name(h),
+                missing ? "did not run (install " : out[0] ? out : "failed",
+                missing ? package : "", missing ? ": scripts/install-deps)" : "");
+    return -1;
+}
+
 /* Run `ip -batch -` with cmds in namespace h; 0 or -1 with err filled. */
 static int ip_batch(int h, const char *cmds, struct lab_err *err)
 {
     char *const argv[] = {"ip", "-batch", "-", NULL};
-    char out[512];
-    int st = net_exec(h, argv, cmds, out, sizeof out);
-    if (st == 0)
-        return 0;
-    out[strcspn(out, "\n")] = '\0';
-    lab_err_set(err, EIO, "setting up the hosts' links (ip, in %s): %s", h == NET_SWITCH ? "the switch" : net_host_name(h),
-                st < 0 ? "ip did not run (install iproute2)" : out[0] ? out : "failed");
-    return -1;
+    return net_run(h, argv, cmds, "iproute2", err);
 }
 
 /* ------------------------------------------------------------ addresses */
