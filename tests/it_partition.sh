@@ -51,8 +51,6 @@ CUT=$(jget "$S" $F.phases_ms.cut)
 HEALED=$(jget "$S" $F.phases_ms.healed)
 in_range "... cut 1 s after the start barrier (ms)" "$CUT" 1000 1400
 in_range "... healed its duration later (ms)" "$(awk -v a="$CUT" -v b="$HEALED" 'BEGIN{print b-a}')" 1500 1900
-expect_eq "... still no overlap of holders" \
-    "$(jget "$S" results.0.safety.violations)" 0
 SETUP=$(sed -n 's/^locklab: 3 hosts up in \([0-9.]*\) ms$/\1/p' "$D/part.err")
 in_range "hosts set up (ms)" "$SETUP" 1 2000
 

@@ -126,14 +126,15 @@ static int load_member(struct opt_loader *L, const yaml_node_t *v, const char *k
 /* The entry's target text for its records: "h1,client:0|h2". */
 static void net_target_text(struct fault_spec *f)
 {
+    char text[sizeof f->target_text] = "";
     size_t u = 0;
-    f->target_text[0] = '\0';
     for (int g = 0; g < f->n_groups; g++)
-        for (int i = 0; i < f->group_len[g] && u < sizeof f->target_text; i++) {
-            int w = snprintf(f->target_text + u, sizeof f->target_text - u, "%s%s",
-                             i ? "," : g ? "|" : "", f->groups[g][i]);
+        for (int i = 0; i < f->group_len[g] && u < sizeof text; i++) {
+            int w = snprintf(text + u, sizeof text - u, "%s%s", i ? "," : g ? "|" : "",
+                             f->groups[g][i]);
             u += w > 0 ? (size_t)w : 0;
         }
+    memcpy(f->target_text, text, sizeof text);
 }
 
 static int load_groups(struct opt_loader *L, const yaml_node_t *v, const char *kp)
