@@ -15,6 +15,7 @@
 #include "adapter.h"
 #include "lex.h"
 #include "lock.h"
+#include "net.h"
 #include "backends.h"
 #include "cli.h"
 #include "report_html.h"
@@ -552,12 +553,20 @@ int cmd_run(int argc, char **argv)
         for (int i = 0; i < n; i++)
             backends_plan(&b, scns[i]);
         struct lab_err err = {0};
-        if (backends_start(&b, &lab_stop, &err) != 0) {
+        if (net_up(scns, n, &err) != 0) { /* the hosts first: servers start on them */
+            fprintf(stderr, "locklab: %s\n", err.msg);
+            code = err.code == EINVAL ? LAB_EXIT_USAGE : LAB_EXIT_ENV;
+        } else if (backends_start(&b, &lab_stop, &err) != 0) {
             fprintf(stderr, "locklab: %s\n", err.msg);
             code = lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
+            net_down();
         } else {
+            if (net_on() && !o.quiet)
+                fprintf(stderr, "locklab: %d hosts up in %.1f ms\n", net_host_count(),
+                        (double)net_setup_ns() / 1e6);
             code = run_all(scns, n, &o, &b);
             backends_stop(&b);
+            net_down();
         }
     }
     for (int i = 0; i < n; i++)

@@ -115,6 +115,8 @@ static struct opt top_opts[] = {
       .help = "how clients take the lock" },
     { .name = "workload", .type = OPT_SECTION, .sub = workload_opts,
       .help = "what clients do with the lock" },
+    { .name = "hosts", .type = OPT_NODE, .fn = load_hosts, .flags = OPT_LATE,
+      .help = "named hosts (network namespaces) and the clients and servers on each" },
     { .name = "faults", .type = OPT_NODE, .fn = load_faults, .help = "faults to inject" },
     { .name = "expect", .type = OPT_NODE, .fn = load_expect, .flags = OPT_LATE,
       .help = "the verdict expected of each implementation" },
@@ -252,7 +254,8 @@ static int load_root(struct opt_loader *L)
                            "%s keeps its own stock and its version: it needs workload kind "
                            "stock", ops->name);
     }
-    fault_load_finish(L);
+    if (fault_load_finish(L) != 0)
+        return -1;
     return designs_finish(L);
 }
 

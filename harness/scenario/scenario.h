@@ -16,6 +16,7 @@
 
 #include "adapter.h"
 #include "fault_spec.h"
+#include "host_spec.h"
 #include "lab.h"
 
 #define SCN_MAX_IMPLS 32
@@ -98,6 +99,9 @@ struct scenario {
                                      the stock store checks the grants' fencing tokens */
     int n_fence_modes;            /* workload.fencing: false (default) | true | [false, true] */
     int fence_modes[2];
+
+    int n_hosts;                  /* hosts: where clients and servers run (host_spec.h) */
+    struct scenario_host hosts[SCN_MAX_HOSTS];
 
     int n_faults;                 /* faults: the timeline (fault.h) */
     struct fault_spec faults[FAULT_SPECS_MAX];

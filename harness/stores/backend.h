@@ -96,6 +96,8 @@ struct backend_role_name {
     const char *name;    /* "redis-node" */
     int indexed;         /* 0: no index, 1: optional, 2: required */
     bool clock;          /* a clock-jump may target it (its store has clock_jump) */
+    bool place;          /* a scenario's hosts: may place it (by the role it has when the
+                            run starts: its server's place, servers.h) */
 };
 
 /* A word an adapter's backend may be (adapters.NAME.backend), as the

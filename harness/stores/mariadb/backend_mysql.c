@@ -25,8 +25,8 @@
 /* This invocation's MariaDB: what was planned and what runs. */
 /* The role a fault may target, spelled here only (roles() uses it). */
 static const struct backend_role_name mysql_role_names[] = {
-    {"mysql", 0, false}, /* the MariaDB lock store */
-    {NULL, 0, false},
+    {"mysql", 0, false, false}, /* the MariaDB lock store */
+    {NULL, 0, false, false},
 };
 
 static struct {

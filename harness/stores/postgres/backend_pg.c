@@ -27,8 +27,8 @@
 /* This invocation's PostgreSQL. */
 /* The role a fault may target, spelled here only (roles() uses it). */
 static const struct backend_role_name pg_role_names[] = {
-    {"postgres", 0, false}, /* the PostgreSQL server: its postmaster with every backend */
-    {NULL, 0, false},
+    {"postgres", 0, false, false}, /* the PostgreSQL server: its postmaster with every backend */
+    {NULL, 0, false, false},
 };
 
 static struct {

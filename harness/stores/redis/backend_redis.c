@@ -28,12 +28,12 @@
 /* The roles a fault may target, spelled here only (roles() uses them). */
 enum { R_REDIS, R_MASTER, R_REPLICA, R_SENTINEL, R_NODE };
 static const struct backend_role_name redis_role_names[] = {
-    [R_REDIS] = {"redis", 0, true},    /* the lock store (in the sentinel topology: its master now) */
-    [R_MASTER] = {"redis-master", 0, false}, /* the sentinel topology's master, as the sentinels
+    [R_REDIS] = {"redis", 0, true, true},    /* the lock store (in the sentinel topology: its master now) */
+    [R_MASTER] = {"redis-master", 0, false, true}, /* the sentinel topology's master, as the sentinels
                                                 name it now */
-    [R_REPLICA] = {"redis-replica", 2, false}, /* one of its replicas (0-based, in start order) */
-    [R_SENTINEL] = {"sentinel", 2, false},     /* one of its sentinels */
-    [R_NODE] = {"redis-node", 2, true},        /* one independent master (redlock) */
+    [R_REPLICA] = {"redis-replica", 2, false, true}, /* one of its replicas (0-based, in start order) */
+    [R_SENTINEL] = {"sentinel", 2, false, true},     /* one of its sentinels */
+    [R_NODE] = {"redis-node", 2, true, true},        /* one independent master (redlock) */
     {NULL, 0, false},
 };
 #define ROLE(r) (redis_role_names[r].name)
@@ -125,6 +125,7 @@ static int redis_start(const char *external, const volatile int *stop, struct la
             return -1;
         rd.external = true;
     } else if (rd.need_store) {
+        snprintf(rd.store_srv.place, sizeof rd.store_srv.place, "%s", ROLE(R_REDIS));
         if (servers_redis_start_with(&rd.store_srv, "lock-store", "", shim, err) != 0)
             return -1;
         snprintf(rd.store.host, sizeof rd.store.host, "%s", rd.store_srv.host);
@@ -133,6 +134,8 @@ static int redis_start(const char *external, const volatile int *stop, struct la
     for (; rd.n_masters < rd.need_masters; rd.n_masters++) {
         char role[32];
         snprintf(role, sizeof role, "master-%d", rd.n_masters);
+        snprintf(rd.master_srv[rd.n_masters].place, sizeof rd.master_srv[0].place, "%s:%d",
+                 ROLE(R_NODE), rd.n_masters);
         if (servers_redis_start_with(&rd.master_srv[rd.n_masters], role, "", shim, err) != 0)
             return -1;
     }
