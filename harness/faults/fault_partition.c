@@ -30,7 +30,7 @@ static struct {
     int64_t heal_at;
     unsigned ruled;        /* hosts with rules */
     int probe_from, probe_to; /* the probe across, to see the heal */
-} cut;
+} in_force;
 
 /* The host member m of a side stands for now, or -1 with why (not_used:
  * the design does not run that server). */
@@ -120,10 +120,10 @@ static enum net_probe probe_note(struct fault_record *r, const char *what, int f
 static void heal(struct fault_record *r, const char *why)
 {
     struct lab_err err = {0};
-    int rc = net_heal(cut.ruled, &err);
+    int rc = net_heal(in_force.ruled, &err);
     int64_t at = lab_now_ns();
-    cut.ruled = 0;
-    cut.on = false;
+    in_force.ruled = 0;
+    in_force.on = false;
     r->end_ns = at;
     if (r->n_phases < FAULT_PHASES_MAX) {
         snprintf(r->phase[r->n_phases].name, sizeof r->phase[0].name, "healed");
@@ -137,7 +137,7 @@ static void heal(struct fault_record *r, const char *why)
     if (why)
         fault_note_add(r, "%s", why);
     if (r->outcome == FAULT_ACTIVE) {
-        enum net_probe p = probe_note(r, "healed:", cut.probe_from, cut.probe_to);
+        enum net_probe p = probe_note(r, "healed:", in_force.probe_from, in_force.probe_to);
         r->outcome = p == NET_PROBE_OK ? FAULT_DONE : FAULT_FAILED;
     }
 }
@@ -148,7 +148,7 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
     unsigned side[FAULT_GROUPS_MAX + 1];
     char why[160];
     bool not_used = false;
-    if (cut.on) {
+    if (in_force.on) {
         fault_rec_skip(F, spec, now, false, "another partition is under way");
         return FAULT_FIRED;
     }
@@ -170,13 +170,13 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
     }
     struct lab_err err = {0};
     int rc = 0;
-    cut.ruled = 0;
+    in_force.ruled = 0;
     for (int a = 0; a < k && rc == 0; a++)
         for (int b = a + 1; b < k && rc == 0; b++) {
             if (!f->one_way || a == 0)
-                rc = net_cut(side[a], side[b], f->reject, &cut.ruled, &err);
+                rc = net_cut(side[a], side[b], f->reject, &in_force.ruled, &err);
             if (rc == 0 && !f->one_way)
-                rc = net_cut(side[b], side[a], f->reject, &cut.ruled, &err);
+                rc = net_cut(side[b], side[a], f->reject, &in_force.ruled, &err);
         }
     int64_t at = lab_now_ns();
     r->start_ns = at;
@@ -184,8 +184,8 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
     snprintf(r->phase[0].name, sizeof r->phase[0].name, "cut");
     r->phase[0].at_ns = at;
     r->outcome = FAULT_ACTIVE;
-    cut.rec = idx;
-    cut.on = true;
+    in_force.rec = idx;
+    in_force.on = true;
     if (rc != 0) {
         r->outcome = FAULT_FAILED;
         fault_note_add(r, "%s", err.msg);
@@ -194,10 +194,10 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
         return FAULT_FIRED;
     }
     fault_note_add(r, "%s", f->reject ? "reject" : "drop");
-    cut.probe_from = first_host(side[0]);
-    cut.probe_to = first_host(side[1]);
-    enum net_probe across = probe_note(r, "across", cut.probe_from, cut.probe_to);
-    int in_from = cut.probe_from, in_to = cut.probe_from;
+    in_force.probe_from = first_host(side[0]);
+    in_force.probe_to = first_host(side[1]);
+    enum net_probe across = probe_note(r, "across", in_force.probe_from, in_force.probe_to);
+    int in_from = in_force.probe_from, in_to = in_force.probe_from;
     for (int a = 0; a < k; a++)
         if (side[a] & (side[a] - 1)) { /* a side of two hosts or more */
             in_from = first_host(side[a]);
@@ -210,7 +210,7 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
         heal(r, across == NET_PROBE_OK ? "the cut did not show: healed"
                                        : "a side lost its own links: healed");
     } else {
-        cut.heal_at = at + f->duration_ns;
+        in_force.heal_at = at + f->duration_ns;
     }
     fault_rec_publish(&F->rg->head->faults, idx);
     return FAULT_FIRED;
@@ -218,18 +218,18 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
 
 static int64_t partition_tick(struct faults *F, int64_t now)
 {
-    if (!cut.on)
+    if (!in_force.on)
         return INT64_MAX;
-    if (now < cut.heal_at)
-        return cut.heal_at;
-    heal(fault_rec(F, cut.rec), NULL);
+    if (now < in_force.heal_at)
+        return in_force.heal_at;
+    heal(fault_rec(F, in_force.rec), NULL);
     return INT64_MAX;
 }
 
 static void partition_finish(struct faults *F, bool interrupted)
 {
-    if (cut.on)
-        heal(fault_rec(F, cut.rec), interrupted ? "healed early: the run was interrupted"
+    if (in_force.on)
+        heal(fault_rec(F, in_force.rec), interrupted ? "healed early: the run was interrupted"
                                                 : "healed early: the run ended");
 }
 

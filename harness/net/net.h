@@ -86,6 +86,8 @@ int net_run(int h, char *const argv[], const char *input, const char *package,
  * answer in time) or _ERROR; *took_ns how long it took. */
 enum net_probe { NET_PROBE_OK = 0, NET_PROBE_REFUSED, NET_PROBE_SILENT, NET_PROBE_ERROR };
 enum net_probe net_probe(int from, int to, int timeout_ms, int64_t *took_ns);
+/* The same from the namespace of process ns (0: locklab's own) to addr. */
+enum net_probe net_probe_at(pid_t ns, const char *addr, int timeout_ms, int64_t *took_ns);
 const char *net_probe_word(enum net_probe p);
 
 /* Cut: what every host of mask `from` sends to the hosts of mask `to`

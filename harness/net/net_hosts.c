@@ -390,7 +390,7 @@ int net_up(struct scenario *const *scns, int n, struct lab_err *err)
         int64_t took;
         enum net_probe p = NET_PROBE_ERROR;
         for (int tries = 0; tries < 20 && p != NET_PROBE_OK; tries++)
-            p = net_probe(NET_LAB, h, 500, &took);
+            p = net_probe_at(net_host_pid(NET_LAB), net.addr[h], 500, &took);
         if (p != NET_PROBE_OK) {
             lab_err_set(err, EHOSTUNREACH, "host %s (%s) does not answer locklab: %s",
                         net.name[h], net.addr[h], net_probe_word(p));

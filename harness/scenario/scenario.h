@@ -10,6 +10,7 @@
 #ifndef LOCKLAB_SCENARIO_H
 #define LOCKLAB_SCENARIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -145,5 +146,8 @@ enum verdict scenario_expected(const struct scenario *s, const char *impl);
  * lock.key-idx when each client has its own (lock.keys: per-client).
  * Returns the key's index (0 for the hot key). */
 int scenario_key_of(const struct scenario *s, int idx, char *name, size_t n);
+
+/* Does any entry of s's faults: list take action a? */
+bool scenario_has_fault(const struct scenario *s, enum fault_action a);
 
 #endif

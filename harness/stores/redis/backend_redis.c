@@ -92,8 +92,7 @@ static int redis_check_external(const char *addr, struct lab_err *err)
 static void redis_plan(const struct scenario *s, const struct lock_ops *ops)
 {
     const struct redis_settings *set = redis_settings_of(s);
-    for (int i = 0; i < s->n_faults; i++)
-        rd.need_clock |= s->faults[i].action == FAULT_CLOCK_JUMP;
+    rd.need_clock |= scenario_has_fault(s, FAULT_CLOCK_JUMP);
     if (sentinel_run(ops, s)) {
         if (set->replicas > rd.need_replicas)
             rd.need_replicas = set->replicas;
