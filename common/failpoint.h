@@ -6,7 +6,8 @@
  * the business) and "<impl>/before-release" (after the exit mark, before
  * the release is sent); a design may name points of its own inside a
  * protocol step, such as "redis-get-del/before-del" between the GET that
- * found the lock ours and the DEL. The harness arms points before it forks
+ * found the lock ours and the DEL, listing them in its table
+ * (lock_ops.failpoints, impls/lock.h). The harness arms points before it forks
  * the clients (from LOCKLAB_FAILPOINTS, see harness/faults/failpoint_env.h); a
  * client looks its points up once, when it opens, and keeps the pointers: an
  * unarmed point is a NULL pointer, and costs one test of it in the loop.

@@ -16,8 +16,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "adapter.h"
 #include "lab.h"
+
+#define ADAPTER_LINE_MAX 1024 /* longest line an adapter may write */
+#define ADAPTER_STDERR_MAX (64 * 1024) /* bytes of a child's stderr kept per client; a file
+                                          longer than this was cut (a note ends it) */
 
 struct adapter_proc {
     pid_t pid;                       /* the child, 0 once reaped */

@@ -128,6 +128,11 @@ struct lock_servers {
     int64_t session_timeout_ns;              /* the session timeout clients of the store
                                                 keep (ZooKeeper's, set by its store from
                                                 backends.zookeeper); 0: the design's own */
+    char env[1024];                          /* the same for an adapter's program: the
+                                                variables of docs/adapters.md, "NAME=value"
+                                                entries one after another, each
+                                                NUL-terminated, an empty one ending them
+                                                (filled by the store for adapter runs) */
 };
 
 /* Where the lock store is and how to behave; filled by the harness. */
@@ -152,6 +157,14 @@ struct lock_env {
 };
 
 struct lock_client; /* each implementation defines its own */
+
+/* A named point inside one of a design's protocol steps where a fault can
+ * fire (common/failpoint.h): armed as "<design>/<point>". The design looks
+ * it up in open() (failpoint_find) and hits it where the row says. */
+struct lock_failpoint {
+    const char *point; /* "before-del"; NULL ends a design's list */
+    const char *help;  /* where it sits, for `locklab list --failpoints` */
+};
 
 /* What the scenario loader tells a design's finish_options hook once the
  * whole file is read. */
@@ -191,6 +204,11 @@ struct lock_ops {
      * 0, or -1 with err->msg set; the loader puts it at the design's first
      * key in the file, else at its item in impls. */
     int (*finish_options)(void *options, const struct lock_opts_ctx *ctx, struct lab_err *err);
+
+    /* The failpoints inside the design's own protocol steps (optional),
+     * ending in a row whose point is NULL; the two every design has
+     * (after-grant, before-release) are the client loop's, not listed. */
+    const struct lock_failpoint *failpoints;
 
     /* LOCK_CAP_OPTIMISTIC only (required there): the stock workload's stock
      * lives in the design's store. The harness, in the parent, sets it to

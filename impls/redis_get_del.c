@@ -39,6 +39,11 @@ static enum release_status sgd_release(struct lock_client *c, const char *key, s
     return deleted < 0 ? RELEASE_ERROR : deleted ? RELEASE_OK : RELEASE_NOT_OWNER;
 }
 
+static const struct lock_failpoint sgd_failpoints[] = {
+    {"before-del", "between the GET that found the lock ours and the DEL"},
+    {NULL, NULL},
+};
+
 const struct lock_ops lock_redis_get_del = {
     .name = "redis-get-del",
     .backend = "redis",
@@ -48,4 +53,5 @@ const struct lock_ops lock_redis_get_del = {
     .acquire = redis_poll_acquire,
     .release = sgd_release,
     .close = redis_lock_close,
+    .failpoints = sgd_failpoints,
 };

@@ -34,6 +34,11 @@ static int sne_open(struct lock_client **out, const struct lock_env *env, struct
     return redis_lock_open(out, env, sne_try, err);
 }
 
+static const struct lock_failpoint sne_failpoints[] = {
+    {"after-setnx", "between the SETNX that won and the EXPIRE"},
+    {NULL, NULL},
+};
+
 const struct lock_ops lock_redis_setnx_expire = {
     .name = "redis-setnx-expire",
     .backend = "redis",
@@ -43,4 +48,5 @@ const struct lock_ops lock_redis_setnx_expire = {
     .acquire = redis_poll_acquire,
     .release = redis_release_del,
     .close = redis_lock_close,
+    .failpoints = sne_failpoints,
 };

@@ -1,5 +1,7 @@
 # it_plot.sh - `locklab plot` on a real run: a small counter scenario with
-# three implementations, then the plot command on its results directory.
+# three implementations, then the plot command on its results directory
+# (one client count: no throughput-against-clients plot; a hold timeline
+# per design).
 # Every expected plot must exist as a real PNG (signature) and SVG (an <svg>
 # element), the data files must name each implementation, --quiet must print
 # nothing, and the error paths must give their exit codes: 2 for a missing
@@ -32,7 +34,7 @@ expect_eq "plot: exit code" "$rc" 0
 # A PNG starts with \x89 P N G \r \n \x1a \n.
 is_png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; }
 
-plots="latency throughput wakeups"
+plots="latency wakeups none-holds redis-lua-holds redis-set-del-holds"
 if ls "$RUN"/*/plot-small.timeline.tsv > /dev/null 2>&1; then
     plots="$plots timeline"
 else
@@ -47,6 +49,12 @@ for p in $plots; do
     check "$p: SVG written and non-empty" test -s "$svg"
     check "$p: SVG has an <svg> element" grep -q "<svg" "$svg"
 done
+# one client count: nothing to compare along a clients axis, no such plot
+check "one client count: no throughput plot" test ! -e "$RUN/plot-small-throughput.png"
+check "one client count: plot says why" grep -q "no throughput-against-clients plot" "$WORK/plot.err"
+check "hold timeline data: a lane row per section" \
+    test "$(grep -c . "$RUN/plot-data/plot-small-none-holds.dat")" -eq \
+         "$(grep -vc '^#' "$RUN/none/plot-small.holds.tsv")"
 left=$(ls "$RUN" | grep '\.tmp$')
 expect_eq "no .tmp files left in the run directory" "$left" ""
 for impl in none redis-lua redis-set-del; do

@@ -182,13 +182,31 @@ int baseline_check_run(json_t *baseline, const char *run_dir, const char *junit)
     json_t *sum = load(path, "results");
     if (!sum)
         return LAB_EXIT_USAGE;
+    /* from `run`: the comparison also goes beside the results, for
+     * report.html (RUN_DIR/baseline.txt) */
+    char *table = NULL;
+    size_t table_len = 0;
+    FILE *to = stdout;
     if (!junit) {
         snprintf(out, sizeof out, "%s/baseline-junit.xml", run_dir);
         junit = out;
+        FILE *mem = open_memstream(&table, &table_len);
+        to = mem ? mem : stdout;
     }
     struct lab_err err = {0};
-    int rc = baseline_compare(baseline, sum, stdout, junit, &err);
+    int rc = baseline_compare(baseline, sum, to, junit, &err);
     json_decref(sum);
+    if (to != stdout) {
+        fclose(to);
+        fputs(table, stdout);
+        snprintf(path, sizeof path, "%s/baseline.txt", run_dir);
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fputs(table, f);
+            fclose(f);
+        }
+        free(table);
+    }
     if (rc < 0) {
         fprintf(stderr, "locklab: compare: %s\n", err.msg);
         return LAB_EXIT_USAGE;

@@ -215,7 +215,9 @@ static struct run_result *bench_run(const struct scenario *s, const char *impl,
         free(res);
         return NULL;
     }
-    if (runner_run(s, ops, &env, &lab_stop, res, err) == 0 && res->verdict == VERDICT_SAFE)
+    int rc = runner_run(s, ops, &env, &lab_stop, res, err);
+    run_result_free_holds(res); /* no hold timeline in a benchmark */
+    if (rc == 0 && res->verdict == VERDICT_SAFE)
         return res;
     if (!err->code)
         lab_err_set(err, EIO, "%s ended %s: %s", impl, verdict_name(res->verdict),

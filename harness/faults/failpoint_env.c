@@ -4,8 +4,8 @@
  *
  * The variable is parsed once, before any client is forked, into the
  * table of armed points. Names are checked against the points that exist
- * (the two every design has, and the ones designs name in their protocol
- * steps), so an armed point that would never fire is an error, not a
+ * (the two every design has, and the ones each design lists in its own
+ * table, lock_ops.failpoints), so an armed point that would never fire is an error, not a
  * silent no-op.
  */
 #include "failpoint_env.h"
@@ -18,7 +18,6 @@
 
 #include "lock.h"
 #include "lex.h"
-#include "scenario.h"
 
 /* Points every design has, in the client loop. */
 static const struct {
@@ -28,13 +27,14 @@ static const struct {
     {"before-release", "after the exit mark, before the release is sent"},
 };
 
-/* Points inside one design's protocol. */
-static const struct {
-    const char *impl, *point, *help;
-} fp_design[] = {
-    {"redis-get-del", "before-del", "between the GET that found the lock ours and the DEL"},
-    {"redis-setnx-expire", "after-setnx", "between the SETNX that won and the EXPIRE"},
-};
+/* Design ops's own point called point, or NULL. */
+static const struct lock_failpoint *design_point(const struct lock_ops *ops, const char *point)
+{
+    for (const struct lock_failpoint *p = ops->failpoints; p && p->point; p++)
+        if (strcmp(p->point, point) == 0)
+            return p;
+    return NULL;
+}
 
 bool failpoint_known(const char *name)
 {
@@ -47,15 +47,13 @@ bool failpoint_known(const char *name)
         return false;
     memcpy(impl, name, len);
     impl[len] = '\0';
-    if (!lock_find(impl))
+    const struct lock_ops *ops = lock_find(impl);
+    if (!ops)
         return false;
     for (size_t i = 0; i < sizeof fp_generic / sizeof fp_generic[0]; i++)
         if (strcmp(slash + 1, fp_generic[i].point) == 0)
             return true;
-    for (size_t i = 0; i < sizeof fp_design / sizeof fp_design[0]; i++)
-        if (strcmp(impl, fp_design[i].impl) == 0 && strcmp(slash + 1, fp_design[i].point) == 0)
-            return true;
-    return false;
+    return design_point(ops, slash + 1) != NULL;
 }
 
 /* Arm one "name=sleep(DURATION)" entry; 0 or -1 with err filled. */
@@ -116,14 +114,32 @@ int failpoint_check(struct lab_err *err)
     return rc;
 }
 
+/* One design's point for the list, by its full name. */
+struct fp_row {
+    char name[96];
+    const char *help;
+};
+
+static int fp_row_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct fp_row *)a)->name, ((const struct fp_row *)b)->name);
+}
+
 void failpoint_list(void)
 {
     for (size_t i = 0; i < sizeof fp_generic / sizeof fp_generic[0]; i++)
         printf("<impl>/%-28s every design: %s\n", fp_generic[i].point, fp_generic[i].help);
-    for (size_t i = 0; i < sizeof fp_design / sizeof fp_design[0]; i++) {
-        char name[96];
-        snprintf(name, sizeof name, "%s/%s", fp_design[i].impl, fp_design[i].point);
-        printf("%-35s %s\n", name, fp_design[i].help);
-    }
+    /* the designs' own points (lock_ops.failpoints), by name */
+    struct fp_row rows[64];
+    size_t n = 0;
+    for (int d = 0; d < lock_registry_count; d++)
+        for (const struct lock_failpoint *p = lock_registry[d]->failpoints;
+             p && p->point && n < sizeof rows / sizeof rows[0]; p++) {
+            snprintf(rows[n].name, sizeof rows[n].name, "%s/%s", lock_registry[d]->name, p->point);
+            rows[n++].help = p->help;
+        }
+    qsort(rows, n, sizeof rows[0], fp_row_cmp);
+    for (size_t i = 0; i < n; i++)
+        printf("%-35s %s\n", rows[i].name, rows[i].help);
     printf("\narm with %s='NAME=sleep(DURATION);...'\n", FAILPOINT_ENV);
 }

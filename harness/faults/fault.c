@@ -1,7 +1,8 @@
 /*
- * fault.c - the fault vocabulary's words (see fault.h): action and outcome
- * names and the target syntax. The server roles are the stores' own names
- * for their processes, each spelled once in its store's table
+ * fault.c - the fault vocabulary's words (see fault.h): outcome names and
+ * the target syntax (the action words are the table's, fault_actions.c).
+ * The server roles are the stores' own names for their processes, each
+ * spelled once in its store's table
  * (backend_ops.role_names): a target is checked against them so a typo in
  * a scenario is an error before anything starts.
  */
@@ -14,18 +15,7 @@
 
 #include "backend.h"
 
-const char *const fault_action_words[] = {"pause", "kill", "restart", "stop", "start", "sleep",
-                                          "failover", "clock-jump", NULL};
-_Static_assert(sizeof fault_action_words / sizeof fault_action_words[0] == FAULT_CLOCK_JUMP + 2,
-               "one word per enum fault_action, then NULL");
 static const char *const outcome_names[] = {"done", "skipped", "failed", "active"};
-
-const char *fault_action_name(enum fault_action a)
-{
-    return (unsigned)a < sizeof fault_action_words / sizeof fault_action_words[0] - 1
-               ? fault_action_words[a]
-               : "?";
-}
 
 const char *fault_outcome_name(enum fault_outcome o)
 {

@@ -15,27 +15,38 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "faults.h"
+#include "backend.h"
+#include "fault_action.h"
+#include "region.h"
 
 static double after_s(int64_t t, const struct fault_record *r)
 {
     return (double)(t - r->start_ns) / 1e9;
 }
 
-static const struct backend_ops *health_of(const struct faults *F)
+static const struct backend_ops *health_of(const struct fault_watches *W)
 {
-    const struct backend_ops *be = backend_of(F->ops);
+    const struct backend_ops *be = backend_of(W->ops);
     return be && be->health ? be : NULL;
 }
 
-bool fault_watch_open(struct faults *F, int rec, const struct server *srv, const char *name)
+void fault_watch_init(struct fault_watches *W, const struct lock_ops *ops,
+                      const struct scenario *s, struct fault_log *log)
 {
-    const struct backend_ops *be = health_of(F);
-    struct fault_watches *W = &F->watch;
+    memset(W, 0, sizeof *W);
+    W->ops = ops;
+    W->s = s;
+    W->log = log;
+}
+
+bool fault_watch_open(struct fault_watches *W, int rec, const struct server *srv,
+                      const char *name)
+{
+    const struct backend_ops *be = health_of(W);
     if (!be || W->n == FAULT_WATCH_MAX)
         return false;
     struct backend_health h;
-    be->health(F->ops, F->s, &h);
+    be->health(W->ops, W->s, &h);
     memset(&W->w[W->n], 0, sizeof W->w[0]);
     W->w[W->n].rec = rec;
     W->w[W->n].srv = srv;
@@ -45,14 +56,14 @@ bool fault_watch_open(struct faults *F, int rec, const struct server *srv, const
     W->used = true;
     W->next_poll = 0; /* look at the next tick */
     if (h.available && strcmp(h.leader, name) == 0)
-        fault_note_add(&F->rg->head->faults.rec[rec], "it was the leader");
+        fault_note_add(&W->log->rec[rec], "it was the leader");
     return true;
 }
 
-bool fault_watch_has(const struct faults *F, int rec)
+bool fault_watch_has(const struct fault_watches *W, int rec)
 {
-    for (int k = 0; k < F->watch.n; k++)
-        if (F->watch.w[k].rec == rec)
+    for (int k = 0; k < W->n; k++)
+        if (W->w[k].rec == rec)
             return true;
     return false;
 }
@@ -61,14 +72,14 @@ bool fault_watch_has(const struct faults *F, int rec)
  * started again? A kill or a stop leaves its server down: at once. */
 static bool own_part_over(const struct fault_record *r)
 {
-    return r->action == FAULT_KILL || r->action == FAULT_STOP || r->end_ns != 0;
+    return fault_action_is(r->action, FA_LEAVES_DOWN) || r->end_ns != 0;
 }
 
 /* End watch k at now, whole again; the record says who leads and since when. */
-static void watch_close(struct faults *F, int k, int64_t now, const struct backend_health *h)
+static void watch_close(struct fault_watches *W, int k, int64_t now,
+                        const struct backend_health *h)
 {
-    struct fault_watches *W = &F->watch;
-    struct fault_record *r = &F->rg->head->faults.rec[W->w[k].rec];
+    struct fault_record *r = &W->log->rec[W->w[k].rec];
     snprintf(r->leader, sizeof r->leader, "%s", h->leader);
     r->leader_ns = W->w[k].leader_ns;
     if (!h->leader[0] && !W->w[k].leader_before[0])
@@ -80,7 +91,7 @@ static void watch_close(struct faults *F, int k, int64_t now, const struct backe
     else
         fault_note_add(r, "new leader %s after %.2f s", h->leader, after_s(r->leader_ns, r));
     /* the others may serve while the one started again has died */
-    bool died = (r->action == FAULT_RESTART || r->action == FAULT_START) && W->w[k].srv->pid <= 0;
+    bool died = fault_action_is(r->action, FA_STARTS) && W->w[k].srv->pid <= 0;
     if (died)
         fault_note_add(r, "it exited after it was started again (its log says why)");
     else
@@ -91,14 +102,13 @@ static void watch_close(struct faults *F, int k, int64_t now, const struct backe
     W->w[k] = W->w[--W->n];
 }
 
-void fault_watch_taken(struct faults *F, const struct server *srv, int except_rec,
+void fault_watch_taken(struct fault_watches *W, const struct server *srv, int except_rec,
                        const char *by)
 {
-    struct fault_watches *W = &F->watch;
     for (int k = W->n - 1; k >= 0; k--) {
-        struct fault_record *r = &F->rg->head->faults.rec[W->w[k].rec];
+        struct fault_record *r = &W->log->rec[W->w[k].rec];
         if (W->w[k].srv != srv || W->w[k].rec == except_rec ||
-            (r->action != FAULT_START && r->action != FAULT_RESTART))
+            !fault_action_is(r->action, FA_STARTS))
             continue;
         /* it was started: the start landed; its rejoin was cut short by the lab */
         fault_note_add(r, "%s before it had rejoined", by);
@@ -112,12 +122,11 @@ void fault_watch_taken(struct faults *F, const struct server *srv, int except_re
 }
 
 /* One look at the store, applied to every watch. */
-static void watch_look(struct faults *F, int64_t now, struct backend_health *h)
+static void watch_look(struct fault_watches *W, int64_t now, struct backend_health *h)
 {
-    struct fault_watches *W = &F->watch;
-    health_of(F)->health(F->ops, F->s, h);
+    health_of(W)->health(W->ops, W->s, h);
     for (int k = W->n - 1; k >= 0; k--) {
-        struct fault_record *r = &F->rg->head->faults.rec[W->w[k].rec];
+        struct fault_record *r = &W->log->rec[W->w[k].rec];
         if (r->outcome != FAULT_ACTIVE) { /* failed (or closed) elsewhere */
             W->w[k] = W->w[--W->n];
             continue;
@@ -132,34 +141,32 @@ static void watch_look(struct faults *F, int64_t now, struct backend_health *h)
         if (!r->back_ns && own_part_over(r))
             r->back_ns = now; /* the store says it serves again: the outage is over */
         if (h->whole && own_part_over(r))
-            watch_close(F, k, now, h);
+            watch_close(W, k, now, h);
     }
     W->next_poll = now + FAULT_WATCH_POLL_NS;
 }
 
-int64_t fault_watch_poll(struct faults *F, int64_t now)
+int64_t fault_watch_poll(struct fault_watches *W, int64_t now)
 {
-    struct fault_watches *W = &F->watch;
     if (W->n == 0)
         return INT64_MAX;
     if (now >= W->next_poll) {
         struct backend_health h;
-        watch_look(F, now, &h);
+        watch_look(W, now, &h);
     }
     return W->n ? W->next_poll : INT64_MAX;
 }
 
-void fault_watch_settle(struct faults *F, bool interrupted)
+void fault_watch_settle(struct fault_watches *W, bool interrupted)
 {
-    struct fault_watches *W = &F->watch;
-    if (!W->used || !health_of(F))
+    if (!W->used || !health_of(W))
         return;
     int64_t began = lab_now_ns(), deadline = began + FAULT_WATCH_SETTLE_NS;
     struct backend_health h = {0};
     const char *why = "the run was interrupted before the servers settled";
     while (!interrupted) {
         int64_t now = lab_now_ns();
-        watch_look(F, now, &h);
+        watch_look(W, now, &h);
         if (W->n == 0 && h.available && h.whole && h.running == h.servers)
             return;
         /* every server was brought back: one still down a second on has died
@@ -172,9 +179,9 @@ void fault_watch_settle(struct faults *F, bool interrupted)
         lab_sleep_ns(FAULT_WATCH_POLL_NS, NULL);
     }
     if (W->n == 0 && !interrupted)
-        fprintf(stderr, "locklab: warning: %s: %s\n", backend_of(F->ops)->title, why);
+        fprintf(stderr, "locklab: warning: %s: %s\n", backend_of(W->ops)->title, why);
     while (W->n > 0) {
-        struct fault_record *r = &F->rg->head->faults.rec[W->w[W->n - 1].rec];
+        struct fault_record *r = &W->log->rec[W->w[W->n - 1].rec];
         fault_note_add(r, "%s", why);
         if (!r->end_ns)
             r->end_ns = lab_now_ns();

@@ -15,6 +15,9 @@
  * exit path); faults_finish() also brings back every server a fault left
  * down, so the next design of the scenario starts on whole servers (an
  * ensemble that elects is waited for: fault_watch.h).
+ *
+ * What each action does is its row's (fault_action.h); the engine's state
+ * and the pieces the rows' hooks use are its own (fault_engine.h).
  */
 #ifndef LOCKLAB_FAULTS_H
 #define LOCKLAB_FAULTS_H
@@ -23,50 +26,20 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "backend.h"
 #include "failpoint.h"
-#include "fault_watch.h"
+#include "lock.h"
 #include "region.h"
 #include "scenario.h"
 
-#define FAULTS_MAX_PENDING 32
-
-struct faults {
-    const struct scenario *s;
-    const struct lock_ops *ops;
-    struct region *rg;
-    const pid_t *pids;                    /* the runner's: > 0 alive, <= 0 reaped */
-    int n_clients;
-    int64_t start;                        /* the start barrier */
-    struct backend_role roles[BACKEND_MAX_ROLES]; /* servers the design runs on */
-    int n_roles;
-    struct {
-        int64_t due;                      /* next firing, INT64_MAX when done */
-        int64_t window_end;               /* holder: give up waiting for one then */
-        int fired;                        /* firings so far */
-    } st[FAULT_SPECS_MAX];
-    struct {
-        int rec;                          /* its record */
-        struct server *srv;               /* a server to bring back */
-        int64_t due;                      /* when */
-    } down[FAULTS_MAX_PENDING];
-    int n_down;
-    struct {
-        bool on;                          /* a failover is under way */
-        int spec, rec;                    /* its entry and its record */
-        int64_t window_end;               /* stop waiting for a grant after the cut */
-        int64_t unreplicated_at_cut;      /* the clients' lock_stats.unreplicated then */
-        struct failover fo;               /* the backend's steps (backend.h) */
-    } fo;
-    struct fault_watches watch;           /* records kept open while the store recovers */
-    unsigned rnd;                         /* random-client / holder choice */
-};
+struct faults; /* the engine's state, its own (fault_engine.h) */
 
 /* Parent, after the start barrier opened at start: arm the timeline of s
  * for a run of ops; failpoint entries of other designs and server targets
- * ops does not use are recorded `skipped` at once. */
-void faults_begin(struct faults *F, const struct scenario *s, const struct lock_ops *ops,
-                  struct region *rg, const pid_t *pids, int64_t start);
+ * ops does not use are recorded `skipped` at once. The parent runs one
+ * design at a time: the engine it returns is the one there is, until
+ * faults_finish. */
+struct faults *faults_begin(const struct scenario *s, const struct lock_ops *ops,
+                            struct region *rg, const pid_t *pids, int64_t start);
 
 /* Parent: do what is due at now; returns when the engine next needs to run
  * (INT64_MAX: nothing left; sooner while it waits for a holder). */
@@ -86,8 +59,9 @@ int faults_arm_failpoints(const struct scenario *s, const struct lock_ops *ops);
 void faults_disarm(int mark);
 
 /* Client idx, in its process: a failpoint armed from entry fp->fault was
- * reached. Fires it when its count allows: sleep, or kill or stop this
- * whole process (the parent continues it after the duration). */
+ * reached. Fires it when its count allows: the action's row does it
+ * (sleep, or kill or stop this whole process, which the parent continues
+ * after the duration). */
 void faults_at_failpoint(struct region *rg, const struct scenario *s, int idx,
                          const struct failpoint *fp);
 

@@ -1,9 +1,9 @@
 /*
  * load_sections.h - the handlers of the scenario file's keys that need
- * more than one row (impls, clients, lock.keys, workload.fencing, faults,
- * expect, adapters, the stores' sections of backends), each in its own
- * file of harness/scenario/, and what the loader calls once the file is
- * read.
+ * more than one row (impls, clients, lock.keys, workload.fencing, expect,
+ * adapters, the stores' sections of backends), each in its own file of
+ * harness/loader/ (faults: the faults room's, harness/faults/fault_load.h),
+ * and what the loader calls once the file is read.
  *
  * Internal to the loader: scenario_load.c's tables name these handlers; the
  * rest of the program sees only scenario.h.
@@ -18,8 +18,8 @@ int load_impls(struct opt_loader *L, const yaml_node_t *value, const char *keypa
 int load_clients(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
 int load_keys(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
 int load_fencing(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
-int load_faults(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
 int load_expect(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
+int load_hosts(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
 /* adapters, met again in its place among the keys: read already */
 int load_adapters_done(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
 
@@ -41,14 +41,6 @@ const struct opt *stores_section_rows(void);
 /* Once the file is read: each store checks its settings against the rest
  * of the scenario (backend_ops.finish_settings). */
 int stores_finish(struct opt_loader *L);
-
-/* Once the file is read: a failover's default window, and a warning when
- * lock.wait outlasts the time left after the last fault. */
-void scenario_faults_finish(struct opt_loader *L);
-
-/* The keys of a fault entry and what each means, for the key reference. */
-extern const char *const fault_keys[];
-extern const char *const fault_key_help[];
 
 /* The designs' settings fit in scenario.options (an internal error if not). */
 int designs_fit(struct opt_loader *L);

@@ -15,10 +15,10 @@
  * read by the option engine (opt_engine.c). The keys that need more than a
  * scalar check have their handlers in files of their own: impls and the
  * designs' settings (load_designs.c), the stores' settings under backends
- * (load_stores.c), the sweeps (load_sweep.c), faults (load_faults.c),
- * expect (load_expect.c) and adapters (load_adapters.c). This file holds
- * the tables, reads the document and checks what spans sections once
- * everything is read.
+ * (load_stores.c), the sweeps (load_sweep.c), faults (the faults room's
+ * fault_load.c), expect (load_expect.c) and adapters (load_adapters.c).
+ * This file holds the tables, reads the document and checks what spans
+ * sections once everything is read.
  *
  * Durations are resolved into nanoseconds (common/lex.h), so the runner
  * only ever sees plain numbers.
@@ -35,6 +35,7 @@
 #include <yaml.h>
 
 #include "backend.h"
+#include "fault_load.h"
 #include "lock.h"
 #include "opt_engine.h"
 #include "load_sections.h"
@@ -114,6 +115,8 @@ static struct opt top_opts[] = {
       .help = "how clients take the lock" },
     { .name = "workload", .type = OPT_SECTION, .sub = workload_opts,
       .help = "what clients do with the lock" },
+    { .name = "hosts", .type = OPT_NODE, .fn = load_hosts, .flags = OPT_LATE,
+      .help = "named hosts (network namespaces) and the clients and servers on each" },
     { .name = "faults", .type = OPT_NODE, .fn = load_faults, .help = "faults to inject" },
     { .name = "expect", .type = OPT_NODE, .fn = load_expect, .flags = OPT_LATE,
       .help = "the verdict expected of each implementation" },
@@ -215,9 +218,11 @@ static int load_root(struct opt_loader *L)
     if (root->type != YAML_MAPPING_NODE)
         return wrong_type(L, root, "the top level",
                           "a mapping of scenario keys (name, impls, ...)");
-    if (load_adapters_first(L, root) != 0 ||
-        load_section(L, top_rows(), root, "", (char *)L->s, -1) != 0 ||
-        stores_finish(L) != 0)
+    /* every key is read, whatever failed before it; what spans sections is
+     * checked only when each section read well */
+    load_adapters_first(L, root);
+    load_section(L, top_rows(), root, "", (char *)L->s, -1);
+    if (L->n_errors > 0 || stores_finish(L) != 0)
         return -1;
     struct scenario *s = L->s;
     if (s->n_client_steps == 0) { /* no clients key: one client */
@@ -249,7 +254,8 @@ static int load_root(struct opt_loader *L)
                            "%s keeps its own stock and its version: it needs workload kind "
                            "stock", ops->name);
     }
-    scenario_faults_finish(L);
+    if (fault_load_finish(L) != 0)
+        return -1;
     return designs_finish(L);
 }
 
@@ -299,6 +305,7 @@ int scenario_load(const char *path, struct scenario *out, char *err, size_t errl
 
     L.doc = &doc;
     rc = load_root(&L);
+    loader_errors_done(&L);
     yaml_document_delete(&doc);
     if (rc == 0)
         *out = s;
@@ -345,9 +352,9 @@ static void print_rows(FILE *f, const struct opt *rows, const char *path, const 
         if (o->fn == load_adapters_done)
             print_rows(f, adapter_opts, "adapters.NAME", NULL);
         if (o->fn == load_faults)
-            for (int i = 0; fault_keys[i]; i++) {
-                snprintf(key, sizeof key, "faults[].%s", fault_keys[i]);
-                fprintf(f, "%-36s %-9s %s\n", key, "-", fault_key_help[i]);
+            for (const struct opt *e = fault_entry_opts; e->name; e++) {
+                snprintf(key, sizeof key, "faults[].%s", e->name);
+                fprintf(f, "%-36s %-9s %s\n", key, "-", e->help);
             }
     }
 }

@@ -54,6 +54,7 @@ struct oracle_interval {
     uint32_t key;     /* key index */
     uint32_t client;  /* client index */
     uint32_t flags;   /* ORACLE_* below */
+    int64_t token;    /* the grant's fencing token (0: none, or the step is not fenced) */
 };
 
 /* The release said it removed a lock (a DEL that deleted, a script that

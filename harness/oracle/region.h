@@ -21,7 +21,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "fault.h"
+#include "fault_record.h"
 #include "hist.h"
 #include "lock.h"
 #include "oracle.h"

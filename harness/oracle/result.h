@@ -13,8 +13,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
-#include "fault.h"
+#include "fault_record.h"
 #include "hist.h"
 #include "lab.h"
 #include "lock.h"
@@ -23,6 +24,7 @@
 
 #define CPU_MAX_SERVERS 16
 #define RUN_TIMELINE_MAX 4096 /* latency-over-time points kept per result (evenly sampled) */
+#define RUN_HOLDS_MAX 200000  /* critical sections kept per result for the hold timeline */
 
 /* Parent, after a run: the resource's damage report. done is the number of
  * units of work the clients reported (increments or sales). */
@@ -123,6 +125,17 @@ struct run_result {
         int client;           /* who */
     } timeline[RUN_TIMELINE_MAX];
 
+    /* Every critical section, for the hold timeline (<stem>.holds.tsv): the
+     * first RUN_HOLDS_MAX by entry, of holds_total. A heap array: whoever
+     * called runner_run frees it (run_result_free_holds). */
+    int64_t n_holds, holds_total;
+    struct hold {
+        double enter_s, exit_s; /* seconds after the start barrier */
+        int64_t token;          /* fencing token of the grant (0: none) */
+        int client, key;
+        uint32_t flags;         /* ORACLE_* (oracle.h): refused, died, lost early... */
+    } *holds;
+
     int clients_failed_start; /* could not open their connections */
     int clients_crashed;      /* died by a signal or a non-zero exit */
     int clients_killed;       /* killed by the harness at the end (stuck) */
@@ -144,5 +157,13 @@ struct run_result {
     char first_error[192];    /* the first error any client hit */
     struct cpu_use cpu;       /* where the run's CPU time went (cpu.h) */
 };
+
+/* Free res->holds (and forget it). */
+static inline void run_result_free_holds(struct run_result *res)
+{
+    free(res->holds);
+    res->holds = NULL;
+    res->n_holds = 0;
+}
 
 #endif

@@ -85,6 +85,8 @@ static int summary_entries(struct plot_summary *s, bool quiet, const char *path)
         e->files = json_string_value(json_object_get(r, "files"));
         if (!plot_ident(e->files))
             e->files = scn;
+        const char *fencing = json_string_value(json_object_get(r, "fencing"));
+        e->fenced = fencing && strcmp(fencing, "off") != 0;
         json_t *cl = json_object_get(r, "clients");
         e->clients = json_is_integer(cl) ? (long)json_integer_value(cl) : 0;
         e->throughput = json_num_or_nan(r, "throughput_per_s");

@@ -24,6 +24,7 @@ struct plot_entry {
     const char *scenario; /* scenario name (an identifier) */
     const char *keys;     /* key mode: "hot" (default) or "per-client" */
     const char *files;    /* stem of <impl>/<stem>.acquire.hgrm etc. (default: scenario) */
+    bool fenced;          /* fencing "on" or "unsupported" (asked for): a fenced step */
     long clients;         /* client processes */
     double throughput;    /* throughput_per_s, NAN when absent */
     double wakeups;       /* wakeups_per_release, NAN when absent */

@@ -37,6 +37,7 @@
 #include "lab.h"
 #include "plot_data.h"
 #include "plot_gnuplot.h"
+#include "plot_holds.h"
 
 #define PLOT_MS_ABOVE_US 10000.0  /* largest latency above 10 ms: the y unit is ms */
 #define PLOT_TIMELINE_POINTS 24000 /* timeline budget over all series (SVG size) */
@@ -103,6 +104,7 @@ struct plot_scn {
     const char *impls[PLOT_MAX_IMPLS]; /* in summary.json's order: linetype = index + 1 */
     int ni;                           /* how many */
     bool mixed;                       /* some entry not on the hot key: titles say which */
+    bool fence_mixed;                 /* fenced and unfenced steps: titles say which */
     bool sweep;                       /* several client counts */
     long lo, hi;                      /* smallest and largest client count */
     char subtitle[256];               /* "run <id>, 32 clients" */
@@ -123,6 +125,7 @@ static void scenario_init(const struct plot_ctx *c, const char *name, struct plo
         if (j == s->ni && s->ni < PLOT_MAX_IMPLS)
             s->impls[s->ni++] = e->impl;
         s->mixed |= strcmp(e->keys, "hot") != 0;
+        s->fence_mixed |= e->fenced;
         s->lo = e->clients < s->lo ? e->clients : s->lo;
         s->hi = e->clients > s->hi ? e->clients : s->hi;
     }
@@ -135,13 +138,24 @@ static void scenario_init(const struct plot_ctx *c, const char *name, struct plo
                  s->lo, s->hi);
 }
 
-/* Linetype of an entry: its implementation's colour. */
+/* Linetype of an entry: its implementation's colour; a fenced step of a
+ * scenario that also ran unfenced ones takes a colour of its own after
+ * the implementations' (so the two steps never read as one). */
 static int entry_lt(const struct plot_scn *s, const struct plot_entry *e)
 {
     for (int k = 0; k < s->ni; k++)
         if (!strcmp(s->impls[k], e->impl))
-            return k + 1;
+            return k + 1 + (e->fenced && s->fence_mixed ? s->ni : 0);
     return 1;
+}
+
+/* Do a and b belong to the same line of a per-implementation plot: the
+ * same implementation and fencing, and the same key mode unless only one
+ * entry per implementation and fencing is wanted? */
+static bool same_line(const struct plot_entry *a, const struct plot_entry *b, bool any_keys)
+{
+    return !strcmp(a->impl, b->impl) && a->fenced == b->fenced &&
+           (any_keys || !strcmp(a->keys, b->keys));
 }
 
 /* Dash type of an entry: solid for the hot key, dashed for a key per client. */
@@ -150,26 +164,27 @@ static int entry_dt(const struct plot_entry *e)
     return !strcmp(e->keys, "hot") ? 1 : !strcmp(e->keys, "per-client") ? 2 : 3;
 }
 
-/* Legend text of an entry: the implementation, and the key mode when the
- * scenario ran more than one. */
+/* Legend text of an entry: the implementation, the key mode when the
+ * scenario ran more than one, fenced or unfenced when it ran both. */
 static void entry_title(const struct plot_scn *s, const struct plot_entry *e, char *buf,
                         size_t n)
 {
+    const char *fence = !s->fence_mixed ? "" : e->fenced ? ", fenced" : ", unfenced";
     if (!s->mixed)
-        snprintf(buf, n, "%s", e->impl);
+        snprintf(buf, n, "%s%s", e->impl, fence);
     else if (!strcmp(e->keys, "hot"))
-        snprintf(buf, n, "%s, one hot key", e->impl);
+        snprintf(buf, n, "%s, one hot key%s", e->impl, fence);
     else if (!strcmp(e->keys, "per-client"))
-        snprintf(buf, n, "%s, key per client", e->impl);
+        snprintf(buf, n, "%s, key per client%s", e->impl, fence);
     else
-        snprintf(buf, n, "%s, keys %s", e->impl, e->keys);
+        snprintf(buf, n, "%s, keys %s%s", e->impl, e->keys, fence);
 }
 
 /* The entries the per-implementation plots draw (latency, wakeups,
  * timeline): all of them outside a sweep; in a sweep, of each
- * implementation and key mode the one with the most clients. With
- * one_per_impl, a single entry per implementation: the hot key first, then
- * the most clients. Fills sel with indices into c->e, in implementation
+ * implementation, fencing and key mode the one with the most clients.
+ * With one_per_impl, a single entry per implementation and fencing: the
+ * hot key first, then the most clients. Fills sel with indices into c->e, in implementation
  * order; returns how many. */
 static int scenario_pick(const struct plot_ctx *c, const struct plot_scn *s, bool one_per_impl,
                          int *sel, int max)
@@ -181,8 +196,7 @@ static int scenario_pick(const struct plot_ctx *c, const struct plot_scn *s, boo
             if (strcmp(e->scenario, s->name) != 0 || strcmp(e->impl, s->impls[k]) != 0)
                 continue;
             int j = 0;
-            while (j < n && !(strcmp(c->e[sel[j]].impl, e->impl) == 0 &&
-                              (one_per_impl || strcmp(c->e[sel[j]].keys, e->keys) == 0)))
+            while (j < n && !same_line(&c->e[sel[j]], e, one_per_impl))
                 j++;
             if (j == n || (!s->sweep && !one_per_impl)) {
                 if (n < max)
@@ -387,9 +401,12 @@ static void plot_throughput(struct plot_ctx *c, const struct plot_scn *scn)
         if (set.s[j].x[0] != set.s[j].x[set.s[j].n - 1])
             single = false;
     }
-    if (single)
-        plot_note(c, "%s: one client count per implementation: the throughput plot shows "
-                  "single points (a sweep over clients draws lines)", scn->name);
+    if (single) { /* nothing to compare along the x axis: no plot */
+        plot_note(c, "%s: one client count per step: no throughput-against-clients plot "
+                  "(the tables give the figures; a sweep over clients draws lines)", scn->name);
+        plot_set_free(&set);
+        return;
+    }
     char data[PATH_MAX];
     if (plot_datafile(c, data, sizeof data, scn->name, "throughput") == 0) {
         if (plot_set_write(&set, data, 1.0, -INFINITY) != 0) {
@@ -400,9 +417,7 @@ static void plot_throughput(struct plot_ctx *c, const struct plot_scn *scn)
             plot_args_num(&a, "xmin", (double)(scn->lo > 0 ? scn->lo : 1));
             plot_args_num(&a, "xmax", (double)(scn->hi > 0 ? scn->hi : 1));
             plot_args_num(&a, "logy", ylo > 0 && yhi / ylo > 20);
-            plot_args_str(&a, "note",
-                     single ? "one client count per implementation: each is a single point"
-                            : "");
+            plot_args_str(&a, "note", "");
             plot_draw(c, scn->name, "throughput", &a);
         }
     }
@@ -571,6 +586,40 @@ static void plot_timeline(struct plot_ctx *c, const struct plot_scn *scn)
     latency_draw(c, scn, "timeline", sel, ns, &set, "tmax", tmax, note, bands);
 }
 
+/* -------------------------------------------------------- 5. hold timelines */
+
+/* One plot per step (not for a sweep's many steps: report.html has
+ * those), named after the step's files and design so that no two steps
+ * share a file. */
+static void plot_holds(struct plot_ctx *c, const struct plot_scn *scn)
+{
+    if (scn->sweep) {
+        plot_note(c, "%s: a sweep over clients: its hold timelines are in report.html only",
+                  scn->name);
+        return;
+    }
+    for (int i = 0; i < c->n; i++) {
+        const struct plot_entry *e = &c->e[i];
+        if (strcmp(e->scenario, scn->name) != 0)
+            continue;
+        char tsv[PATH_MAX], data[PATH_MAX], name[PATH_MAX], title[256], bands[3072];
+        bool phased;
+        entry_title(scn, e, title + snprintf(title, sizeof title, "%s, ", scn->name),
+                    sizeof title - strlen(scn->name) - 2);
+        if (plot_fmt(tsv, sizeof tsv, "%s/%s/%s.holds.tsv", c->run_dir, e->impl, e->files) ||
+            plot_fmt(name, sizeof name, "%s-%s", e->files, e->impl) ||
+            plot_datafile(c, data, sizeof data, name, "holds") != 0)
+            continue;
+        fault_bands(c, &i, 1, bands, sizeof bands, &phased);
+        struct plot_holds_step st = {.tsv = tsv, .datafile = data, .name = name,
+                                     .title = title, .subtitle = scn->subtitle, .bands = bands,
+                                     .clients = (int)e->clients};
+        int code = plot_holds_draw(&c->gp, &st);
+        if (code != LAB_EXIT_OK)
+            plot_fail(c, code);
+    }
+}
+
 /* ------------------------------------------------------------------ public */
 
 /* Draw every plot of run_dir (a results/<run-id>/ directory) as PNG and SVG
@@ -642,6 +691,7 @@ int plot_run_dir(const char *run_dir, int quiet)
         plot_throughput(&c, p);
         plot_wakeups(&c, p);
         plot_timeline(&c, p);
+        plot_holds(&c, p);
         free(p);
     }
     if (code == LAB_EXIT_OK)

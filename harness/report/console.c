@@ -9,6 +9,7 @@
 
 #include "report_parts.h"
 #include "cpu.h"
+#include "fault.h"
 
 static const char *workload_label(const struct scenario *s)
 {

@@ -3,7 +3,9 @@
  * <impl>/<stem>.{acquire,hold,release,handoff}.hgrm, HdrHistogram's
  * percentile-distribution text (docs/results.md; its plotters read it), and
  * <impl>/<stem>.timeline.tsv, every grant's time, acquire and hold, which
- * `locklab plot` draws. Each is written atomically (atomic_file.h).
+ * `locklab plot` draws, and <impl>/<stem>.holds.tsv, every critical section
+ * (up to RUN_HOLDS_MAX) for the hold timelines of report.html and `locklab
+ * plot`. Each is written atomically (atomic_file.h).
  */
 #include <errno.h>
 #include <string.h>
@@ -46,5 +48,19 @@ int report_write_hgrms(const struct report *r, const struct run_result *x, struc
     for (int i = 0; i < x->n_timeline; i++)
         fprintf(f, "%.6f %.1f %.1f %d\n", x->timeline[i].t_s, x->timeline[i].acquire_us,
                 x->timeline[i].hold_us, x->timeline[i].client);
+    if (atomic_file_commit(&a, err) != 0)
+        return -1;
+    if (!x->holds)
+        return 0; /* out of memory in the runner: no hold timeline */
+    snprintf(path, sizeof path, "%s/%s.holds.tsv", dir, tag);
+    if (!(f = atomic_file_open(&a, path, err)))
+        return -1;
+    fprintf(f, "# enter_s exit_s client key token flags (of %lld critical sections)\n",
+            (long long)x->holds_total);
+    for (int64_t i = 0; i < x->n_holds; i++) {
+        const struct hold *h = &x->holds[i];
+        fprintf(f, "%.9f %.9f %d %d %lld %u\n", h->enter_s, h->exit_s, h->client, h->key,
+                (long long)h->token, h->flags);
+    }
     return atomic_file_commit(&a, err);
 }

@@ -101,6 +101,8 @@ int report_open(struct report *r, const char *root, const struct scenario *const
                 int n_scenarios, const char *junit_copy, struct lab_err *err)
 {
     memset(r, 0, sizeof *r);
+    r->exit_code = -1;
+    r->started_ns = lab_now_ns();
     snprintf(r->root, sizeof r->root, "%s", root);
     snprintf(r->junit_copy, sizeof r->junit_copy, "%s", junit_copy ? junit_copy : "");
     r->scenarios = scenarios;
@@ -152,14 +154,16 @@ int report_add(struct report *r, const struct run_result *res, struct lab_err *e
     }
     *copy = *res;
     r->results[r->n_results++] = copy;
-    if (report_write_hgrms(r, copy, err) != 0 || report_write_summary(r, false, err) != 0 ||
-        write_junit(r, err) != 0)
+    int rc = report_write_hgrms(r, copy, err);
+    copy->holds = NULL; /* written; the caller's to free */
+    if (rc != 0 || report_write_summary(r, false, err) != 0 || write_junit(r, err) != 0)
         return -1;
     return 0;
 }
 
 int report_finish(struct report *r, bool complete, struct lab_err *err)
 {
+    r->complete = complete;
     if (report_write_summary(r, complete, err) != 0 || write_junit(r, err) != 0)
         return -1;
     char link[1100], tmp[1110];
@@ -172,6 +176,19 @@ int report_finish(struct report *r, bool complete, struct lab_err *err)
         return -1;
     }
     return 0;
+}
+
+void report_set_command(struct report *r, int argc, char *const *argv)
+{
+    r->argc = argc;
+    r->argv = argv;
+}
+
+int report_conclude(struct report *r, int exit_code, struct lab_err *err)
+{
+    r->exit_code = exit_code;
+    r->duration_s = (double)(lab_now_ns() - r->started_ns) / 1e9;
+    return report_write_summary(r, r->complete, err);
 }
 
 void report_free(struct report *r)

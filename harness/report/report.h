@@ -35,6 +35,15 @@ int report_add(struct report *r, const struct run_result *res, struct lab_err *e
  * --junit copy, and the results/latest link. 0 or -1 with err filled. */
 int report_finish(struct report *r, bool complete, struct lab_err *err);
 
+/* The command line to record (summary.json's command_line: "locklab"
+ * and then argv[0..argc), e.g. "run", "x.yaml"); argv must outlive r. */
+void report_set_command(struct report *r, int argc, char *const *argv);
+
+/* Once the exit code is known (after the baseline gate, the plots): write
+ * it, the invocation's duration and the machine's load into summary.json.
+ * 0 or -1 with err filled. */
+int report_conclude(struct report *r, int exit_code, struct lab_err *err);
+
 void report_free(struct report *r);
 
 /* Console table: a scenario heading, a column header, one row per result. */

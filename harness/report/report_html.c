@@ -1,10 +1,11 @@
 /*
  * report_html.c - report.html (see report_html.h). Written from the run's
- * own files, summary.json and the SVG plots gnuplot drew, after both are
- * complete, so the page shows exactly what the machine-readable results
- * say; every plot is inlined, nothing is fetched, the page works offline
- * and as a CI artifact. Written atomically, as the other result files
- * (atomic_file.h).
+ * own files, summary.json, the steps' .holds.tsv and the SVG plots gnuplot
+ * drew, after all are complete, so the page shows exactly what the
+ * machine-readable results say; every plot is inlined, nothing is fetched,
+ * the page works offline and as a CI artifact. Written atomically, as the
+ * other result files (atomic_file.h). The page's skeleton and tables are
+ * here; its summary is html_summary.c, the hold timelines html_holds.c.
  */
 #include "report_html.h"
 
@@ -16,7 +17,7 @@
 #include <string.h>
 
 #include "atomic_file.h"
-#include "backend.h"
+#include "html_parts.h"
 #include "junit.h"
 
 /* The whole of a file, NUL-terminated (free it), or NULL. */
@@ -33,16 +34,8 @@ static char *slurp(const char *path, size_t limit)
     return buf;
 }
 
-static const char *str(json_t *o, const char *key)
-{
-    const char *s = json_string_value(json_object_get(o, key));
-    return s ? s : "";
-}
-
-static double num(json_t *o, const char *key)
-{
-    return json_number_value(json_object_get(o, key));
-}
+#define str html_str
+#define num html_num
 
 /* Microseconds as the console shows them (us, ms, s). */
 static void us(FILE *f, double v)
@@ -55,43 +48,19 @@ static void us(FILE *f, double v)
         fprintf(f, "%.2f&nbsp;s", v / 1e6);
 }
 
-/* The version of the server of every store the run's results used, in
- * registry order, as each store's table finds its own binary. */
-static void versions(FILE *f, json_t *results)
+/* A verdict cell is coloured by whether it met the expectation, not by
+ * the verdict: an expected violation is a success. */
+static const char *verdict_class(json_t *r)
 {
-    bool used[BACKEND_MAX] = {false};
-    json_t *r;
-    size_t i;
-    json_array_foreach(results, i, r) {
-        const struct backend_ops *be = backend_find(str(r, "backend"));
-        if (be)
-            used[backend_index(be)] = true;
-    }
-    fputs("<h2>Servers</h2>\n<table>\n", f);
-    for (int k = 0; k < backend_count; k++) {
-        const struct backend_ops *be = backend_registry[k];
-        char out[256];
-        if (!used[k])
-            continue;
-        fprintf(f, "<tr><td>%s</td><td>", be->title);
-        report_xml_escaped(f, be->version && be->version(out, sizeof out) == 0 ? out
-                                                                              : "not installed");
-        fputs("</td></tr>\n", f);
-    }
-    fputs("</table>\n", f);
-}
-
-static const char *verdict_class(const char *v)
-{
-    return !strcmp(v, "safe") || !strcmp(v, "fenced") ? "ok"
-           : !strcmp(v, "violation")                  ? "bad"
-                                                      : "other";
+    return !json_is_string(json_object_get(r, "expect"))  ? "other"
+           : json_is_true(json_object_get(r, "pass")) ? "ok"
+                                                      : "bad";
 }
 
 /* The results table of one scenario. */
 static void results_table(FILE *f, json_t *results, const char *scn)
 {
-    fputs("<table class=\"results\">\n<tr><th>impl</th><th>clients</th><th>keys</th>"
+    fputs("<table class=\"results\">\n<tr><th>step</th><th>clients</th><th>keys</th>"
           "<th>fencing</th><th>verdict</th><th>expect</th><th>pass</th><th>ops/s</th>"
           "<th>acq p50</th><th>acq p99</th><th>overlaps</th><th>oversold</th><th>lost</th>"
           "<th>faults</th><th>cpu clients / servers</th></tr>\n", f);
@@ -103,14 +72,20 @@ static void results_table(FILE *f, json_t *results, const char *scn)
         json_t *lat = json_object_get(json_object_get(r, "latency_us"), "acquire");
         json_t *saf = json_object_get(r, "safety"), *cpu = json_object_get(r, "cpu");
         const char *v = str(r, "verdict");
+        char step[256];
+        html_step_name(r, step, sizeof step);
         fputs("<tr><td>", f);
-        report_xml_escaped(f, str(r, "impl"));
+        report_xml_escaped(f, step);
         fprintf(f, "</td><td>%d</td><td>", (int)num(r, "clients"));
         report_xml_escaped(f, str(r, "keys"));
         fputs("</td><td>", f);
         report_xml_escaped(f, str(r, "fencing"));
-        fprintf(f, "</td><td class=\"%s\">", verdict_class(v));
+        fprintf(f, "</td><td class=\"%s\">", verdict_class(r));
         report_xml_escaped(f, v);
+        fputs(!json_is_string(json_object_get(r, "expect")) ? ""
+              : json_is_true(json_object_get(r, "pass"))    ? " (expected)"
+                                                            : " (NOT expected)",
+              f);
         fputs("</td><td>", f);
         report_xml_escaped(f, str(r, "expect"));
         fprintf(f, "</td><td class=\"%s\">%s</td><td>%.0f</td><td>",
@@ -141,13 +116,15 @@ static void faults_table(FILE *f, json_t *results, const char *scn)
             continue;
         json_array_foreach(json_object_get(r, "faults"), k, x) {
             if (!any)
-                fputs("<h3>Faults</h3>\n<table class=\"faults\">\n<tr><th>impl</th><th>action"
+                fputs("<h3>Faults</h3>\n<table class=\"faults\">\n<tr><th>step</th><th>action"
                       "</th><th>target</th><th>outcome</th><th>from (s)</th><th>to (s)</th>"
                       "<th>store back (s)</th><th>recovery (ms)</th><th>hit</th><th>note</th>"
                       "</tr>\n", f);
             any = true;
+            char step[256];
+            html_step_name(r, step, sizeof step);
             fputs("<tr><td>", f);
-            report_xml_escaped(f, str(r, "impl"));
+            report_xml_escaped(f, step);
             fputs("</td><td>", f);
             report_xml_escaped(f, str(x, "action"));
             fputs("</td><td>", f);
@@ -208,6 +185,17 @@ static void stderr_links(FILE *f, json_t *results, const char *scn)
         fputs("</ul>\n", f);
 }
 
+/* The hold timeline of every step of one scenario. */
+static void holds(FILE *f, json_t *results, const char *scn, const char *run_dir)
+{
+    size_t i;
+    json_t *r;
+    fputs("<h3>Who held the lock when</h3>\n", f);
+    json_array_foreach(results, i, r)
+        if (strcmp(str(r, "scenario"), scn) == 0)
+            html_holds(f, r, run_dir);
+}
+
 /* The scenario's SVG plots, inlined (their XML prolog dropped). */
 static void plots(FILE *f, const char *run_dir, const char *scn)
 {
@@ -243,7 +231,10 @@ static const char *const style =
     "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right;font-size:0.9em}"
     "td:first-child,th:first-child{text-align:left}"
     ".ok{background:#dff0d8}.bad{background:#f2dede}.other{background:#fcf8e3}"
-    "figure.plot svg{max-width:100%;height:auto}pre{background:#f6f6f6;padding:1em}";
+    "figure.plot svg{max-width:100%;height:auto}pre{background:#f6f6f6;padding:1em}"
+    "table.facts th,table.facts td,table.expectations td,table.expectations th,table.stores td,"
+    "table.stores th{text-align:left}"
+    "p.expect-total{padding:4px 8px;display:inline-block}";
 
 int report_html_write(const char *run_dir, struct lab_err *err)
 {
@@ -264,7 +255,9 @@ int report_html_write(const char *run_dir, struct lab_err *err)
     }
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>locklab ", f);
     report_xml_escaped(f, str(sum, "run_id"));
-    fprintf(f, "</title>\n<style>%s</style></head><body>\n<h1>locklab run ", style);
+    fprintf(f, "</title>\n<style>%s", style);
+    html_holds_style(f);
+    fputs("</style></head><body>\n<h1>locklab run ", f);
     report_xml_escaped(f, str(sum, "run_id"));
     fputs("</h1>\n<p>started ", f);
     report_xml_escaped(f, str(sum, "started_at"));
@@ -275,6 +268,7 @@ int report_html_write(const char *run_dir, struct lab_err *err)
                                : " &mdash; <b>incomplete</b>: interrupted, partial numbers");
     json_t *results = json_object_get(sum, "results"), *sc;
     size_t i;
+    html_summary(f, sum, run_dir);
     json_array_foreach(json_object_get(sum, "scenarios"), i, sc) {
         const char *name = str(sc, "name");
         fputs("<section class=\"scenario\">\n<h2>", f);
@@ -285,13 +279,15 @@ int report_html_write(const char *run_dir, struct lab_err *err)
         results_table(f, results, name);
         faults_table(f, results, name);
         stderr_links(f, results, name);
+        holds(f, results, name, run_dir);
         plots(f, run_dir, name);
         scenario_file(f, str(sc, "file"));
         fputs("</section>\n", f);
     }
-    versions(f, results);
     fputs("<p>Every figure comes from summary.json beside this file (format: docs/results.md)."
-          "</p>\n</body></html>\n", f);
+          "</p>\n", f);
+    html_holds_script(f);
+    fputs("</body></html>\n", f);
     json_decref(sum);
     return atomic_file_commit(&a, err);
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "result.h"
 #include "run_dir.h"
 #include "stems.h"
@@ -21,6 +23,11 @@ int report_write_summary(const struct report *r, bool complete, struct lab_err *
 /* Write x's <impl>/<stem>.{acquire,hold,release,handoff}.hgrm and
  * .timeline.tsv under the run directory. 0 or -1 with err filled. */
 int report_write_hgrms(const struct report *r, const struct run_result *x, struct lab_err *err);
+
+/* Add the invocation's provenance to summary.json's root object:
+ * locklab (version, commit), command_line, exit_code, duration_s, machine,
+ * store_versions (docs/results.md). */
+void report_provenance_json(const struct report *r, json_t *root);
 
 /* "off", "on" or "unsupported" (asked for, no sound token: ran unfenced). */
 const char *report_fencing_name(enum fencing_mode m);

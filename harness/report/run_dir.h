@@ -6,6 +6,9 @@
 #ifndef LOCKLAB_RUN_DIR_H
 #define LOCKLAB_RUN_DIR_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "result.h"
 #include "scenario.h"
 
@@ -20,6 +23,12 @@ struct report {
     int n_scenarios;
     struct run_result **results; /* owned copies, in run order */
     int n_results, cap_results;
+    char *const *argv;     /* the command line as run (report_set_command), or NULL */
+    int argc;
+    int64_t started_ns;    /* CLOCK_MONOTONIC at report_open: the invocation's duration */
+    int exit_code;         /* -1 until report_conclude */
+    double duration_s;     /* ... and how long the invocation took until then */
+    bool complete;         /* as report_finish was told */
 };
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "atomic_file.h"
 #include "cpu.h"
+#include "fault.h"
 #include "report_parts.h"
 #include "report_stderr.h"
 
@@ -160,6 +161,7 @@ static json_t *result_json(const struct run_result *r, const char *run_dir)
     json_object_set_new(o, "clients", json_integer(r->clients));
     json_object_set_new(o, "keys", json_string(r->per_client_keys ? "per-client" : "hot"));
     json_object_set_new(o, "fencing", json_string(report_fencing_name(r->fencing)));
+    json_object_set_new(o, "sweep", json_boolean(r->sweep));
     char tag[SCN_NAME_MAX + 32];
     report_result_tag(r, tag, sizeof tag);
     json_object_set_new(o, "files", json_string(tag));
@@ -246,6 +248,8 @@ static json_t *result_json(const struct run_result *r, const char *run_dir)
     json_object_set_new(o, "recovery_ms", r->recovery_ns >= 0
                                               ? json_real((double)r->recovery_ns / 1e6)
                                               : json_null());
+    json_object_set_new(o, "holds", json_pack("{s:I, s:I}", "kept", (json_int_t)r->n_holds,
+                                              "total", (json_int_t)r->holds_total));
     json_object_set_new(o, "first_error",
                         r->first_error[0] ? json_string(r->first_error) : json_null());
     return o;
@@ -263,12 +267,17 @@ int report_write_summary(const struct report *r, bool complete, struct lab_err *
         const struct scenario *s = r->scenarios[i];
         size_t len = strlen(names);
         snprintf(names + len, sizeof names - len, "%s%s", i ? "," : "", s->name);
-        json_array_append_new(scns, json_pack("{s:s, s:s, s:s}", "name", s->name, "file",
-                                              s->path, "description", s->description));
+        json_t *impls = json_array(); /* as run: --impl replaces the file's list */
+        for (int k = 0; k < s->n_impls; k++)
+            json_array_append_new(impls, json_string(s->impls[k]));
+        json_array_append_new(scns, json_pack("{s:s, s:s, s:s, s:o}", "name", s->name, "file",
+                                              s->path, "description", s->description, "impls",
+                                              impls));
     }
     json_object_set_new(root, "scenario", json_string(names));
     json_object_set_new(root, "scenarios", scns);
     json_object_set_new(root, "complete", json_boolean(complete));
+    report_provenance_json(r, root);
     json_t *arr = json_array();
     for (int i = 0; i < r->n_results; i++)
         json_array_append_new(arr, result_json(r->results[i], r->dir));

@@ -26,6 +26,7 @@
 #include "client.h"
 #include "cpu.h"
 #include "faults.h"
+#include "net.h"
 
 static volatile int *client_stop; /* the region's stop flag */
 
@@ -139,7 +140,8 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
         }
         int64_t lease_floor = sl->stats.lease_floor_ns;
         sl->cur = (struct oracle_interval){
-            .wait_ns = t_wait, .enter_ns = t_enter, .key = (uint32_t)k, .client = (uint32_t)idx};
+            .wait_ns = t_wait, .enter_ns = t_enter, .key = (uint32_t)k, .client = (uint32_t)idx,
+            .token = sl->stats.fence_token};
         atomic_store(&sl->iv_phase, IV_ENTERING);
         oracle_enter(ok, &sl->cur.enter_seq);
         atomic_store(&sl->iv_phase, IV_INSIDE);
@@ -228,8 +230,8 @@ _Noreturn void client_main(const struct scenario *s, const struct lock_ops *ops,
                  struct region *rg, int idx, pid_t parent)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(3);
+    if (getppid() != parent || net_enter_client(idx) != 0)
+        _exit(3); /* (a client on a host runs in its namespace: harness/net/) */
     setpgid(0, 0); /* a group of its own: faults hit an adapter's child with it */
     struct shared_head *h = rg->head;
     struct client_slot *sl = &rg->slots[idx];

@@ -17,6 +17,7 @@
  */
 #include "runner.h"
 #include "cpu.h"
+#include "fault.h"
 #include "workload.h"
 #include "cross_check.h"
 #include "verdict.h"
@@ -207,8 +208,7 @@ static void supervise(const struct scenario *s, const struct lock_ops *ops,
                       volatile int *stop, struct run_result *res, int64_t start)
 {
     int n = s->clients;
-    struct faults F;
-    faults_begin(&F, s, ops, rg, pids, start);
+    struct faults *F = faults_begin(s, ops, rg, pids, start);
     int64_t next_fault = rg->head->stop ? INT64_MAX : start;
     int64_t deadline = start + s->max_duration_ns, stop_at = 0, next_progress = start + 1000000000;
     bool killed = false;
@@ -221,19 +221,19 @@ static void supervise(const struct scenario *s, const struct lock_ops *ops,
     while (reap(pids, n, rg, res, killed || *stop) > 0) { /* a stop kills: not a crash */
         int64_t now = lab_now_ns();
         if (!stop_at && !*stop && now >= next_fault)
-            next_fault = faults_tick(&F, now);
+            next_fault = faults_tick(F, now);
         if (!stop_at && (*stop || rg->head->stop || now >= deadline)) {
             rg->head->stop = 1;
             res->stop_ns = now;
             next_fault = INT64_MAX;
-            faults_release(&F); /* a stopped client cannot hear the stop */
+            faults_release(F); /* a stopped client cannot hear the stop */
             signal_children(pids, n, SIGUSR1);
             stop_at = now + (*stop ? SIGNAL_GRACE_NS : STOP_GRACE_NS);
         }
         if (stop_at && *stop && stop_at - now > SIGNAL_GRACE_NS)
             stop_at = now + SIGNAL_GRACE_NS; /* a signal came during the duration grace */
         if (stop_at)
-            faults_release(&F); /* one stopped itself at a failpoint since */
+            faults_release(F); /* one stopped itself at a failpoint since */
         if (stop_at && now >= stop_at && !killed) {
             signal_children(pids, n, SIGKILL);
             killed = true;
@@ -255,7 +255,7 @@ static void supervise(const struct scenario *s, const struct lock_ops *ops,
         sigtimedwait(&chld, NULL, &ts); /* returns early on SIGCHLD or a signal */
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
-    faults_finish(&F, *stop != 0);
+    faults_finish(F, *stop != 0);
     if (env->progress && lab_now_ns() - start >= 1000000000)
         fprintf(stderr, "\r%60s\r", "");
     res->complete = !*stop;
@@ -282,6 +282,25 @@ static void sample_timeline(struct run_result *res, struct oracle_interval *iv, 
         p->hold_us = (float)((double)(iv[i].exit_ns - iv[i].enter_ns) / 1e3);
         p->client = (int)iv[i].client;
     }
+}
+
+/* Keep every critical section (the first RUN_HOLDS_MAX by entry; iv is
+ * sorted by entry, sample_timeline) for the hold timeline. Out of memory
+ * keeps none: the timeline is a picture, never a verdict. */
+static void keep_holds(struct run_result *res, const struct oracle_interval *iv, int64_t n,
+                       int64_t start)
+{
+    int64_t keep = n < RUN_HOLDS_MAX ? n : RUN_HOLDS_MAX;
+    res->holds_total = n;
+    res->holds = malloc((size_t)(keep ? keep : 1) * sizeof *res->holds);
+    if (!res->holds)
+        return;
+    for (int64_t i = 0; i < keep; i++)
+        res->holds[i] = (struct hold){.enter_s = (double)(iv[i].enter_ns - start) / 1e9,
+                                      .exit_s = (double)(iv[i].exit_ns - start) / 1e9,
+                                      .token = iv[i].token, .client = (int)iv[i].client,
+                                      .key = (int)iv[i].key, .flags = iv[i].flags};
+    res->n_holds = keep;
 }
 
 /* The first grant at or after t (INT64_MAX: none). */
@@ -478,6 +497,7 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
     if (rc == 0) {
         collect_faults(s, rg, res, all, total_iv);
         sample_timeline(res, all, total_iv, start);
+        keep_holds(res, all, total_iv, start);
     }
     free(all);
     if (rc != 0) {
@@ -534,6 +554,16 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
     snprintf(res->servers, sizeof res->servers, "%s", text ? text : "{}");
     free(text);
     json_decref(desc);
+    if (be && adapter_is(ops)) { /* where they are, for the adapter's program */
+        const struct adapter_spec *spec = scenario_options(s, ops);
+        if (!spec || !be->adapter_env) {
+            lab_err_set(err, ENOTSUP, "%s: the %s store names no servers for adapters",
+                        ops->name, be->name);
+            return -1;
+        }
+        if (be->adapter_env(spec->backend, &own.servers, err) != 0)
+            return -1;
+    }
 
     struct region rg;
     if (region_map(&rg, s, ops, err) != 0)

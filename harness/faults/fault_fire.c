@@ -1,0 +1,195 @@
+/*
+ * fault_fire.c - firing one entry of the timeline: find its target and
+ * hand it to the action's row (fault_action.h).
+ *
+ * A client is hit as a whole process, with its threads (a watchdog) and
+ * its connections, as a GC pause (SIGSTOP, then SIGCONT) or a crash
+ * (SIGKILL) would hit a user's process. A client target is always stopped
+ * first and confirmed stopped (/proc/<pid>/stat says T) before anything else
+ * is decided, so "it is inside its critical section" is read while it can
+ * no longer leave. Servers come from the design's backend table by role;
+ * the stock store is never one of them. A server entry with `when: holder`
+ * waits (up to its window) until a client is inside its critical section,
+ * as Kleppmann's counterexamples need the server hit while the lock is
+ * held.
+ */
+#include "fault_engine.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------- clients */
+
+/* A client is hit as its process group: itself and, for an adapter, the
+ * child running the library (client.c puts each client in a group of its
+ * own). The stop is confirmed of each process; an adapter's child that is
+ * already gone has nothing left to stop. */
+static bool client_stop_confirmed(struct faults *F, int i)
+{
+    pid_t pid = F->pids[i];
+    pid_t child = F->rg->slots[i].child_pid;
+    if (kill(-pid, SIGSTOP) != 0 || !lab_stop_confirmed(pid, LAB_STOP_CONFIRM_NS))
+        return false;
+    if (child > 0 && !lab_stop_confirmed(child, LAB_STOP_CONFIRM_NS)) {
+        char st = lab_proc_state(child);
+        return st == 0 || st == 'Z';
+    }
+    return true;
+}
+
+void fault_signal_client(pid_t pid, int sig)
+{
+    kill(-pid, sig);
+}
+
+/* Client i, stopped inside its critical section (or stopping itself at a
+ * failpoint), is about to be killed: its critical section ends now, since
+ * it never runs again. Mark its exit
+ * as it would itself (exit time, the live count's exit mark, phase
+ * RELEASING: complete but for the release), so the runner logs it at the
+ * reap as it is. Closing it only at the reap would count a lock the server
+ * hands on the moment the victim's connection closes (a database session's
+ * lock) as two holders whenever the parent is scheduled later than the
+ * next grantee. */
+void fault_exit_for_victim(struct region *rg, int i)
+{
+    struct client_slot *sl = &rg->slots[i];
+    sl->cur.exit_ns = lab_now_ns();
+    atomic_store(&sl->iv_phase, IV_EXITING);
+    sl->cur.exit_seq = oracle_exit(&rg->keys[sl->cur.key].oracle);
+    atomic_store(&sl->iv_phase, IV_RELEASING);
+}
+
+/* Hit client i (already stopped) with spec's action: its row acts. */
+static void hit_client(struct faults *F, int spec, int i, int64_t now, bool inside)
+{
+    const struct fault_spec *f = &F->s->faults[spec];
+    struct fault_log *log = &F->rg->head->faults;
+    pid_t pid = F->pids[i];
+    int idx;
+    struct fault_record *r = fault_rec_new(log, F->s, spec, &idx);
+    if (!r) {
+        fault_signal_client(pid, SIGCONT);
+        return;
+    }
+    r->client = i;
+    r->pid = pid;
+    r->start_ns = now;
+    snprintf(r->hit, sizeof r->hit, "client %d (pid %d)", i, (int)pid);
+    r->holder = inside;
+    snprintf(r->note, sizeof r->note, "%s", inside ? "inside its critical section" : "");
+    fault_action_of(f->action)->hit_client(F, r, i, inside); /* the loader saw it has one */
+    fault_rec_publish(log, idx);
+}
+
+static int alive_clients(struct faults *F, int *out, bool holders_only)
+{
+    int n = 0;
+    for (int i = 0; i < F->n_clients; i++)
+        if (F->pids[i] > 0 &&
+            (!holders_only || atomic_load(&F->rg->slots[i].iv_phase) == IV_INSIDE))
+            out[n++] = i;
+    return n;
+}
+
+/* No holder came within spec's window: recorded skipped. */
+static void skip_no_holder(struct faults *F, int spec, int64_t now)
+{
+    fault_rec_skip(F, spec, now, false,
+                   "no client was inside its critical section within %lld ms",
+                   (long long)(F->s->faults[spec].window_ns / 1000000));
+}
+
+enum fault_fire fault_fire_client(struct faults *F, int spec, int64_t now)
+{
+    const struct fault_spec *f = &F->s->faults[spec];
+    int cand[SCN_MAX_CLIENTS];
+    int n;
+    if (f->target == TARGET_CLIENT) {
+        if (f->index >= F->n_clients || F->pids[f->index] <= 0) {
+            fault_rec_skip(F, spec, now, false, "client %d is not running", f->index);
+            return FAULT_FIRED;
+        }
+        cand[0] = f->index;
+        n = 1;
+    } else {
+        n = alive_clients(F, cand, f->target == TARGET_HOLDER);
+    }
+    while (n > 0) {
+        int k = (int)(rand_r(&F->rnd) % (unsigned)n);
+        int i = cand[k];
+        cand[k] = cand[--n];
+        if (!client_stop_confirmed(F, i)) {
+            fault_signal_client(F->pids[i], SIGCONT); /* whatever of its group did stop */
+            continue; /* exited meanwhile */
+        }
+        bool inside = atomic_load(&F->rg->slots[i].iv_phase) == IV_INSIDE;
+        if (f->target == TARGET_HOLDER && !inside) {
+            fault_signal_client(F->pids[i], SIGCONT); /* it left before the stop landed */
+            continue;
+        }
+        hit_client(F, spec, i, lab_now_ns(), inside);
+        return FAULT_FIRED;
+    }
+    if (f->target == TARGET_HOLDER && now < F->st[spec].window_end)
+        return FAULT_RETRY;
+    if (f->target == TARGET_HOLDER)
+        skip_no_holder(F, spec, now);
+    else
+        fault_rec_skip(F, spec, now, false, "no client is running");
+    return FAULT_FIRED;
+}
+
+/* ------------------------------------------------------------- servers */
+
+enum fault_fire fault_fire_server(struct faults *F, int spec, int64_t now)
+{
+    const struct fault_spec *f = &F->s->faults[spec];
+    int holder = -1, cand[SCN_MAX_CLIENTS];
+    if (f->when_holder) { /* observed, not hoped for: a client inside now */
+        if (alive_clients(F, cand, true) == 0) {
+            if (now < F->st[spec].window_end)
+                return FAULT_RETRY;
+            skip_no_holder(F, spec, now);
+            return FAULT_FIRED;
+        }
+        holder = cand[0];
+    }
+    /* roles can move (a failover makes a replica the master, an election
+     * another ZooKeeper server the leader): ask the backend again */
+    const struct backend_ops *be = backend_of(F->ops);
+    F->n_roles = be->roles(F->ops, F->s, F->roles, BACKEND_MAX_ROLES);
+    struct server *srv = fault_find_role(F, f);
+    const struct fault_action_ops *act = fault_action_of(f->action);
+    if (act->fire_server) /* it finds its server itself (start, failover) */
+        return act->fire_server(F, spec, srv, now);
+    if (!srv) {
+        fault_skip_missing(F, spec, now);
+        return FAULT_FIRED;
+    }
+    if (srv->pid <= 0) {
+        fault_rec_skip(F, spec, now, false, "%s is down", f->target_text);
+        return FAULT_FIRED;
+    }
+    int idx;
+    struct fault_record *r = fault_rec_new(&F->rg->head->faults, F->s, spec, &idx);
+    if (!r)
+        return FAULT_FIRED;
+    r->pid = srv->pid;
+    r->start_ns = now;
+    char name[48];
+    fault_server_name(F, srv, name, sizeof name);
+    snprintf(r->hit, sizeof r->hit, "%s (pid %d)", name, (int)srv->pid);
+    r->outcome = FAULT_ACTIVE;
+    if (act->flags & FA_SERVICE) {
+        fault_excuse_open(F, r);
+        fault_watch_open(&F->watch, idx, srv, name); /* until the store says it serves again */
+    }
+    if (holder >= 0)
+        fault_note_add(r, "while client %d held the lock", holder);
+    act->hit_server(F, r, idx, srv, now);
+    fault_rec_publish(&F->rg->head->faults, idx);
+    return FAULT_FIRED;
+}
