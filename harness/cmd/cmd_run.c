@@ -415,9 +415,8 @@ static int run_steps(const struct scenario *s, const struct plan_step *st, int n
  * the reference once more per other design. */
 static int round_runs(const struct scenario *s, const char *reference)
 {
-    struct plan_step st[PLAN_MAX_STEPS];
-    int n = plan_steps(s, st), k = s->n_impls;
-    return n * (k > 1 && impl_index(s, reference) >= 0 ? 2 * k - 1 : k);
+    int k = s->n_impls;
+    return plan_runs(s) / k * (k > 1 && impl_index(s, reference) >= 0 ? 2 * k - 1 : k);
 }
 
 /* One round of scenario s: every design at every step. With a reference
@@ -525,17 +524,21 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
         fprintf(stderr, "locklab: %s\n", err.msg);
         code = LAB_EXIT_ENV;
     }
+    bool page = false;
     if (rep.n_results > 0) {
         struct lab_err herr = {0};
         if (report_html_write(rep.dir, &herr) != 0)
             fprintf(stderr, "locklab: warning: %s\n", herr.msg);
-        else if (!o->quiet && !lab_stop)
-            printf("report:  %s/report.html\n", rep.dir);
+        else
+            page = true;
     }
-    /* the closing line says what the exit code will be */
+    /* the closing line says what the exit code will be; the page to open
+     * comes last */
     int final = lab_stop ? LAB_EXIT_INTERRUPTED : code;
     if (!o->quiet || final != LAB_EXIT_OK)
         report_print_closing(o->quiet || lab_stop ? stderr : stdout, &rep, final);
+    if (page && !o->quiet && !lab_stop)
+        printf("report:  %s/report.html\n", rep.dir);
     report_free(&rep);
     return final;
 }
