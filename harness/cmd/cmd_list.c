@@ -2,7 +2,9 @@
  * cmd_list.c - `locklab list`: every lock implementation with its backend,
  * capabilities and one-line summary, and under it the design's own
  * settings (its lock_ops.options rows: key, default, help), then the
- * shipped scenarios. Given scenario files, it lists the adapters each one
+ * shipped scenarios and the demo's, by path from the working directory (or
+ * from their install directory), with their planned duration. Columns are
+ * as wide as their widest entry; a long capability list wraps in its own. Given scenario files, it lists the adapters each one
  * declares (name, backend, command: docs/adapters.md) after the designs.
  * --failpoints lists the failpoints; --options every key a scenario file
  * takes, printed from the loader's option rows (the reference the docs'
@@ -133,8 +135,9 @@ static int list_scenario_dir(const char *dir, const char *sub, const char *shown
                  *sub ? "/" : "");
         snprintf(name + strlen(name), sizeof name - strlen(name), "%s", ents[i]->d_name);
         widest = (int)strlen(name) > widest ? (int)strlen(name) : widest;
-        if (!print) {
-        } else if (s && scenario_load(file, s, err, sizeof err) == 0) {
+        if (!print)
+            ; /* only measuring */
+        else if (s && scenario_load(file, s, err, sizeof err) == 0) {
             planned(s, dur, sizeof dur);
             printf("  %-*s %-9s %s\n", w, name, dur, s->description);
         } else {
@@ -164,7 +167,8 @@ static void list_scenarios(void)
         printf("\nscenarios (paths from %.*s; duration: every run at run.max_duration):\n",
                (int)(base - dir > 1 ? base - dir - 1 : base - dir), dir);
     }
-    int w = list_scenario_dir(dir, "", shown, 0, false), wd = list_scenario_dir(dir, "demo", shown, 0, false);
+    int w = list_scenario_dir(dir, "", shown, 0, false);
+    int wd = list_scenario_dir(dir, "demo", shown, 0, false);
     w = wd > w ? wd : w;
     printf("  %-*s %-9s %s\n", w, "path", "duration", "description");
     list_scenario_dir(dir, "", shown, w, true);

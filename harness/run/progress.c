@@ -93,19 +93,24 @@ const char *progress_fmt_duration(char *buf, size_t n, double seconds)
 static double eta_s(const struct progress *p, int64_t done_ops, int64_t elapsed_ns, bool *bound)
 {
     int64_t left = p->planned_ns > elapsed_ns ? p->planned_ns - elapsed_ns : 0;
-    if (p->ops_bound && done_ops > 0 && done_ops < p->ops_bound) {
+    *bound = p->ops_bound && done_ops == 0; /* no pace yet: its max_duration */
+    if (p->ops_bound && done_ops > 0) {
         /* this step: at the pace so far, within its max_duration */
         double more = (double)elapsed_ns * (double)(p->ops_bound - done_ops) / (double)done_ops;
+        if (done_ops >= p->ops_bound)
+            more = 0;
         if (more < (double)left)
             left = (int64_t)more;
     }
+    /* the steps to come: by time, at max_duration plus the setup seen so
+     * far; by ops, as long as such steps took (setup included), or at
+     * their max_duration plus setup while none has finished */
     int64_t setup = p->done ? p->setup_ns / p->done : 0;
-    left += p->left_timed_ns + (int64_t)(p->left_timed + p->left_bounded) * setup;
-    *bound = false;
-    if (p->left_bounded && p->bounded_done)
+    left += p->left_timed_ns + p->left_timed * setup;
+    if (p->left_bounded && p->bounded_done) {
         left += p->left_bounded * (p->bounded_wall_ns / p->bounded_done);
-    else if (p->left_bounded) {
-        left += p->left_bounded_max_ns;
+    } else if (p->left_bounded) {
+        left += p->left_bounded_max_ns + p->left_bounded * setup;
         *bound = true;
     }
     return (double)left / 1e9;
