@@ -2,7 +2,7 @@
 # whatever Debian packages are missing, configure build/, build, and run.
 BUILD ?= build
 # how long `make tour` took, measured (docs/benchmarks.md, "The demo and the tour")
-TOUR_MINUTES = 25
+TOUR_MINUTES = 20
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
