@@ -23,14 +23,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, LockTimeout
 from kazoo.handlers.threading import KazooTimeoutError
 
-
-def say(line):
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
-
-
-def one_line(exc):
-    return (type(exc).__name__ + ": " + str(exc)).replace("\n", " ")[:200]
+import protocol
 
 
 def main():
@@ -40,32 +33,24 @@ def main():
     zk.start(timeout=15)
     ident = "client-" + os.environ.get("LOCKLAB_CLIENT", "?")
     locks = {}
-    say("ready fencing")
-    for line in iter(sys.stdin.readline, ""):
-        words = line.split()
-        if words == ["quit"]:
-            break
+
+    def acquire(key, ttl_ms, wait_ms):
+        lock = locks.get(key)
+        if lock is None:
+            lock = locks[key] = zk.Lock("/locklab/" + key, ident)
         try:
-            if len(words) == 4 and words[0] == "acquire":
-                key, wait_ms = words[1], int(words[3])
-                lock = locks.get(key)
-                if lock is None:
-                    lock = locks[key] = zk.Lock("/locklab/" + key, ident)
-                try:
-                    got = lock.acquire(blocking=True, timeout=wait_ms / 1000.0)
-                except LockTimeout:
-                    got = False
-                if got:
-                    say("granted %d" % (int(lock.node[-10:]) + 1))  # tokens are >= 1
-                else:
-                    say("timeout")
-            elif len(words) == 2 and words[0] == "release":
-                lock = locks.get(words[1])
-                say("released ?" if lock is not None and lock.release() else "not-owner")
-            else:
-                say("error unknown request")
-        except (KazooException, KazooTimeoutError) as exc:
-            say("error " + one_line(exc))
+            got = lock.acquire(blocking=True, timeout=wait_ms / 1000.0)
+        except LockTimeout:
+            got = False
+        if not got:
+            return "timeout"
+        return "granted %d" % (int(lock.node[-10:]) + 1)  # tokens are >= 1
+
+    def release(key):
+        lock = locks.get(key)
+        return "released ?" if lock is not None and lock.release() else "not-owner"
+
+    protocol.serve(acquire, release, (KazooException, KazooTimeoutError), ready="ready fencing")
     zk.stop()
     zk.close()
     return 0

@@ -14,14 +14,7 @@ import sys
 import redis
 from redis.exceptions import LockError, LockNotOwnedError, RedisError
 
-
-def say(line):
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
-
-
-def one_line(exc):
-    return (type(exc).__name__ + ": " + str(exc)).replace("\n", " ")[:200]
+import protocol
 
 
 def main():
@@ -29,36 +22,26 @@ def main():
     client = redis.Redis(host=host, port=int(port))
     client.ping()
     held = {}
-    say("ready")
-    for line in iter(sys.stdin.readline, ""):
-        words = line.split()
-        if words == ["quit"]:
-            return 0
+
+    def acquire(key, ttl_ms, wait_ms):
+        lock = client.lock(key, timeout=ttl_ms / 1000.0, sleep=0.1,
+                           blocking_timeout=wait_ms / 1000.0, thread_local=False)
+        if not lock.acquire():
+            return "timeout"
+        held[key] = lock
+        return "granted"
+
+    def release(key):
+        lock = held.pop(key, None)
+        if lock is None:
+            return "error release of a key this adapter does not hold"
         try:
-            if len(words) == 4 and words[0] == "acquire":
-                key, ttl_ms, wait_ms = words[1], int(words[2]), int(words[3])
-                lock = client.lock(key, timeout=ttl_ms / 1000.0, sleep=0.1,
-                                   blocking_timeout=wait_ms / 1000.0, thread_local=False)
-                if lock.acquire():
-                    held[key] = lock
-                    say("granted")
-                else:
-                    say("timeout")
-            elif len(words) == 2 and words[0] == "release":
-                lock = held.pop(words[1], None)
-                if lock is None:
-                    say("error release of a key this adapter does not hold")
-                    continue
-                try:
-                    lock.release()
-                    say("released")
-                except LockNotOwnedError:
-                    say("not-owner")
-            else:
-                say("error unknown request")
-        except (RedisError, LockError) as exc:
-            say("error " + one_line(exc))
-    return 0
+            lock.release()
+            return "released"
+        except LockNotOwnedError:
+            return "not-owner"
+
+    return protocol.serve(acquire, release, (RedisError, LockError))
 
 
 if __name__ == "__main__":

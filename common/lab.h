@@ -70,6 +70,9 @@ void lab_sleep_ns(int64_t ns, const volatile int *stop);
  * is gone. */
 char lab_proc_state(pid_t pid);
 
+/* How long a SIGSTOP may take to land on a process (lab_stop_confirmed). */
+#define LAB_STOP_CONFIRM_NS (500000000LL)
+
 /* SIGSTOP pid and wait (up to timeout_ns) until the kernel says it is
  * stopped: true then, false when it died or the stop did not land. */
 bool lab_stop_confirmed(pid_t pid, int64_t timeout_ns);

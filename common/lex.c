@@ -8,6 +8,7 @@
  */
 #include "lex.h"
 
+#include <stdint.h>
 #include <string.h>
 
 
@@ -149,4 +150,50 @@ bool lex_is_ident(const char *text, size_t len)
             return false;
     }
     return true;
+}
+
+/* Edit distance of a (la bytes) and b (lb), neighbours swapped counting one
+ * (the optimal string alignment distance); words longer than 63 bytes are
+ * never near. */
+static size_t edits(const char *a, size_t la, const char *b, size_t lb)
+{
+    size_t d[64][64];
+
+    if (la >= 64 || lb >= 64)
+        return SIZE_MAX;
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+const char *lex_nearest(const char *text, size_t len, const char *const *words, size_t n)
+{
+    const char *best = NULL;
+    size_t best_d = SIZE_MAX;
+    size_t limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+
+    for (size_t i = 0; n ? i < n : words[i] != NULL; i++) {
+        if (!words[i])
+            continue;
+        size_t d = edits(text, len, words[i], strlen(words[i]));
+        if (d < best_d && d > 0) {
+            best_d = d;
+            best = words[i];
+        }
+    }
+    return best_d <= limit ? best : NULL;
 }

@@ -43,4 +43,10 @@ bool lex_is_digit(char c);
  * and '-' (a scenario's name, an adapter's). */
 bool lex_is_ident(const char *text, size_t len);
 
+/* The word of words (n of them, or NULL-terminated when n is 0) nearest
+ * to text (len bytes) by edit distance (insert, delete, replace, swap two
+ * neighbours), when it is near enough to be a typo of it: at most 1 edit
+ * for a word of up to 4 letters, 2 up to 8, 3 beyond. NULL when none is. */
+const char *lex_nearest(const char *text, size_t len, const char *const *words, size_t n);
+
 #endif

@@ -34,7 +34,7 @@ MYSQL *mysql_conn_open(const char *what, const char *host, int port, const char 
     mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &connect_s);
     mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &rw_s);
     mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &rw_s);
-    if (!mysql_real_connect(m, host, "root", "", db, (unsigned)port, NULL, 0)) {
+    if (!mysql_real_connect(m, host, MYSQL_CONN_USER, MYSQL_CONN_PASSWORD, db, (unsigned)port, NULL, 0)) {
         lab_err_set(err, mysql_errno(m) ? (int)mysql_errno(m) : ECONNREFUSED,
                     "cannot connect to %s at %s:%d: %s", what, host, port, mysql_error(m));
         mysql_close(m);

@@ -21,6 +21,11 @@ struct st_mysql;
 /* The database every locklab table lives in. */
 #define MYSQL_CONN_DB "locklab"
 
+/* Who every connection logs in as: root without a password (the embedded
+ * server is made so; an external one must let root in the same way). */
+#define MYSQL_CONN_USER "root"
+#define MYSQL_CONN_PASSWORD ""
+
 /* The tables of the MariaDB designs, created by the backend (its start
  * and every clear): the unique-index lock rows (name, owner token, expiry),
  * the rows SELECT ... FOR UPDATE locks (one per key), and the optimistic

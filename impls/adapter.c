@@ -31,9 +31,6 @@
 
 #define QUIT_WAIT_NS (1500000000LL) /* after `quit`, within the runner's stop grace */
 
-const char *const adapter_backend_words[] = {"redis", "redis-nodes", "sentinel", "zookeeper",
-                                             NULL};
-
 struct lock_client {
     struct adapter_proc proc;
     const struct adapter_spec *spec;
@@ -53,6 +50,7 @@ static struct {
     int n;
     char name[NAMES_MAX][64];
     char summary[NAMES_MAX][160];
+    char store[NAMES_MAX][16];
 } pool;
 
 /* The pool entry for spec's name and command (an equal one is shared);
@@ -60,21 +58,22 @@ static struct {
 static int intern(const struct adapter_spec *spec)
 {
     char summary[160];
-    int used = snprintf(summary, sizeof summary, "adapter (%s):",
-                        adapter_backend_words[spec->backend]);
+    int used = snprintf(summary, sizeof summary, "adapter (%s):", spec->backend);
     const char *w = spec->argv;
     for (int i = 0; i < spec->argc && used > 0 && (size_t)used < sizeof summary; i++) {
         used += snprintf(summary + used, sizeof summary - (size_t)used, " %s", w);
         w += strlen(w) + 1;
     }
     for (int i = 0; i < pool.n; i++)
-        if (!strcmp(pool.name[i], spec->name) && !strcmp(pool.summary[i], summary))
+        if (!strcmp(pool.name[i], spec->name) && !strcmp(pool.summary[i], summary) &&
+            !strcmp(pool.store[i], spec->store))
             return i;
     if (pool.n == NAMES_MAX)
         return -1;
     int i = pool.n++;
     snprintf(pool.name[i], sizeof pool.name[i], "%s", spec->name);
     snprintf(pool.summary[i], sizeof pool.summary[i], "%s", summary);
+    snprintf(pool.store[i], sizeof pool.store[i], "%s", spec->store);
     return i;
 }
 
@@ -224,30 +223,15 @@ static int adapter_open(struct lock_client **out, const struct lock_env *env,
     }
     argv[spec->argc < ADAPTER_MAX_ARGS ? spec->argc : ADAPTER_MAX_ARGS] = NULL;
 
-    char *vars[8], store[1536];
+    /* the store's variables (lock_servers.env), then the client's own */
+    char *vars[ADAPTER_MAX_ENV + 2], store[64];
     int n = 0;
     size_t used = 0;
-    const struct lock_servers *sv = env->servers;
     int rc = 0;
-    switch (spec->backend) {
-    case ADAPTER_REDIS:
-        rc |= put_env(vars, &n, store, &used, sizeof store, "LOCKLAB_REDIS=%s", sv->conn);
-        break;
-    case ADAPTER_REDIS_NODES:
-        rc |= put_env(vars, &n, store, &used, sizeof store, "LOCKLAB_REDIS_NODES=%s", sv->conn);
-        break;
-    case ADAPTER_SENTINEL:
-        rc |= put_env(vars, &n, store, &used, sizeof store, "LOCKLAB_SENTINELS=%s", sv->conn);
-        rc |= put_env(vars, &n, store, &used, sizeof store, "LOCKLAB_SENTINEL_MASTER=%s",
-                      sv->sentinel_master);
-        break;
-    default:
-        rc |= put_env(vars, &n, store, &used, sizeof store, "LOCKLAB_ZK=%s", sv->conn);
-        rc |= put_env(vars, &n, store, &used, sizeof store,
-                      "LOCKLAB_ZK_SESSION_TIMEOUT_MS=%" PRId64,
-                      sv->session_timeout_ns / 1000000);
-        break;
-    }
+    char *e = (char *)env->servers->env; /* entries live as long as the client's env */
+    for (; *e && n < ADAPTER_MAX_ENV; e += strlen(e) + 1)
+        vars[n++] = e;
+    rc |= *e ? -1 : 0;
     rc |= put_env(vars, &n, store, &used, sizeof store, "LOCKLAB_CLIENT=%d", env->client_id);
     rc |= put_env(vars, &n, store, &used, sizeof store, "LOCKLAB_CLIENTS=%d", env->clients);
     if (rc != 0) {
@@ -375,9 +359,9 @@ int adapter_ops_init(struct lock_ops *ops, const struct adapter_spec *spec)
         return -1;
     *ops = (struct lock_ops){
         .name = pool.name[i],
-        .backend = spec->backend == ADAPTER_ZOOKEEPER ? "zookeeper" : "redis",
+        .backend = pool.store[i],
         .summary = pool.summary[i],
-        .caps = spec->backend == ADAPTER_REDIS_NODES ? LOCK_CAP_MULTI_MASTER : 0,
+        .caps = spec->caps,
         .open = adapter_open,
         .acquire = adapter_acquire,
         .release = adapter_release,

@@ -8,7 +8,9 @@
  * and stdout (docs/adapters.md is the contract). To the harness an adapter
  * is one more struct lock_ops: its hooks are the generic ones of adapter.c,
  * its name the one the scenario gave, its settings (lock_env.options) the
- * struct adapter_spec below, filled by the scenario loader.
+ * struct adapter_spec below, filled by the scenario loader. Where the
+ * servers are comes in lock_servers.env, which the store of the adapter's
+ * backend fills: nothing here knows a store.
  */
 #ifndef LOCKLAB_ADAPTER_H
 #define LOCKLAB_ADAPTER_H
@@ -23,23 +25,16 @@
 #define ADAPTER_MAX_ARGS 32   /* words of a command */
 #define ADAPTER_CMD_MAX 1024  /* bytes of a command, its words NUL-separated */
 #define ADAPTER_DIR_MAX 1024  /* bytes of the directory it runs in */
-
-/* Which servers the harness starts for an adapter and names in its
- * environment (the words a scenario writes, in this order). */
-enum adapter_backend {
-    ADAPTER_REDIS = 0,    /* one Redis lock store: LOCKLAB_REDIS */
-    ADAPTER_REDIS_NODES,  /* independent Redis masters: LOCKLAB_REDIS_NODES */
-    ADAPTER_SENTINEL,     /* a master behind sentinels: LOCKLAB_SENTINELS, _SENTINEL_MASTER */
-    ADAPTER_ZOOKEEPER     /* a ZooKeeper ensemble: LOCKLAB_ZK */
-};
-
-/* The backend words, NULL-terminated, indexed by enum adapter_backend. */
-extern const char *const adapter_backend_words[];
+#define ADAPTER_MAX_ENV 32    /* variables a store may name for an adapter */
 
 /* One declared adapter, as the scenario gives it. */
 struct adapter_spec {
     char name[64];                 /* the name impls and expect use */
-    int backend;                   /* enum adapter_backend */
+    char backend[16];              /* the backend word the file gave ("redis-nodes"): which
+                                      servers are started and named in its environment */
+    char store[16];                /* the store that serves that word, its lock_ops.backend
+                                      ("redis"); the loader fills it from the stores' tables */
+    unsigned caps;                 /* lock_ops caps of that word (LOCK_CAP_MULTI_MASTER) */
     int argc;                      /* words in argv */
     char argv[ADAPTER_CMD_MAX];    /* the command's words, each NUL-terminated, in order */
     char dir[ADAPTER_DIR_MAX];     /* the scenario file's directory: the command runs there */
@@ -48,7 +43,7 @@ struct adapter_spec {
 };
 
 /* Fill ops as the lock_ops of the adapter spec declares (generic hooks, the
- * spec's name and backend). The strings ops points to are kept for the
+ * spec's name, store and caps). The strings ops points to are kept for the
  * life of the process, so ops may be copied with the scenario holding it.
  * 0, or -1 when one process has declared too many different adapters. */
 int adapter_ops_init(struct lock_ops *ops, const struct adapter_spec *spec);

@@ -128,6 +128,11 @@ struct lock_servers {
     int64_t session_timeout_ns;              /* the session timeout clients of the store
                                                 keep (ZooKeeper's, set by its store from
                                                 backends.zookeeper); 0: the design's own */
+    char env[1024];                          /* the same for an adapter's program: the
+                                                variables of docs/adapters.md, "NAME=value"
+                                                entries one after another, each
+                                                NUL-terminated, an empty one ending them
+                                                (filled by the store for adapter runs) */
 };
 
 /* Where the lock store is and how to behave; filled by the harness. */

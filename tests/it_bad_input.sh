@@ -46,6 +46,26 @@ expect_usage_error "bad --redis" "bad Redis address 'nohost'" run "$SRC/scenario
 expect_usage_error "no scenario" "no scenario given" run
 expect_usage_error "unknown command" "unknown command 'frob'" frob
 
+# three typos in one file, and one in --impl: every one is told at once, each with
+# the name it is nearest to, and nothing starts
+cat > "$D/typos.yaml" <<'YAML'
+name: typos
+impls: [redis-lua, zk-sequentail]
+clinets: 4
+lock: {ttl: 2s, retry: fixd}
+YAML
+ERR=$("$LOCKLAB" run "$D/typos.yaml" --impl redis-lau --out "$WORK/results" 2>&1 >/dev/null)
+expect_eq "three typos: exit code" "$?" 2
+expect_eq "... each told, with a suggestion" "$(printf '%s\n' "$ERR" | grep -cE \
+    "^$D/typos.yaml:(2:20: unknown implementation 'zk-sequentail'.*did you mean 'zk-sequential'|3:1: unknown key 'clinets'.*did you mean 'clients'|4:24: unknown value 'fixd' for lock.retry.*did you mean 'fixed')\?$")" 3
+expect_eq "... and the --impl typo too" "$(printf '%s\n' "$ERR" | grep -c "\-\-impl: unknown implementation 'redis-lau'.*did you mean 'redis-lua'")" 1
+# a file with more errors than are shown says how many more there were
+{ echo "name: many"; echo "impls: [redis-lua]"; for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo "bogus$i: 1"; done; } > "$D/many.yaml"
+ERR=$("$LOCKLAB" run "$D/many.yaml" --out "$WORK/results" 2>&1 >/dev/null)
+expect_eq "twelve errors: exit code" "$?" 2
+expect_eq "... ten shown" "$(printf '%s\n' "$ERR" | grep -c "unknown key 'bogus")" 10
+expect_eq "... and the rest counted" "$(printf '%s\n' "$ERR" | grep -c "many.yaml: 2 more errors not shown")" 1
+
 check "no results directory created" test ! -e "$WORK/results"
 expect_no_orphans "after bad input"
 expect_no_temp_dirs "after bad input"

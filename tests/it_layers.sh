@@ -8,7 +8,7 @@
 
 # top first; harness/stores/<store>/ belongs to harness/stores
 ROOMS="harness/cmd harness/report harness/run harness/loader harness/faults harness/plot
-harness/stores harness/oracle harness/scenario harness/proc impls harness/clockshim common"
+harness/net harness/stores harness/oracle harness/scenario harness/proc impls harness/clockshim common"
 
 cat > "$WORK/layers.py" <<'PY'
 import os, re, sys

@@ -290,7 +290,7 @@ static const struct bad_case {
 } bad_cases[] = {
     { "unknown-key-top.yaml", "3:1",
       "unknown key 'client' in the top-level mapping (expected one of: name, description, "
-      "adapters, impls, backends, clients, run, lock, workload, faults, expect)" },
+      "adapters, impls, backends, clients, run, lock, workload, hosts, faults, expect)" },
     { "unknown-key-nested.yaml", "5:3",
       "unknown key 'ttls' in lock (expected one of: key, ttl, wait, retry_interval, retry, watchdog_lease, script, wait_replicas, wait_timeout, keys)" },
     { "unknown-key-deep.yaml", "3:20",
@@ -751,17 +751,31 @@ static void test_adapters(void)
                        "adapters:\n"
                        "  py: {command: [/usr/bin/python3, sub/lock.py, '--x y'], backend: redis}\n"
                        "  zk: {command: [zkl], backend: zookeeper, ready_timeout: 2s,"
-                       " grace: 250ms}\n",
+                       " grace: 250ms}\n"
+                       "  my: {command: [m], backend: mysql}\n"
+                       "  pg: {command: [p], backend: postgres}\n"
+                       "  nodes: {command: [n], backend: redis-nodes}\n",
                        &s, err, sizeof err, path);
     CHECK(rc == 0, "adapters load: %s", err);
     if (rc != 0)
         return;
-    CHECK(s.n_adapters == 2, "two adapters, not %d", s.n_adapters);
+    CHECK(s.n_adapters == 5, "five adapters, not %d", s.n_adapters);
     const struct adapter_spec *py = &s.adapters[0].spec, *zk = &s.adapters[1].spec;
     CHECK(py->argc == 3 && strcmp(py->argv, "/usr/bin/python3") == 0 &&
               strcmp(py->argv + 17, "sub/lock.py") == 0 && strcmp(py->argv + 29, "--x y") == 0,
           "py's argv");
-    CHECK(py->backend == ADAPTER_REDIS && zk->backend == ADAPTER_ZOOKEEPER, "backends");
+    CHECK(strcmp(py->backend, "redis") == 0 && strcmp(zk->backend, "zookeeper") == 0, "backends");
+    /* each word takes its store from the stores' tables, with its caps */
+    const struct adapter_spec *my = &s.adapters[2].spec, *pg = &s.adapters[3].spec,
+                              *nodes = &s.adapters[4].spec;
+    CHECK(strcmp(my->store, "mysql") == 0 && strcmp(pg->store, "postgres") == 0 &&
+              strcmp(nodes->store, "redis") == 0 && strcmp(zk->store, "zookeeper") == 0,
+          "stores: %s %s %s %s", my->store, pg->store, nodes->store, zk->store);
+    CHECK(nodes->caps == LOCK_CAP_MULTI_MASTER && py->caps == 0 && my->caps == 0,
+          "redis-nodes is multi-master");
+    CHECK(strcmp(scenario_impl(&s, "my")->backend, "mysql") == 0 &&
+              strcmp(scenario_impl(&s, "pg")->backend, "postgres") == 0,
+          "a mysql or postgres adapter runs on its store");
     CHECK(strcmp(py->dir, "/tmp") == 0, "runs in the file's directory, not '%s'", py->dir);
     CHECK(py->ready_timeout_ns == 30 * SEC && py->grace_ns == 5 * SEC, "py's defaults");
     CHECK(zk->ready_timeout_ns == 2 * SEC && zk->grace_ns == 250 * MS, "zk's settings");
@@ -778,6 +792,31 @@ static void test_adapters(void)
                    &s, err, sizeof err, path);
     CHECK(rc == -1 && strstr(err, ":4:3: adapter 'r' has backend redis, but"),
           "a redis adapter behind sentinels: %s", err);
+}
+
+/* Every error of a file at once, each with the nearest known word, and no
+ * error that only follows from another (an expect entry naming an impl
+ * that failed in impls). lex_nearest on its own. */
+static void test_suggestions(void)
+{
+    static struct scenario s;
+    static const char *const words[] = { "clients", "redis", "zookeeper", NULL };
+    char err[4096], path[64];
+
+    CHECK(lex_nearest("clinets", 7, words, 0) == words[0], "a swap and a letter: clients");
+    CHECK(lex_nearest("redsi", 5, words, 0) == words[1], "two swapped letters count one");
+    CHECK(lex_nearest("etcd", 4, words, 0) == NULL, "nothing near");
+    CHECK(lex_nearest("redis", 5, words, 0) == NULL, "the word itself is no suggestion");
+    int rc = load_text("name: t\nimpls: [zk-sequentail]\nclinets: 2\n"
+                       "expect: {zk-sequentail: safe}\n", &s, err, sizeof err, path);
+    CHECK(rc == -1 && strstr(err, ":2:9: unknown implementation 'zk-sequentail'") &&
+              strstr(err, "did you mean 'zk-sequential'?") &&
+              strstr(err, ":3:1: unknown key 'clinets'") && strstr(err, "did you mean 'clients'?"),
+          "both errors, each with its suggestion: %s", err);
+    int lines = 1;
+    for (const char *c = err; *c; c++)
+        lines += *c == '\n';
+    CHECK(lines == 2 && !strstr(err, "not in impls"), "two lines, no cascade: %s", err);
 }
 
 int main(int argc, char **argv)
@@ -801,6 +840,7 @@ int main(int argc, char **argv)
     test_err_buffer();
     test_sweeps();
     test_plan();
+    test_suggestions();
     test_redisson_lease();
     test_design_options();
     test_faults_ii();

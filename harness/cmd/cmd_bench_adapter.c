@@ -86,8 +86,8 @@ int bench_adapter(int argc, char **argv)
         return LAB_EXIT_USAGE;
     }
 
-    struct adapter_spec spec = {.name = "null-adapter", .backend = ADAPTER_REDIS, .argc = 1,
-                                .dir = "/", .ready_timeout_ns = 10000000000LL,
+    struct adapter_spec spec = {.name = "null-adapter", .backend = "redis", .store = "redis",
+                                .argc = 1, .dir = "/", .ready_timeout_ns = 10000000000LL,
                                 .grace_ns = 5000000000LL};
     if (subproc_sibling("locklab-adapter-null", X_OK, spec.argv, sizeof spec.argv) != 0) {
         fprintf(stderr, "locklab: bench adapter: cannot run %s (build it: cmake --build)\n",

@@ -199,7 +199,7 @@ static int list_adapters(const char *path, bool print)
         bool listed = false;
         for (int j = 0; j < s->n_impls; j++)
             listed |= strcmp(s->impls[j], a->spec.name) == 0;
-        printf("%-22s %-11s %s%s\n", a->spec.name, adapter_backend_words[a->spec.backend],
+        printf("%-22s %-11s %s%s\n", a->spec.name, a->spec.backend,
                a->ops.summary, listed ? "" : " (not in impls)");
         printf("%-22s %-11s runs in %s; ready within %lld ms, replies within WAIT_MS + "
                "%lld ms\n", "", "", a->spec.dir, (long long)(a->spec.ready_timeout_ns / 1000000),

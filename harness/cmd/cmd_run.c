@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "adapter.h"
+#include "lex.h"
 #include "lock.h"
+#include "net.h"
 #include "backends.h"
 #include "cli.h"
 #include "report_html.h"
@@ -106,18 +108,44 @@ static void run_usage(FILE *f)
             "130 interrupted (results so far written, marked incomplete)\n");
 }
 
-/* Replace s->impls with the --impl list. 0 or -1 (message printed). */
+/* --impl's names, checked against the designs and s's adapters (or the
+ * built-in designs alone when s is NULL: its file did not load). Every
+ * unknown name is reported, with the nearest known one. 0 or -1. */
+static int check_impl_names(const struct scenario *s, const char *list)
+{
+    const char *names[64 + SCN_MAX_ADAPTERS + 1];
+    char buf[1024], near[96];
+    int n = 0, rc = 0;
+
+    for (int i = 0; i < lock_registry_count && n < 64; i++)
+        names[n++] = lock_registry[i]->name;
+    for (int a = 0; s && a < s->n_adapters; a++)
+        names[n++] = s->adapters[a].spec.name;
+    names[n] = NULL;
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save, *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save))
+        if (s ? !scenario_impl(s, name) : !lock_find(name)) {
+            const char *hint = lex_nearest(name, strlen(name), names, 0);
+            if (hint)
+                snprintf(near, sizeof near, "; did you mean '%s'?", hint);
+            else
+                near[0] = '\0';
+            fprintf(stderr, "locklab: --impl: unknown implementation '%s' (run `locklab list` "
+                            "to see them)%s\n", name, near);
+            rc = -1;
+        }
+    return rc;
+}
+
+/* Keep of s's impls the ones --impl lists, in its order. 0 or -1. */
 static int apply_impl_filter(struct scenario *s, const char *list)
 {
     char buf[1024];
+    if (check_impl_names(s, list) != 0)
+        return -1;
     snprintf(buf, sizeof buf, "%s", list);
     s->n_impls = 0;
     for (char *save, *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-        if (!scenario_impl(s, name)) {
-            fprintf(stderr, "locklab: --impl: unknown implementation '%s' (run `locklab list` "
-                            "to see them)\n", name);
-            return -1;
-        }
         if (s->n_impls == SCN_MAX_IMPLS) {
             fprintf(stderr, "locklab: --impl: more than %d implementations\n", SCN_MAX_IMPLS);
             return -1;
@@ -290,25 +318,34 @@ static int load_all(int argc, char **argv, const struct run_opts *o, struct scen
                     int *n)
 {
     *n = 0;
+    int bad = 0; /* every file is read and every error told before giving up */
     for (int i = optind; i < argc; i++) {
         if (*n == MAX_SCENARIOS) {
             fprintf(stderr, "locklab: at most %d scenarios per run\n", MAX_SCENARIOS);
             return -1;
         }
         struct scenario *s = calloc(1, sizeof *s);
-        char err[1024];
+        char err[4096];
         if (!s || scenario_load(argv[i], s, err, sizeof err) != 0) {
             fprintf(stderr, "%s\n", s ? err : "locklab: out of memory");
             free(s);
-            return -1;
+            bad++;
+            continue;
         }
         scns[(*n)++] = s;
-        if (o->impls && apply_impl_filter(s, o->impls) != 0)
-            return -1;
+        if (o->impls && apply_impl_filter(s, o->impls) != 0) {
+            bad++;
+            continue;
+        }
         if (o->clients) {
             s->clients = s->client_steps[0] = o->clients;
             s->n_client_steps = 1;
         }
+    }
+    if (bad) {
+        if (*n == 0 && o->impls) /* no file loaded to hold them against: the built-in names */
+            check_impl_names(NULL, o->impls);
+        return -1;
     }
     if (*n == 0) {
         fprintf(stderr, "locklab: run: no scenario given\n\n");
@@ -569,12 +606,20 @@ int cmd_run(int argc, char **argv)
         for (int i = 0; i < n; i++)
             backends_plan(&b, scns[i]);
         struct lab_err err = {0};
-        if (backends_start(&b, &lab_stop, &err) != 0) {
+        if (net_up(scns, n, &err) != 0) { /* the hosts first: servers start on them */
+            fprintf(stderr, "locklab: %s\n", err.msg);
+            code = err.code == EINVAL ? LAB_EXIT_USAGE : LAB_EXIT_ENV;
+        } else if (backends_start(&b, &lab_stop, &err) != 0) {
             fprintf(stderr, "locklab: %s\n", err.msg);
             code = lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
+            net_down();
         } else {
+            if (net_on() && !o.quiet)
+                fprintf(stderr, "locklab: %d hosts up in %.1f ms\n", net_host_count(),
+                        (double)net_setup_ns() / 1e6);
             code = run_all(scns, n, &o, &b);
             backends_stop(&b);
+            net_down();
         }
     }
     for (int i = 0; i < n; i++)

@@ -74,6 +74,9 @@ struct fault_action_ops {
     /* a server target whose action finds its server itself (instead of
      * hit_server): srv is the one the target names now, or NULL */
     enum fault_fire (*fire_server)(struct faults *F, int spec, struct server *srv, int64_t now);
+    /* an action on the links between the run's hosts (TARGET_NET: groups
+     * or isolate instead of a target): it finds its hosts itself */
+    enum fault_fire (*fire_net)(struct faults *F, int spec, int64_t now);
     /* in client idx's own process, at a failpoint: r (index ri) is open
      * (client, pid, start, hit, holder, note); the hook publishes it once
      * it has done what it can before it stops or dies */

@@ -28,7 +28,6 @@
 
 #define FAULTS_MAX_PENDING 32
 #define HOLDER_POLL_NS (1000000LL)     /* while waiting for a holder */
-#define STOP_CONFIRM_NS (500000000LL)  /* a SIGSTOP lands within this */
 /* after the store serves again (its health check says so, a failover's new
  * master took a write), lock errors are still the fault's doing for this
  * long: clients find out about a broken connection only at their next

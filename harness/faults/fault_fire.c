@@ -30,9 +30,9 @@ static bool client_stop_confirmed(struct faults *F, int i)
 {
     pid_t pid = F->pids[i];
     pid_t child = F->rg->slots[i].child_pid;
-    if (kill(-pid, SIGSTOP) != 0 || !lab_stop_confirmed(pid, STOP_CONFIRM_NS))
+    if (kill(-pid, SIGSTOP) != 0 || !lab_stop_confirmed(pid, LAB_STOP_CONFIRM_NS))
         return false;
-    if (child > 0 && !lab_stop_confirmed(child, STOP_CONFIRM_NS)) {
+    if (child > 0 && !lab_stop_confirmed(child, LAB_STOP_CONFIRM_NS)) {
         char st = lab_proc_state(child);
         return st == 0 || st == 'Z';
     }

@@ -32,15 +32,17 @@ static struct fault_spec *entry_of(struct opt_loader *L)
 
 static int load_action(struct opt_loader *L, const yaml_node_t *v, const char *kp)
 {
-    char shown[SHOW_MAX], list[160];
+    char shown[SHOW_MAX], list[160], near[96];
     const char *const *actions = fault_action_words();
     if (want_scalar(L, v, kp, "an action") != 0)
         return -1;
     int a = find_word(actions, scalar_text(v));
     if (a < 0)
-        return fail_at(L, v, "%s: unknown action '%s' (valid: %s)", kp,
+        return fail_at(L, v, "%s: unknown action '%s' (valid: %s)%s", kp,
                        show(shown, sizeof shown, scalar_text(v), v->data.scalar.length),
-                       join_words(list, sizeof list, actions));
+                       join_words(list, sizeof list, actions),
+                       did_you_mean(near, sizeof near, scalar_text(v), v->data.scalar.length,
+                                    actions));
     entry_of(L)->action = (enum fault_action)a;
     return 0;
 }
@@ -101,6 +103,111 @@ static int load_when(struct opt_loader *L, const yaml_node_t *v, const char *kp)
     return 0;
 }
 
+/* One member of a partition's side: a host's name (checked against
+ * hosts: once the file is read), client:N or a server role. */
+static int load_member(struct opt_loader *L, const yaml_node_t *v, const char *kp,
+                       char *out, size_t n)
+{
+    char shown[SHOW_MAX];
+    struct fault_spec t;
+    if (want_scalar(L, v, kp, "a host, client:N or a server role") != 0)
+        return -1;
+    const char *text = scalar_text(v);
+    memset(&t, 0, sizeof t);
+    bool role = fault_target_parse(text, &t) == 0 &&
+                (t.target == TARGET_CLIENT || t.target == TARGET_SERVER);
+    if (v->data.scalar.length >= n || (!role && strchr(text, ':')))
+        return fail_at(L, v, "%s: '%s' is no host, client:N or server role", kp,
+                       show(shown, sizeof shown, text, v->data.scalar.length));
+    snprintf(out, n, "%s", text);
+    return 0;
+}
+
+/* The entry's target text for its records: "h1,client:0|h2". */
+static void net_target_text(struct fault_spec *f)
+{
+    char text[sizeof f->target_text] = "";
+    size_t u = 0;
+    for (int g = 0; g < f->n_groups; g++)
+        for (int i = 0; i < f->group_len[g] && u < sizeof text; i++) {
+            int w = snprintf(text + u, sizeof text - u, "%s%s", i ? "," : g ? "|" : "",
+                             f->groups[g][i]);
+            u += w > 0 ? (size_t)w : 0;
+        }
+    memcpy(f->target_text, text, sizeof text);
+}
+
+static int load_groups(struct opt_loader *L, const yaml_node_t *v, const char *kp)
+{
+    struct fault_spec *f = entry_of(L);
+    const char *what = "a list of sides, each a list of hosts, clients or servers: "
+                       "[[h1, client:0], [h2, h3]]";
+    if (v->type != YAML_SEQUENCE_NODE)
+        return wrong_type(L, v, kp, what);
+    f->n_groups = 0;
+    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+         it++) {
+        const yaml_node_t *g = node_at(L, *it);
+        if (g->type != YAML_SEQUENCE_NODE || g->data.sequence.items.start == g->data.sequence.items.top)
+            return wrong_type(L, g, kp, what);
+        if (f->n_groups == FAULT_GROUPS_MAX)
+            return fail_at(L, g, "%s: at most %d sides", kp, FAULT_GROUPS_MAX);
+        int k = f->n_groups++;
+        f->group_len[k] = 0;
+        for (yaml_node_item_t *m = g->data.sequence.items.start; m < g->data.sequence.items.top;
+             m++) {
+            if (f->group_len[k] == FAULT_GROUP_MAX)
+                return fail_at(L, node_at(L, *m), "%s: at most %d members a side", kp,
+                               FAULT_GROUP_MAX);
+            if (load_member(L, node_at(L, *m), kp, f->groups[k][f->group_len[k]],
+                            sizeof f->groups[0][0]) != 0)
+                return -1;
+            f->group_len[k]++;
+        }
+    }
+    f->target = TARGET_NET;
+    net_target_text(f);
+    return 0;
+}
+
+static int load_isolate(struct opt_loader *L, const yaml_node_t *v, const char *kp)
+{
+    struct fault_spec *f = entry_of(L);
+    if (load_member(L, v, kp, f->groups[0][0], sizeof f->groups[0][0]) != 0)
+        return -1;
+    f->n_groups = 1;
+    f->group_len[0] = 1;
+    f->isolate = true;
+    f->target = TARGET_NET;
+    char member[sizeof f->groups[0][0]];
+    memcpy(member, f->groups[0][0], sizeof member);
+    snprintf(f->target_text, sizeof f->target_text, "isolate %s", member);
+    return 0;
+}
+
+static int load_word_pair(struct opt_loader *L, const yaml_node_t *v, const char *kp,
+                          const char *no, const char *yes, bool *out)
+{
+    char shown[SHOW_MAX];
+    if (want_scalar(L, v, kp, no) != 0)
+        return -1;
+    if (strcmp(scalar_text(v), no) != 0 && strcmp(scalar_text(v), yes) != 0)
+        return fail_at(L, v, "%s: unknown value '%s' (valid: %s, %s)", kp,
+                       show(shown, sizeof shown, scalar_text(v), v->data.scalar.length), no, yes);
+    *out = strcmp(scalar_text(v), yes) == 0;
+    return 0;
+}
+
+static int load_direction(struct opt_loader *L, const yaml_node_t *v, const char *kp)
+{
+    return load_word_pair(L, v, kp, "both", "one-way", &entry_of(L)->one_way);
+}
+
+static int load_mode(struct opt_loader *L, const yaml_node_t *v, const char *kp)
+{
+    return load_word_pair(L, v, kp, "drop", "reject", &entry_of(L)->reject);
+}
+
 #define FIELD(f) OPT_FIELD(struct fault_spec, f)
 
 /* The keys of a fault entry and what each means (also `locklab list
@@ -125,6 +232,14 @@ const struct opt fault_entry_opts[] = {
       .help = "clock-jump: how far the server's wall clock moves (+ or -)" },
     { .name = "when", .type = OPT_NODE, .fn = load_when,
       .help = "holder: fire a server fault only while a client holds the lock" },
+    { .name = "groups", .type = OPT_NODE, .fn = load_groups,
+      .help = "partition: the sides, each a list of hosts, client:N or server roles" },
+    { .name = "isolate", .type = OPT_NODE, .fn = load_isolate,
+      .help = "partition: one host, client:N or server role cut from every other host" },
+    { .name = "direction", .type = OPT_NODE, .fn = load_direction,
+      .help = "partition: both (default) or one-way (only what the first side sends is lost)" },
+    { .name = "mode", .type = OPT_NODE, .fn = load_mode,
+      .help = "partition: drop (default: silence) or reject (a TCP reset at once)" },
     { .name = NULL },
 };
 
@@ -152,7 +267,7 @@ static bool act_offset(const struct fault_action_ops *a)
 
 static bool act_timed(const struct fault_action_ops *a)
 {
-    return a->hit_client || a->hit_server || a->fire_server;
+    return a->hit_client || a->hit_server || a->fire_server || a->fire_net;
 }
 
 static bool act_failpoint_only(const struct fault_action_ops *a)
@@ -171,8 +286,19 @@ static int fault_check(struct opt_loader *L, const yaml_node_t *entry, const cha
     const char *act = row->word;
     char words[96], msg[240];
     bool fp = f->target == TARGET_FAILPOINT, server = f->target == TARGET_SERVER;
+    bool net = f->target == TARGET_NET;
     if (fp + has_at + has_every != 1)
         return fail_at(L, entry, "%s: give exactly one of at, every or failpoint", kp);
+    if (net && (has_target || fp || !row->fire_net))
+        return fail_at(L, entry, "%s: groups and isolate go with partition alone, without a "
+                                 "target or failpoint", kp);
+    if (net && f->isolate && f->n_groups > 1)
+        return fail_at(L, entry, "%s: give groups or isolate, not both", kp);
+    if (net || row->fire_net)
+        return row->check && row->check(f, msg, sizeof msg) ? fail_at(L, entry, "%s: %s", kp, msg)
+               : !(row->keys & FA_DURATION) || has_duration
+                   ? 0
+                   : fail_at(L, entry, "%s: %s needs a duration", kp, act);
     if (fp && has_target)
         return fail_at(L, entry, "%s: a failpoint hits the client that reaches it; "
                                  "drop target", kp);
@@ -237,6 +363,8 @@ static int load_fault(struct opt_loader *L, const yaml_node_t *entry, const char
                     has_key(L, entry, "duration"), has_key(L, entry, "target"), has_window,
                     has_key(L, entry, "offset")) != 0)
         return -1;
+    if (f->target != TARGET_NET && (has_key(L, entry, "direction") || has_key(L, entry, "mode")))
+        return fail_at(L, entry, "%s: direction and mode go with partition", kp);
     if (!has_count)
         f->count = f->target == TARGET_FAILPOINT || has_at ? 1 : 0; /* every: unbounded */
     f->window_given = has_window;
@@ -275,21 +403,55 @@ static int64_t last_fault_end(const struct scenario *s, int *which)
  * replicas and another client has been granted; and a warning when the
  * run has less time after its last fault than lock.wait, since then no
  * acquire can even time out after it. */
-void fault_load_finish(struct opt_loader *L)
+/* A partition's members named as hosts are hosts of the file, and a
+ * partition needs hosts at all. 0 or -1. */
+static int partitions_finish(struct opt_loader *L)
 {
     struct scenario *s = L->s;
+    int rc = 0;
+    for (int i = 0; i < s->n_faults; i++) {
+        const struct fault_spec *f = &s->faults[i];
+        if (f->target != TARGET_NET)
+            continue;
+        yaml_mark_t at = {.line = (size_t)f->line - 1, .column = (size_t)f->column - 1};
+        if (!s->n_hosts) {
+            rc = fail_mark(L, &at, "faults[%d]: a partition cuts between hosts: declare them "
+                           "(hosts:, docs/scenarios.md)", i);
+            continue;
+        }
+        for (int g = 0; g < f->n_groups; g++)
+            for (int k = 0; k < f->group_len[g]; k++) {
+                struct fault_spec t;
+                const char *m = f->groups[g][k];
+                bool host = false;
+                for (int h = 0; h < s->n_hosts; h++)
+                    host |= strcmp(s->hosts[h].name, m) == 0;
+                if (!host && fault_target_parse(m, &t) != 0)
+                    rc = fail_mark(L, &at, "faults[%d]: '%s' is no host of hosts:, client:N or "
+                                   "server role", i, m);
+            }
+    }
+    return rc;
+}
+
+int fault_load_finish(struct opt_loader *L)
+{
+    struct scenario *s = L->s;
+    if (partitions_finish(L) != 0)
+        return -1;
     for (int i = 0; i < s->n_faults; i++)
         if ((fault_action_of(s->faults[i].action)->keys & FA_WINDOW) && !s->faults[i].window_given)
             s->faults[i].window_ns = s->ttl_ns + s->business_ns + 1000000000LL;
     int k = -1;
     int64_t last = last_fault_end(s, &k);
     if (last == INT64_MIN || last >= s->max_duration_ns || s->wait_ns <= s->max_duration_ns - last)
-        return;
+        return 0;
     fprintf(stderr, "locklab: warning: %s:%d:%d: the run has %.2f s left after faults[%d] (over "
             "by %.2f s of %.2f s), less than lock.wait (%.2f s): no acquire can time out after "
             "the last fault\n", L->path, s->faults[k].line, s->faults[k].column,
             (double)(s->max_duration_ns - last) / 1e9, k, (double)last / 1e9,
             (double)s->max_duration_ns / 1e9, (double)s->wait_ns / 1e9);
+    return 0;
 }
 
 int load_faults(struct opt_loader *L, const yaml_node_t *value, const char *keypath)
@@ -299,15 +461,17 @@ int load_faults(struct opt_loader *L, const yaml_node_t *value, const char *keyp
     if (value->type != YAML_SEQUENCE_NODE)
         return wrong_type(L, value, keypath, "a sequence of fault entries (write [] for none)");
     s->n_faults = 0;
+    int rc = 0;
     for (yaml_node_item_t *it = value->data.sequence.items.start;
          it < value->data.sequence.items.top; it++) {
         if (s->n_faults == FAULT_SPECS_MAX)
             return fail_at(L, node_at(L, *it), "%s: at most %d entries", keypath,
                            FAULT_SPECS_MAX);
-        snprintf(kp, sizeof kp, "%s[%d]", keypath, s->n_faults);
+        snprintf(kp, sizeof kp, "%s[%td]", keypath, it - value->data.sequence.items.start);
         if (load_fault(L, node_at(L, *it), kp, &s->faults[s->n_faults]) != 0)
-            return -1;
-        s->n_faults++;
+            rc = -1; /* the next entries are still checked */
+        else
+            s->n_faults++;
     }
-    return 0;
+    return rc;
 }

@@ -15,7 +15,7 @@ int load_faults(struct opt_loader *L, const yaml_node_t *value, const char *keyp
 /* Once the file is read: a default window for an action that waits on
  * its own (a failover), and a warning when lock.wait outlasts the time
  * left after the last fault. */
-void fault_load_finish(struct opt_loader *L);
+int fault_load_finish(struct opt_loader *L); /* 0, or -1: a partition without its hosts */
 
 /* The keys of a fault entry, as rows (name and help), NULL-terminated. */
 extern const struct opt fault_entry_opts[];

@@ -29,7 +29,7 @@ static void pause_children(struct fault_record *r, pid_t pid)
     pid_t kids[SERVERS_TREE_MAX];
     int n = servers_descendants(pid, kids, SERVERS_TREE_MAX), stopped = 0, gone = 0;
     for (int i = 0; i < n; i++) {
-        if (lab_stop_confirmed(kids[i], STOP_CONFIRM_NS)) {
+        if (lab_stop_confirmed(kids[i], LAB_STOP_CONFIRM_NS)) {
             stopped++;
             continue;
         }
@@ -44,7 +44,7 @@ static void pause_server(struct faults *F, struct fault_record *r, int rec, stru
                          int64_t now)
 {
     (void)F, (void)rec;
-    if (!lab_stop_confirmed(srv->pid, STOP_CONFIRM_NS)) {
+    if (!lab_stop_confirmed(srv->pid, LAB_STOP_CONFIRM_NS)) {
         r->outcome = FAULT_FAILED;
         r->back_ns = now; /* it never stopped serving */
         snprintf(r->note, sizeof r->note, "the stop did not land");

@@ -183,8 +183,9 @@ int64_t faults_tick(struct faults *F, int64_t now)
         if (F->st[i].due > now)
             continue;
         const struct fault_spec *f = &F->s->faults[i];
-        enum fault_fire r = f->target == TARGET_SERVER ? fault_fire_server(F, i, now)
-                                                       : fault_fire_client(F, i, now);
+        enum fault_fire r = f->target == TARGET_NET      ? fault_action_of(f->action)->fire_net(F, i, now)
+                            : f->target == TARGET_SERVER ? fault_fire_server(F, i, now)
+                                                         : fault_fire_client(F, i, now);
         if (r == FAULT_RETRY)
             retry = now + HOLDER_POLL_NS;
         else

@@ -17,6 +17,7 @@
 #include "opt_engine.h"
 #include "load_sections.h"
 #include "adapter.h"
+#include "backend.h"
 #include "lex.h"
 #include "lock.h"
 
@@ -28,13 +29,15 @@
 
 static int load_adapter_command(struct opt_loader *L, const yaml_node_t *value,
                                 const char *keypath);
+static int load_adapter_backend(struct opt_loader *L, const yaml_node_t *value,
+                                const char *keypath);
 
 const struct opt adapter_opts[] = {
     { .name = "command", .type = OPT_NODE, .fn = load_adapter_command, .flags = OPT_REQUIRED,
       .help = "the program and its arguments, run without a shell in the scenario's directory" },
-    { .name = "backend", .type = OPT_CHOICE, ADAPTER_FIELD(backend),
-      .choices = adapter_backend_words, .flags = OPT_REQUIRED,
-      .help = "the servers the harness starts for it and names in LOCKLAB_* variables" },
+    { .name = "backend", .type = OPT_NODE, .fn = load_adapter_backend, .flags = OPT_REQUIRED,
+      .help = "the servers the harness starts for it and names in LOCKLAB_* variables: a "
+              "word of a store's (docs/adapters.md)" },
     { .name = "ready_timeout", .type = OPT_DUR, ADAPTER_FIELD(ready_timeout_ns), .min = 1,
       .def = "30s", .help = "how long the program may take to print ready" },
     { .name = "grace", .type = OPT_DUR, ADAPTER_FIELD(grace_ns), .min = 1, .def = "5s",
@@ -82,6 +85,28 @@ static int load_adapter_command(struct opt_loader *L, const yaml_node_t *value,
     return 0;
 }
 
+/* backend: a word one of the stores lists (backend_ops.adapter_kinds); the
+ * store and its caps go with it. */
+static int load_adapter_backend(struct opt_loader *L, const yaml_node_t *value,
+                                const char *keypath)
+{
+    struct adapter_spec *a = adapter_current(L);
+    char shown[SHOW_MAX];
+    if (want_scalar(L, value, keypath, "a backend word") != 0)
+        return -1;
+    const char *word = scalar_text(value);
+    const struct backend_adapter_kind *kind;
+    const struct backend_ops *be = backend_adapter_find(word, &kind);
+    if (!be)
+        return fail_at(L, value, "unknown value '%s' for %s (expected one of: %s)",
+                       show(shown, sizeof shown, word, value->data.scalar.length), keypath,
+                       backend_adapter_list());
+    snprintf(a->backend, sizeof a->backend, "%s", kind->word);
+    snprintf(a->store, sizeof a->store, "%s", be->name);
+    a->caps = kind->caps;
+    return 0;
+}
+
 /* The directory of the scenario file, absolute: adapters run there. */
 static int scenario_dir(struct opt_loader *L, const yaml_node_t *at, char *out, size_t n)
 {
@@ -99,58 +124,68 @@ static int scenario_dir(struct opt_loader *L, const yaml_node_t *at, char *out, 
     return 0;
 }
 
-/* Read adapters: a mapping name -> {command, backend, ...}. It is read
- * before every other key, since impls and expect name the adapters. */
-static int load_adapters(struct opt_loader *L, const yaml_node_t *value, const char *keypath)
+/* One entry of adapters: its name (key) and {command, backend, ...}. */
+static int load_adapter(struct opt_loader *L, const yaml_node_t *key, const yaml_node_t *val,
+                        const char *keypath)
 {
     struct scenario *s = L->s;
     char shown[SHOW_MAX], path[128];
 
-    if (value->type != YAML_MAPPING_NODE)
-        return wrong_type(L, value, keypath,
-                          "a mapping from adapter name to {command: [...], backend: ...}");
-    const yaml_node_pair_t *pairs = value->data.mapping.pairs.start;
-    size_t n = (size_t)(value->data.mapping.pairs.top - pairs);
-    for (size_t p = 0; p < n; p++) {
-        const yaml_node_t *key = node_at(L, pairs[p].key);
-        const yaml_node_t *val = node_at(L, pairs[p].value);
-        if (want_scalar(L, key, keypath, "an adapter name") != 0)
-            return -1;
-        const char *name = scalar_text(key);
-        size_t len = key->data.scalar.length;
-        if (len == 0 || len >= sizeof s->adapters[0].spec.name)
-            return fail_at(L, key, "adapter name '%s' must have 1 to %zu characters",
-                           show(shown, sizeof shown, name, len),
-                           sizeof s->adapters[0].spec.name - 1);
-        if (!lex_is_ident(name, len))
-            return fail_at(L, key,
-                           "adapter name '%s' may only contain letters, digits, '_', '.' and '-'",
-                           show(shown, sizeof shown, name, len));
-        if (lock_find(name))
-            return fail_at(L, key, "adapter name '%s' is a built-in implementation's; "
-                                   "choose another", name);
-        for (int j = 0; j < s->n_adapters; j++)
-            if (strcmp(s->adapters[j].spec.name, name) == 0)
-                return fail_at(L, key, "adapter '%s' is declared twice in %s", name, keypath);
-        if (s->n_adapters == SCN_MAX_ADAPTERS)
-            return fail_at(L, key, "too many adapters in %s (at most %d)", keypath,
-                           SCN_MAX_ADAPTERS);
-        if (val->type != YAML_MAPPING_NODE)
-            return wrong_type(L, val, name,
-                              "a mapping such as {command: [prog, arg], backend: redis}");
-        struct adapter_spec *a = adapter_current(L);
-        memset(a, 0, sizeof *a);
-        memcpy(a->name, name, len + 1);
-        snprintf(path, sizeof path, "%s.%s", keypath, name);
-        if (apply_defaults(L, adapter_opts, path, (char *)a, -1) != 0 ||
-            load_section(L, adapter_opts, val, path, (char *)a, -1) != 0 ||
-            scenario_dir(L, key, a->dir, sizeof a->dir) != 0)
-            return -1;
-        if (adapter_ops_init(&s->adapters[s->n_adapters].ops, a) != 0)
-            return fail_at(L, key, "too many different adapters in one invocation");
-        L->adapter_key[s->n_adapters++] = key;
-    }
+    if (want_scalar(L, key, keypath, "an adapter name") != 0)
+        return -1;
+    const char *name = scalar_text(key);
+    size_t len = key->data.scalar.length;
+    if (len == 0 || len >= sizeof s->adapters[0].spec.name)
+        return fail_at(L, key, "adapter name '%s' must have 1 to %zu characters",
+                       show(shown, sizeof shown, name, len),
+                       sizeof s->adapters[0].spec.name - 1);
+    if (!lex_is_ident(name, len))
+        return fail_at(L, key,
+                       "adapter name '%s' may only contain letters, digits, '_', '.' and '-'",
+                       show(shown, sizeof shown, name, len));
+    if (lock_find(name))
+        return fail_at(L, key, "adapter name '%s' is a built-in implementation's; "
+                               "choose another", name);
+    for (int j = 0; j < s->n_adapters; j++)
+        if (strcmp(s->adapters[j].spec.name, name) == 0)
+            return fail_at(L, key, "adapter '%s' is declared twice in %s", name, keypath);
+    if (s->n_adapters == SCN_MAX_ADAPTERS)
+        return fail_at(L, key, "too many adapters in %s (at most %d)", keypath,
+                       SCN_MAX_ADAPTERS);
+    if (val->type != YAML_MAPPING_NODE)
+        return wrong_type(L, val, name,
+                          "a mapping such as {command: [prog, arg], backend: redis}");
+    struct adapter_spec *a = adapter_current(L);
+    memset(a, 0, sizeof *a);
+    memcpy(a->name, name, len + 1);
+    snprintf(path, sizeof path, "%s.%s", keypath, name);
+    if (apply_defaults(L, adapter_opts, path, (char *)a, -1) != 0 ||
+        load_section(L, adapter_opts, val, path, (char *)a, -1) != 0 ||
+        scenario_dir(L, key, a->dir, sizeof a->dir) != 0)
+        return -1;
+    if (adapter_ops_init(&s->adapters[s->n_adapters].ops, a) != 0)
+        return fail_at(L, key, "too many different adapters in one invocation");
+    L->adapter_key[s->n_adapters++] = key;
     return 0;
+}
+
+/* Read adapters: a mapping name -> {command, backend, ...}. It is read
+ * before every other key, since impls and expect name the adapters. */
+static int load_adapters(struct opt_loader *L, const yaml_node_t *value, const char *keypath)
+{
+    int rc = 0;
+
+    if (value->type != YAML_MAPPING_NODE)
+        rc = wrong_type(L, value, keypath,
+                        "a mapping from adapter name to {command: [...], backend: ...}");
+    else
+        for (const yaml_node_pair_t *p = value->data.mapping.pairs.start;
+             p < value->data.mapping.pairs.top; p++)
+            if (load_adapter(L, node_at(L, p->key), node_at(L, p->value), keypath) != 0)
+                rc = -1; /* the other entries are still checked */
+    if (rc != 0)
+        L->adapters_failed = true;
+    return rc;
 }
 
 /* adapters, met again in its place among the keys: read already. */

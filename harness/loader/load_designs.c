@@ -59,45 +59,77 @@ int designs_finish(struct opt_loader *L)
 }
 
 
-int load_impls(struct opt_loader *L, const yaml_node_t *value, const char *keypath)
+/* Every implementation name a scenario may list: the registry's designs
+ * and its adapters, NULL-terminated in out (max entries at most). */
+static void impl_names(const struct scenario *s, const char **out, int max)
+{
+    int n = 0;
+
+    for (int i = 0; i < lock_registry_count && n < max - 1; i++)
+        out[n++] = lock_registry[i]->name;
+    for (int a = 0; a < s->n_adapters && n < max - 1; a++)
+        out[n++] = s->adapters[a].spec.name;
+    out[n] = NULL;
+}
+
+/* One item of impls, at itempath: known, listed once; 0 or -1. */
+static int load_impl(struct opt_loader *L, const yaml_node_t *item, const char *keypath,
+                     const char *itempath, const yaml_node_t **first)
 {
     struct scenario *s = L->s;
+    const char *names[LOADER_MAX_DESIGNS + SCN_MAX_ADAPTERS + 1];
+    char shown[SHOW_MAX], near[96];
+
+    if (want_scalar(L, item, itempath, "an implementation name") != 0)
+        return -1;
+    const char *name = scalar_text(item);
+    size_t len = item->data.scalar.length;
+    if (s->n_impls == SCN_MAX_IMPLS)
+        return fail_at(L, item, "too many implementations in %s (at most %d)", keypath,
+                       SCN_MAX_IMPLS);
+    if (len >= SCN_NAME_MAX || !scenario_impl(s, name)) {
+        if (L->adapters_failed)
+            return -1; /* maybe a broken adapter's name: its error is reported */
+        impl_names(s, names, (int)(sizeof names / sizeof names[0]));
+        return fail_at(L, item,
+                       "unknown implementation '%s' (run `locklab list` to see them); "
+                       "a program driving a library is declared under adapters%s",
+                       show(shown, sizeof shown, name, len),
+                       did_you_mean(near, sizeof near, name, len, names));
+    }
+    for (int j = 0; j < s->n_impls; j++)
+        if (strcmp(s->impls[j], name) == 0)
+            return fail_at(L, item,
+                           "implementation '%s' is listed twice in %s (first at %zu:%zu)",
+                           name, keypath, first[j]->start_mark.line + 1,
+                           first[j]->start_mark.column + 1);
+    if (lock_find(name))
+        L->design_impl[design_index(lock_find(name))] = item;
+    memcpy(s->impls[s->n_impls], name, len + 1);
+    first[s->n_impls++] = item;
+    return 0;
+}
+
+int load_impls(struct opt_loader *L, const yaml_node_t *value, const char *keypath)
+{
     const yaml_node_t *first[SCN_MAX_IMPLS];
-    char itempath[96], shown[SHOW_MAX];
+    char itempath[96];
+    int rc = 0;
 
     if (value->type != YAML_SEQUENCE_NODE)
-        return wrong_type(L, value, keypath,
-                          "a sequence of implementation names, such as [redis-lua]");
-    const yaml_node_item_t *items = value->data.sequence.items.start;
-    size_t n = (size_t)(value->data.sequence.items.top - items);
-    if (n == 0)
-        return fail_at(L, value, "%s is empty; list at least one implementation", keypath);
-
-    for (size_t i = 0; i < n; i++) {
-        const yaml_node_t *item = node_at(L, items[i]);
-        snprintf(itempath, sizeof itempath, "%s[%zu]", keypath, i);
-        if (want_scalar(L, item, itempath, "an implementation name") != 0)
-            return -1;
-        const char *name = scalar_text(item);
-        size_t len = item->data.scalar.length;
-        if (s->n_impls == SCN_MAX_IMPLS)
-            return fail_at(L, item, "too many implementations in %s (at most %d)", keypath,
-                           SCN_MAX_IMPLS);
-        if (len >= SCN_NAME_MAX || !scenario_impl(s, name))
-            return fail_at(L, item,
-                           "unknown implementation '%s' (run `locklab list` to see them); "
-                           "a program driving a library is declared under adapters",
-                           show(shown, sizeof shown, name, len));
-        for (int j = 0; j < s->n_impls; j++)
-            if (strcmp(s->impls[j], name) == 0)
-                return fail_at(L, item,
-                               "implementation '%s' is listed twice in %s (first at %zu:%zu)",
-                               name, keypath, first[j]->start_mark.line + 1,
-                               first[j]->start_mark.column + 1);
-        if (lock_find(name))
-            L->design_impl[design_index(lock_find(name))] = item;
-        memcpy(s->impls[s->n_impls], name, len + 1);
-        first[s->n_impls++] = item;
-    }
-    return 0;
+        rc = wrong_type(L, value, keypath,
+                        "a sequence of implementation names, such as [redis-lua]");
+    else if (value->data.sequence.items.top == value->data.sequence.items.start)
+        rc = fail_at(L, value, "%s is empty; list at least one implementation", keypath);
+    else
+        for (const yaml_node_item_t *it = value->data.sequence.items.start;
+             it < value->data.sequence.items.top; it++) {
+            snprintf(itempath, sizeof itempath, "%s[%td]", keypath,
+                     it - value->data.sequence.items.start);
+            if (load_impl(L, node_at(L, *it), keypath, itempath, first) != 0)
+                rc = -1; /* the next items are still checked */
+        }
+    if (rc != 0)
+        L->impls_failed = true;
+    return rc;
 }

@@ -16,14 +16,22 @@
 #include "load_sections.h"
 #include "lab.h"
 
-static const char *verdict_list(char *buf, size_t n)
+/* The verdict words, NULL-terminated, into words (VERDICT_ANY -
+ * VERDICT_SAFE + 2 entries). */
+static void verdict_words(const char **words)
 {
-    const char *words[VERDICT_ANY - VERDICT_SAFE + 2];
     int k = 0;
 
     for (int v = VERDICT_SAFE; v <= VERDICT_ANY; v++)
         words[k++] = verdict_name((enum verdict)v);
     words[k] = NULL;
+}
+
+static const char *verdict_list(char *buf, size_t n)
+{
+    const char *words[VERDICT_ANY - VERDICT_SAFE + 2];
+
+    verdict_words(words);
     return join_words(buf, n, words);
 }
 
@@ -37,10 +45,16 @@ static int expect_verdict(struct opt_loader *L, const yaml_node_t *val, const ch
     if (want_scalar(L, val, path, expected) != 0)
         return -1;
     *out = verdict_parse(scalar_text(val));
-    if (*out == VERDICT_NONE)
-        return fail_at(L, val, "unknown verdict '%s' for %s (expected one of: %s)",
+    if (*out == VERDICT_NONE) {
+        const char *words[VERDICT_ANY - VERDICT_SAFE + 2];
+        char near[96];
+        verdict_words(words);
+        return fail_at(L, val, "unknown verdict '%s' for %s (expected one of: %s)%s",
                        show(shown, sizeof shown, scalar_text(val), val->data.scalar.length),
-                       path, list);
+                       path, list,
+                       did_you_mean(near, sizeof near, scalar_text(val), val->data.scalar.length,
+                                    words));
+    }
     return 0;
 }
 
@@ -86,49 +100,65 @@ static int expect_verdicts(struct opt_loader *L, const yaml_node_t *val, const c
 }
 
 /* expect runs after impls has been read, since its keys must name them. */
-int load_expect(struct opt_loader *L, const yaml_node_t *value, const char *keypath)
+/* One entry of expect (key: an implementation of impls or "*"); 0 or -1. */
+static int load_expect_entry(struct opt_loader *L, const yaml_node_t *key,
+                             const yaml_node_t *val, const char *keypath, const char *list,
+                             const yaml_node_t **first)
 {
     struct scenario *s = L->s;
+    const char *names[SCN_MAX_IMPLS + 2];
+    char shown[SHOW_MAX], entry[128], near[96];
+
+    if (key->type != YAML_SCALAR_NODE || node_is_null(key))
+        return fail_at(L, key, "keys of %s must be implementation names or \"*\"", keypath);
+    const char *name = scalar_text(key);
+    size_t len = key->data.scalar.length;
+    bool known = strcmp(name, "*") == 0;
+    for (int j = 0; j < s->n_impls && !known; j++)
+        known = strcmp(s->impls[j], name) == 0;
+    if (!known || strlen(name) != len) {
+        if (L->impls_failed)
+            return -1; /* impls is in error, reported: it may be the name that failed there */
+        for (int j = 0; j < s->n_impls; j++)
+            names[j] = s->impls[j];
+        names[s->n_impls] = NULL;
+        return fail_at(L, key, "%s names '%s', which is not in impls%s", keypath,
+                       show(shown, sizeof shown, name, len),
+                       did_you_mean(near, sizeof near, name, len, names));
+    }
+    for (int j = 0; j < s->n_expect; j++)
+        if (strcmp(s->expect[j].impl, name) == 0)
+            return fail_at(L, key, "duplicate key '%s' in %s (first at %zu:%zu)", name,
+                           keypath, first[j]->start_mark.line + 1,
+                           first[j]->start_mark.column + 1);
+    if (s->n_expect == SCN_MAX_IMPLS + 1)
+        return fail_at(L, key, "too many entries in %s", keypath);
+
+    snprintf(entry, sizeof entry, "%s.%s", keypath, name);
+    enum verdict v[2]; /* unfenced, fenced */
+    if (expect_verdicts(L, val, entry, list, v) != 0)
+        return -1;
+    memcpy(s->expect[s->n_expect].impl, name, len + 1);
+    s->expect[s->n_expect].verdict = v[0];
+    s->expect[s->n_expect].verdict_fenced = v[1];
+    first[s->n_expect++] = key;
+    return 0;
+}
+
+int load_expect(struct opt_loader *L, const yaml_node_t *value, const char *keypath)
+{
     const yaml_node_t *first[SCN_MAX_IMPLS + 1];
-    char shown[SHOW_MAX], list[128], entry[128];
+    char list[128];
+    int rc = 0;
 
     verdict_list(list, sizeof list);
     if (value->type != YAML_MAPPING_NODE)
         return wrong_type(L, value, keypath,
                           "a mapping from implementation name (or \"*\") to verdict");
-
-    const yaml_node_pair_t *pairs = value->data.mapping.pairs.start;
-    size_t n = (size_t)(value->data.mapping.pairs.top - pairs);
-    for (size_t p = 0; p < n; p++) {
-        const yaml_node_t *key = node_at(L, pairs[p].key);
-        const yaml_node_t *val = node_at(L, pairs[p].value);
-
-        if (key->type != YAML_SCALAR_NODE || node_is_null(key))
-            return fail_at(L, key, "keys of %s must be implementation names or \"*\"", keypath);
-        const char *name = scalar_text(key);
-        size_t len = key->data.scalar.length;
-        bool known = strcmp(name, "*") == 0;
-        for (int j = 0; j < s->n_impls && !known; j++)
-            known = strcmp(s->impls[j], name) == 0;
-        if (!known || strlen(name) != len)
-            return fail_at(L, key, "%s names '%s', which is not in impls", keypath,
-                           show(shown, sizeof shown, name, len));
-        for (int j = 0; j < s->n_expect; j++)
-            if (strcmp(s->expect[j].impl, name) == 0)
-                return fail_at(L, key, "duplicate key '%s' in %s (first at %zu:%zu)", name,
-                               keypath, first[j]->start_mark.line + 1,
-                               first[j]->start_mark.column + 1);
-        if (s->n_expect == SCN_MAX_IMPLS + 1)
-            return fail_at(L, key, "too many entries in %s", keypath);
-
-        snprintf(entry, sizeof entry, "%s.%s", keypath, name);
-        enum verdict v[2]; /* unfenced, fenced */
-        if (expect_verdicts(L, val, entry, list, v) != 0)
-            return -1;
-        memcpy(s->expect[s->n_expect].impl, name, len + 1);
-        s->expect[s->n_expect].verdict = v[0];
-        s->expect[s->n_expect].verdict_fenced = v[1];
-        first[s->n_expect++] = key;
-    }
-    return 0;
+    for (const yaml_node_pair_t *p = value->data.mapping.pairs.start;
+         p < value->data.mapping.pairs.top; p++)
+        if (load_expect_entry(L, node_at(L, p->key), node_at(L, p->value), keypath, list,
+                              first) != 0)
+            rc = -1; /* the other entries are still checked */
+    return rc;
 }

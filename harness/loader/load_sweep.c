@@ -8,6 +8,7 @@
  * per_client_keys, fencing) is the first step; the plan (plan.h) makes
  * one run step of each combination.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -56,22 +57,30 @@ static int load_sweep(struct opt_loader *L, const struct sweep_key *k, const yam
     if (n == 0 || n > k->max_steps)
         return fail_at(L, value, "%s lists %zu %s (expected %s)", keypath, n, k->steps,
                        k->count);
+    int rc = 0;
     for (size_t i = 0; i < n; i++) {
         const yaml_node_t *item = node_at(L, items[i]);
         snprintf(itempath, sizeof itempath, "%s[%zu]", keypath, i);
         if (want_scalar(L, item, itempath, k->one) != 0 ||
             set_value(L, k->opt, base, itempath, scalar_text(item), item->data.scalar.length,
-                      item) != 0)
-            return -1;
-        for (int j = 0; j < *n_steps; j++)
-            if (steps[j] == *cur)
-                return k->opt->choices
-                           ? fail_at(L, item, "%s lists %s twice", keypath, k->opt->choices[*cur])
-                           : fail_at(L, item, "%s lists %d twice", keypath, *cur);
+                      item) != 0) {
+            rc = -1; /* the next items are still checked */
+            continue;
+        }
+        bool twice = false;
+        for (int j = 0; j < *n_steps && !twice; j++)
+            twice = steps[j] == *cur;
+        if (twice) {
+            rc = k->opt->choices
+                     ? fail_at(L, item, "%s lists %s twice", keypath, k->opt->choices[*cur])
+                     : fail_at(L, item, "%s lists %d twice", keypath, *cur);
+            continue;
+        }
         steps[(*n_steps)++] = *cur;
     }
-    *cur = steps[0];
-    return 0;
+    if (*n_steps > 0)
+        *cur = steps[0];
+    return rc;
 }
 
 #define STR_(x) #x

@@ -115,6 +115,8 @@ static struct opt top_opts[] = {
       .help = "how clients take the lock" },
     { .name = "workload", .type = OPT_SECTION, .sub = workload_opts,
       .help = "what clients do with the lock" },
+    { .name = "hosts", .type = OPT_NODE, .fn = load_hosts, .flags = OPT_LATE,
+      .help = "named hosts (network namespaces) and the clients and servers on each" },
     { .name = "faults", .type = OPT_NODE, .fn = load_faults, .help = "faults to inject" },
     { .name = "expect", .type = OPT_NODE, .fn = load_expect, .flags = OPT_LATE,
       .help = "the verdict expected of each implementation" },
@@ -216,9 +218,11 @@ static int load_root(struct opt_loader *L)
     if (root->type != YAML_MAPPING_NODE)
         return wrong_type(L, root, "the top level",
                           "a mapping of scenario keys (name, impls, ...)");
-    if (load_adapters_first(L, root) != 0 ||
-        load_section(L, top_rows(), root, "", (char *)L->s, -1) != 0 ||
-        stores_finish(L) != 0)
+    /* every key is read, whatever failed before it; what spans sections is
+     * checked only when each section read well */
+    load_adapters_first(L, root);
+    load_section(L, top_rows(), root, "", (char *)L->s, -1);
+    if (L->n_errors > 0 || stores_finish(L) != 0)
         return -1;
     struct scenario *s = L->s;
     if (s->n_client_steps == 0) { /* no clients key: one client */
@@ -250,7 +254,8 @@ static int load_root(struct opt_loader *L)
                            "%s keeps its own stock and its version: it needs workload kind "
                            "stock", ops->name);
     }
-    fault_load_finish(L);
+    if (fault_load_finish(L) != 0)
+        return -1;
     return designs_finish(L);
 }
 
@@ -300,6 +305,7 @@ int scenario_load(const char *path, struct scenario *out, char *err, size_t errl
 
     L.doc = &doc;
     rc = load_root(&L);
+    loader_errors_done(&L);
     yaml_document_delete(&doc);
     if (rc == 0)
         *out = s;

@@ -20,9 +20,11 @@
 #include <ftw.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -36,6 +38,12 @@
 static volatile pid_t running[SERVERS_MAX];
 static struct server *tracked[SERVERS_MAX];
 static char base_dir[256];
+static servers_placement placement;
+
+void servers_set_placement(servers_placement place)
+{
+    placement = place;
+}
 
 static int free_port(void)
 {
@@ -79,12 +87,62 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     return 0;
 }
 
+int servers_enter_netns(pid_t ns_pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/ns/net", (int)ns_pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = setns(fd, CLONE_NEWNET);
+    close(fd);
+    return rc;
+}
+
+/* Does pid run a locklab (its comm is "locklab")? A folder of a dead
+ * locklab's may name a pid that has been given to something else since. */
+static bool locklab_alive(long pid)
+{
+    char path[64], comm[32] = "";
+    snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    bool ok = fgets(comm, sizeof comm, f) && strncmp(comm, "locklab", 7) == 0;
+    fclose(f);
+    return ok;
+}
+
+/* Remove the folders a locklab killed before it could (SIGKILL) left in
+ * tmp: locklab-<pid>-XXXXXX whose pid runs no locklab any more. */
+static void remove_stale_dirs(const char *tmp)
+{
+    DIR *d = opendir(tmp);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        char *end;
+        if (strncmp(e->d_name, "locklab-", 8) != 0)
+            continue;
+        long pid = strtol(e->d_name + 8, &end, 10);
+        if (end == e->d_name + 8 || *end != '-' || strlen(end) != 7 || pid <= 0 ||
+            pid == (long)getpid() || locklab_alive(pid))
+            continue;
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", tmp, e->d_name);
+        nftw(path, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    }
+    closedir(d);
+}
+
 static int ensure_base_dir(struct lab_err *err)
 {
     if (base_dir[0])
         return 0;
     const char *tmp = getenv("TMPDIR");
-    snprintf(base_dir, sizeof base_dir, "%s/locklab-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    tmp = tmp && *tmp ? tmp : "/tmp";
+    remove_stale_dirs(tmp);
+    snprintf(base_dir, sizeof base_dir, "%s/locklab-%d-XXXXXX", tmp, (int)getpid());
     if (!mkdtemp(base_dir)) {
         lab_err_set(err, errno, "cannot create a temporary directory %s: %s", base_dir,
                     strerror(errno));
@@ -174,6 +232,8 @@ static pid_t spawn(const struct server *s, const char *logname, char *const argv
     int nul = open("/dev/null", O_RDONLY);
     if (nul >= 0)
         dup2(nul, 0);
+    if (s->ns_pid > 0 && servers_enter_netns(s->ns_pid) != 0)
+        _exit(126); /* its host is gone: never run it on the wrong network */
     if (s->preload) {
         char clock_file[600];
         snprintf(clock_file, sizeof clock_file, "%s/%s", s->dir, CLOCKSHIM_FILE);
@@ -208,6 +268,9 @@ int servers_prepare(struct server *s, const char *role, struct lab_err *err)
         return -1;
     snprintf(s->role, sizeof s->role, "%s", role);
     snprintf(s->host, sizeof s->host, "127.0.0.1");
+    s->ns_pid = 0;
+    if (placement)
+        placement(s->place, s->host, sizeof s->host, &s->ns_pid);
     s->port = free_port();
     if (s->port < 0) {
         lab_err_set(err, errno, "cannot find a free loopback port: %s", strerror(errno));

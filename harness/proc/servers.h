@@ -41,7 +41,26 @@ struct server {
      * NULL for none */
     const char *const *more_args;
     const char *preload;
+    /* Where it runs when a scenario places servers on hosts (harness/net/):
+     * the name a scenario may place it by ("redis", "redis-node:1",
+     * "sentinel:0"; "" for none), set by its store before it starts, and a
+     * process in the network namespace it runs in (0: locklab's own), set
+     * by servers_prepare from the placement (servers_set_placement). */
+    char place[32];
+    pid_t ns_pid;
 };
+
+/* Where a server of name place runs (harness/net/ installs it when a run
+ * has hosts): its address into addr (n bytes) and a process of its network
+ * namespace into *ns_pid (0: locklab's own). place may be "" (a server no
+ * scenario can place: it stays on locklab's own namespace, at the address
+ * every host reaches). Without a placement every server binds 127.0.0.1. */
+/* Move the calling process (a child about to exec) into the network
+ * namespace of process ns_pid. 0, or -1 with errno set. */
+int servers_enter_netns(pid_t ns_pid);
+
+typedef void (*servers_placement)(const char *place, char *addr, size_t n, pid_t *ns_pid);
+void servers_set_placement(servers_placement place);
 
 /* Stop one server (SIGTERM, then SIGKILL after a grace period) and remove its
  * directory. Safe to call on a server that is not running. */

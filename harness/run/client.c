@@ -26,6 +26,7 @@
 #include "client.h"
 #include "cpu.h"
 #include "faults.h"
+#include "net.h"
 
 static volatile int *client_stop; /* the region's stop flag */
 
@@ -229,8 +230,8 @@ _Noreturn void client_main(const struct scenario *s, const struct lock_ops *ops,
                  struct region *rg, int idx, pid_t parent)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(3);
+    if (getppid() != parent || net_enter_client(idx) != 0)
+        _exit(3); /* (a client on a host runs in its namespace: harness/net/) */
     setpgid(0, 0); /* a group of its own: faults hit an adapter's child with it */
     struct shared_head *h = rg->head;
     struct client_slot *sl = &rg->slots[idx];

@@ -547,6 +547,16 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
     snprintf(res->servers, sizeof res->servers, "%s", text ? text : "{}");
     free(text);
     json_decref(desc);
+    if (be && adapter_is(ops)) { /* where they are, for the adapter's program */
+        const struct adapter_spec *spec = scenario_options(s, ops);
+        if (!spec || !be->adapter_env) {
+            lab_err_set(err, ENOTSUP, "%s: the %s store names no servers for adapters",
+                        ops->name, be->name);
+            return -1;
+        }
+        if (be->adapter_env(spec->backend, &own.servers, err) != 0)
+            return -1;
+    }
 
     struct region rg;
     if (region_map(&rg, s, ops, err) != 0)

@@ -18,14 +18,16 @@
 #include <stdint.h>
 
 #define FAULT_SPECS_MAX 16   /* entries of one scenario's faults: list */
+#define FAULT_GROUPS_MAX 4   /* sides of a partition */
+#define FAULT_GROUP_MAX 8    /* members of one side */
 
 /* The index of an action's row in the table (fault_action.h), with names
  * for the rows the harness's other rooms ask about. */
 enum fault_action { FAULT_PAUSE = 0, FAULT_KILL, FAULT_RESTART, FAULT_STOP, FAULT_START,
-                    FAULT_SLEEP, FAULT_FAILOVER, FAULT_CLOCK_JUMP };
+                    FAULT_SLEEP, FAULT_FAILOVER, FAULT_CLOCK_JUMP, FAULT_PARTITION };
 
 enum fault_target { TARGET_HOLDER = 0, TARGET_CLIENT, TARGET_RANDOM_CLIENT, TARGET_SERVER,
-                    TARGET_FAILPOINT };
+                    TARGET_FAILPOINT, TARGET_NET /* the links between hosts: groups, isolate */ };
 
 /* One entry of faults: as the loader read it. */
 struct fault_spec {
@@ -42,6 +44,16 @@ struct fault_spec {
     int64_t offset_ns;      /* clock-jump: how far the server's wall clock moves (< 0: back) */
     bool when_holder;       /* a server target: fire only while a client holds the lock */
     bool window_given;      /* the file gave window (else a failover's covers lease + business) */
+    /* partition (TARGET_NET): its sides, each a list of hosts, clients
+     * (client:N, its host) or servers by role (redis-master: the host it
+     * runs on when the cut lands); isolate gives one side and the rest of
+     * the hosts are the other */
+    int n_groups;
+    int group_len[FAULT_GROUPS_MAX];
+    char groups[FAULT_GROUPS_MAX][FAULT_GROUP_MAX][32];
+    bool isolate;           /* isolate: X (groups[0] = {X}, the other side every other host) */
+    bool one_way;           /* direction: one-way: only what the first side sends is lost */
+    bool reject;            /* mode: reject (a fast reset) rather than drop (silence) */
     int line, column;       /* where the entry starts in its file (1-based), for warnings */
 };
 

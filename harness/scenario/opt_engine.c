@@ -35,22 +35,42 @@ const char *const bool_words[] = { "false", "true", NULL }; /* index = value */
  * Loader state and error reporting
  * ------------------------------------------------------------------------ */
 
-/* Write "path:line:col: message" (or "path: message" without a mark) into
- * the caller's buffer. Always returns -1 so that callers can return it. */
+/* Add "path:line:col: message" (or "path: message" without a mark) to the
+ * caller's buffer, a line of its own after the first. Always returns -1 so
+ * that callers can return it. */
 __attribute__((format(printf, 3, 0)))
 static int vfail(struct opt_loader *L, const yaml_mark_t *m, const char *fmt, va_list ap)
 {
-    int n;
+    if (++L->n_errors > LOADER_MAX_ERRORS || !L->err || L->errlen == 0)
+        return -1;
+    char *out = L->err + L->err_used;
+    size_t room = L->errlen - L->err_used;
+    int n = 0;
 
-    if (!L->err || L->errlen == 0)
+    if (L->err_used > 0 && room > 1) {
+        *out++ = '\n';
+        room--;
+    }
+    if (room <= 1)
         return -1;
     if (m)
-        n = snprintf(L->err, L->errlen, "%s:%zu:%zu: ", L->path, m->line + 1, m->column + 1);
+        n = snprintf(out, room, "%s:%zu:%zu: ", L->path, m->line + 1, m->column + 1);
     else
-        n = snprintf(L->err, L->errlen, "%s: ", L->path);
-    if (n >= 0 && (size_t)n < L->errlen)
-        vsnprintf(L->err + n, L->errlen - (size_t)n, fmt, ap);
+        n = snprintf(out, room, "%s: ", L->path);
+    if (n >= 0 && (size_t)n < room)
+        vsnprintf(out + n, room - (size_t)n, fmt, ap);
+    L->err_used += (size_t)(out - (L->err + L->err_used)) + strlen(out);
     return -1;
+}
+
+void loader_errors_done(struct opt_loader *L)
+{
+    int more = L->n_errors - LOADER_MAX_ERRORS;
+
+    if (more > 0 && L->err && L->err_used + 1 < L->errlen)
+        snprintf(L->err + L->err_used, L->errlen - L->err_used,
+                 "\n%s: %d more error%s not shown (fix these first)", L->path, more,
+                 more == 1 ? "" : "s");
 }
 
 int fail_mark(struct opt_loader *L, const yaml_mark_t *m, const char *fmt, ...)
@@ -208,6 +228,18 @@ int find_word(const char *const *words, const char *text)
     return -1;
 }
 
+const char *did_you_mean(char *buf, size_t n, const char *text, size_t len,
+                         const char *const *words)
+{
+    const char *near = lex_nearest(text, len, words, 0);
+
+    if (near)
+        snprintf(buf, n, "; did you mean '%s'?", near);
+    else if (n)
+        buf[0] = '\0';
+    return buf;
+}
+
 /* "from 1 to 1024" or ">= 0" for messages. */
 static const char *range_text(char *buf, size_t n, int64_t min, int64_t max)
 {
@@ -254,7 +286,7 @@ int set_value(struct opt_loader *L, const struct opt *o, char *base, const char 
               const char *text, size_t len, const yaml_node_t *pos)
 {
     char *field = base + o->off;
-    char shown[SHOW_MAX], list[160];
+    char shown[SHOW_MAX], list[160], near[96];
     int64_t v;
     int r, idx;
 
@@ -263,9 +295,10 @@ int set_value(struct opt_loader *L, const struct opt *o, char *base, const char 
         if (o->choices) {
             idx = find_word(o->choices, text);
             if (idx < 0)
-                return fail_at(L, pos, "unknown value '%s' for %s (expected one of: %s)",
+                return fail_at(L, pos, "unknown value '%s' for %s (expected one of: %s)%s",
                                show(shown, sizeof shown, text, len), keypath,
-                               join_words(list, sizeof list, o->choices));
+                               join_words(list, sizeof list, o->choices),
+                               did_you_mean(near, sizeof near, text, len, o->choices));
             if (idx >= o->n_supported)
                 return fail_at(L, pos, "%s '%s' is not supported yet (this build supports: %s)",
                                keypath, text, o->choices[0]);
@@ -322,9 +355,10 @@ int set_value(struct opt_loader *L, const struct opt *o, char *base, const char 
     case OPT_CHOICE:
         idx = find_word(o->choices, text);
         if (idx < 0)
-            return fail_at(L, pos, "unknown value '%s' for %s (expected one of: %s)",
+            return fail_at(L, pos, "unknown value '%s' for %s (expected one of: %s)%s",
                            show(shown, sizeof shown, text, len), keypath,
-                           join_words(list, sizeof list, o->choices));
+                           join_words(list, sizeof list, o->choices),
+                           did_you_mean(near, sizeof near, text, len, o->choices));
         memcpy(field, &idx, sizeof idx);
         return 0;
 
@@ -455,55 +489,68 @@ int load_section(struct opt_loader *L, const struct opt *opts, const yaml_node_t
 {
     const yaml_node_t *seen[SECTION_MAX_OPTS] = { NULL };
     struct key_row rows[SECTION_MAX_OPTS];
+    const char *names[SECTION_MAX_OPTS + 1];
     const yaml_node_pair_t *pairs = map->data.mapping.pairs.start;
     size_t n_pairs = (size_t)(map->data.mapping.pairs.top - pairs);
     const char *where = *path ? path : "the top-level mapping";
-    char keypath[96], shown[SHOW_MAX], list[256];
+    char keypath[96], shown[SHOW_MAX], list[256], near[96];
     int n_opts = section_rows(L, opts, base, design, where, rows);
+    int errors = L->n_errors;
 
     if (n_opts < 0)
         return -1;
+    for (int i = 0; i < n_opts; i++)
+        names[i] = rows[i].o->name;
+    names[n_opts] = NULL;
     for (int late = 0; late <= 1; late++) {
         for (size_t p = 0; p < n_pairs; p++) {
             const yaml_node_t *key = node_at(L, pairs[p].key);
             const yaml_node_t *value = node_at(L, pairs[p].value);
             int i;
 
-            if (!late) {
-                if (key->type != YAML_SCALAR_NODE)
-                    return fail_at(L, key, "keys in %s must be strings, not a %s", where,
-                                   key->type == YAML_MAPPING_NODE ? "mapping" : "sequence");
+            if (key->type != YAML_SCALAR_NODE) {
+                if (!late)
+                    fail_at(L, key, "keys in %s must be strings, not a %s", where,
+                            key->type == YAML_MAPPING_NODE ? "mapping" : "sequence");
+                continue;
             }
             const char *name = scalar_text(key);
+            size_t len = key->data.scalar.length;
             for (i = 0; i < n_opts; i++)
-                if (strlen(rows[i].o->name) == key->data.scalar.length &&
-                    memcmp(rows[i].o->name, name, key->data.scalar.length) == 0)
+                if (strlen(rows[i].o->name) == len && memcmp(rows[i].o->name, name, len) == 0)
                     break;
+            if (i == n_opts) {
+                if (!late)
+                    fail_at(L, key, "unknown key '%s' in %s (expected one of: %s)%s",
+                            show(shown, sizeof shown, name, len), where,
+                            join_keys(list, sizeof list, rows, n_opts),
+                            did_you_mean(near, sizeof near, name, len, names));
+                continue;
+            }
             if (!late) {
-                if (i == n_opts)
-                    return fail_at(L, key, "unknown key '%s' in %s (expected one of: %s)",
-                                   show(shown, sizeof shown, name, key->data.scalar.length),
-                                   where, join_keys(list, sizeof list, rows, n_opts));
-                if (seen[i])
-                    return fail_at(L, key, "duplicate key '%s' in %s (first at %zu:%zu)",
-                                   rows[i].o->name, where, seen[i]->start_mark.line + 1,
-                                   seen[i]->start_mark.column + 1);
+                if (seen[i]) {
+                    fail_at(L, key, "duplicate key '%s' in %s (first at %zu:%zu)",
+                            rows[i].o->name, where, seen[i]->start_mark.line + 1,
+                            seen[i]->start_mark.column + 1);
+                    continue;
+                }
                 seen[i] = key;
+            } else if (seen[i] != key) {
+                continue; /* a duplicate, reported */
             }
             const struct opt *o = rows[i].o;
             if (!(o->flags & OPT_LATE) != !late)
                 continue;
             join_path(keypath, sizeof keypath, path, o->name);
-            if (load_value(L, &rows[i], value, keypath) != 0)
-                return -1;
+            load_value(L, &rows[i], value, keypath);
         }
         if (!late)
             for (int i = 0; i < n_opts; i++)
                 if ((rows[i].o->flags & OPT_REQUIRED) && !seen[i]) {
                     join_path(keypath, sizeof keypath, path, rows[i].o->name);
-                    return fail_at(L, map, "missing required key '%s' (%s)", keypath,
-                                   rows[i].o->help);
+                    fail_at(L, map, "missing required key '%s' (%s)", keypath,
+                            rows[i].o->help);
                 }
     }
-    return 0;
+    return L->n_errors > errors ? -1 : 0;
 }

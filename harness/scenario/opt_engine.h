@@ -22,6 +22,7 @@
 
 #define LOADER_MAX_GIVEN 64   /* more than the scalar keys of all the tables */
 #define LOADER_MAX_DESIGNS 32 /* at least the registry's designs */
+#define LOADER_MAX_ERRORS 10  /* errors one load reports; the rest are counted */
 
 /* The state of one load (common/opt.h names it for the rows' handlers). */
 struct opt_loader {
@@ -33,14 +34,21 @@ struct opt_loader {
     const yaml_node_t *keys_node;   /* lock.keys, if any */
     const yaml_node_t *fencing_node; /* workload.fencing, if any */
     const yaml_node_t *adapter_key[SCN_MAX_ADAPTERS]; /* each adapter's name in adapters */
-    char *err;             /* caller's message buffer (may be NULL) */
+    char *err;             /* caller's message buffer (may be NULL): one line per error */
     size_t errlen;         /* its size */
+    size_t err_used;       /* bytes of it written */
+    int n_errors;          /* errors found so far (the first LOADER_MAX_ERRORS written) */
+    bool impls_failed;     /* impls had an error: expect does not check names against it */
+    bool adapters_failed;  /* adapters had one: impls does not report unknown names */
     yaml_document_t *doc;  /* the parsed document */
     struct scenario *s;    /* scenario being filled */
 };
 
 /* Fail at mark m ("path:line:col: ..."), or with the path alone when m is
- * NULL. Always -1, so that a caller can return it. */
+ * NULL: the message is added to the caller's buffer as one more line, and
+ * the load goes on where it can (the next key, item or entry) so that one
+ * run of the loader reports every error it can find, up to
+ * LOADER_MAX_ERRORS. Always -1, so that a caller can return it. */
 __attribute__((format(printf, 3, 4)))
 int fail_mark(struct opt_loader *L, const yaml_mark_t *m, const char *fmt, ...);
 
@@ -76,6 +84,15 @@ const char *join_words(char *buf, size_t n, const char *const *words);
 /* The index of text in a NULL-terminated word list, or -1. */
 int find_word(const char *const *words, const char *text);
 
+/* " (did you mean 'x'?)" when a word of words (NULL-terminated) is near
+ * text (len bytes), else "": for messages, in buf of n bytes. */
+const char *did_you_mean(char *buf, size_t n, const char *text, size_t len,
+                         const char *const *words);
+
+/* Close the caller's message: a last line telling how many errors were
+ * not shown, when more than LOADER_MAX_ERRORS were found. */
+void loader_errors_done(struct opt_loader *L);
+
 /* "false", "true": an OPT_CHOICE list whose index is the value. */
 extern const char *const bool_words[];
 
@@ -91,7 +108,8 @@ int apply_defaults(struct opt_loader *L, const struct opt *opts, const char *pat
                    int design);
 
 /* Read the mapping map (at path) through the rows opts into base: every
- * key known and given once, required keys present, OPT_LATE keys last. */
+ * key known and given once, required keys present, OPT_LATE keys last. A
+ * key in error does not stop the others being read; -1 when any was. */
 int load_section(struct opt_loader *L, const struct opt *opts, const yaml_node_t *map,
                  const char *path, char *base, int design);
 

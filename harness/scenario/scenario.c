@@ -89,3 +89,11 @@ int scenario_key_of(const struct scenario *s, int idx, char *name, size_t n)
     snprintf(name, n, "%s-%d", s->lock_key, idx);
     return idx;
 }
+
+bool scenario_has_fault(const struct scenario *s, enum fault_action a)
+{
+    for (int i = 0; i < s->n_faults; i++)
+        if (s->faults[i].action == a)
+            return true;
+    return false;
+}

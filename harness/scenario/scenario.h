@@ -10,12 +10,14 @@
 #ifndef LOCKLAB_SCENARIO_H
 #define LOCKLAB_SCENARIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "adapter.h"
 #include "fault_spec.h"
+#include "host_spec.h"
 #include "lab.h"
 
 #define SCN_MAX_IMPLS 32
@@ -99,6 +101,9 @@ struct scenario {
     int n_fence_modes;            /* workload.fencing: false (default) | true | [false, true] */
     int fence_modes[2];
 
+    int n_hosts;                  /* hosts: where clients and servers run (host_spec.h) */
+    struct scenario_host hosts[SCN_MAX_HOSTS];
+
     int n_faults;                 /* faults: the timeline (fault.h) */
     struct fault_spec faults[FAULT_SPECS_MAX];
     int n_expect;                 /* expect: map impl -> verdict */
@@ -141,5 +146,8 @@ enum verdict scenario_expected(const struct scenario *s, const char *impl);
  * lock.key-idx when each client has its own (lock.keys: per-client).
  * Returns the key's index (0 for the hot key). */
 int scenario_key_of(const struct scenario *s, int idx, char *name, size_t n);
+
+/* Does any entry of s's faults: list take action a? */
+bool scenario_has_fault(const struct scenario *s, enum fault_action a);
 
 #endif

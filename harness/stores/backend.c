@@ -1,13 +1,15 @@
 /*
  * backend.c - the registry of store tables (see backend.h): the one place
- * where a backend's name is compared, and where the stores' role names are
- * looked up. A new store is one folder (harness/stores/<store>/) with its
+ * where a backend's name is compared, and where the stores' role names and
+ * adapter words are looked up. A new store is one folder (harness/stores/<store>/) with its
  * table and one line here.
  */
 #include "backend.h"
 
 #include "scenario.h"
 
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -97,6 +99,55 @@ const char *backend_role_list(void)
                      r->indexed == 2 ? ":I" : r->indexed ? "[:I]" : "");
         }
     return list;
+}
+
+const struct backend_ops *backend_adapter_find(const char *word,
+                                               const struct backend_adapter_kind **kind)
+{
+    for (int i = 0; i < backend_count; i++)
+        for (const struct backend_adapter_kind *k = backend_registry[i]->adapter_kinds;
+             k && k->word; k++)
+            if (strcmp(k->word, word) == 0) {
+                if (kind)
+                    *kind = k;
+                return backend_registry[i];
+            }
+    return NULL;
+}
+
+const char *backend_adapter_list(void)
+{
+    static char list[256];
+    if (list[0])
+        return list;
+    for (int i = 0; i < backend_count; i++)
+        for (const struct backend_adapter_kind *k = backend_registry[i]->adapter_kinds;
+             k && k->word; k++) {
+            size_t len = strlen(list);
+            snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", k->word);
+        }
+    return list;
+}
+
+int backend_env_put(struct lock_servers *sv, struct lab_err *err, const char *fmt, ...)
+{
+    size_t used = 0; /* past the entries so far: each NUL-terminated, an empty one ends them */
+    while (used < sizeof sv->env && sv->env[used])
+        used += strlen(sv->env + used) + 1;
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = used < sizeof sv->env ? sizeof sv->env - used : 0;
+    int w = room ? vsnprintf(sv->env + used, room, fmt, ap) : -1;
+    va_end(ap);
+    if (w < 0 || (size_t)w + 2 > room) { /* the entry, its NUL and the ending empty one */
+        if (room)
+            sv->env[used] = '\0';
+        lab_err_set(err, E2BIG, "an adapter's environment is too long (at most %zu bytes)",
+                    sizeof sv->env);
+        return -1;
+    }
+    sv->env[used + (size_t)w + 1] = '\0';
+    return 0;
 }
 
 void backend_fill_conn(struct lock_servers *sv)

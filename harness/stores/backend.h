@@ -31,6 +31,10 @@
  *   start_stock - the one store that serves the stock workload's stock.
  *   role_names - the roles a fault's target may name, spelled once (the
  *              loader checks a target against every store's list).
+ *   adapter_kinds, adapter_env - the words an adapter's backend may be
+ *              for this store, and how a run's servers are named in an
+ *              adapter's environment (docs/adapters.md): a store serves
+ *              adapters with one row and one hook.
  * A table keeps its servers in its own folder (harness/stores/<store>/: one
  * invocation starts one set), so adding a store is one folder with its
  * table plus one registry line: its settings, roles and hooks come from there.
@@ -92,6 +96,16 @@ struct backend_role_name {
     const char *name;    /* "redis-node" */
     int indexed;         /* 0: no index, 1: optional, 2: required */
     bool clock;          /* a clock-jump may target it (its store has clock_jump) */
+    bool place;          /* a scenario's hosts: may place it (by the role it has when the
+                            run starts: its server's place, servers.h) */
+};
+
+/* A word an adapter's backend may be (adapters.NAME.backend), as the
+ * store that serves it lists it (backend_ops.adapter_kinds): the one place
+ * each word is spelled. */
+struct backend_adapter_kind {
+    const char *word;    /* "redis-nodes" */
+    unsigned caps;       /* lock_ops caps its adapters get (LOCK_CAP_MULTI_MASTER), else 0 */
 };
 
 #define BACKEND_MAX_ROLES (LOCK_MAX_SERVERS + 1)
@@ -192,6 +206,15 @@ struct backend_ops {
     const char *(*no_role)(const struct lock_ops *ops, const struct scenario *s,
                            const char *role, int index);
 
+    /* Adapters (both NULL: this store serves none). The backend words an
+     * adapter may name for this store, ended by {NULL}; and, for a run of
+     * an adapter declared with word on servers sv (this store's servers
+     * hook filled them), the variables its program gets: the LOCKLAB_*
+     * ones of docs/adapters.md and any the store's client libraries read,
+     * added to sv->env with backend_env_put. 0, or -1 with err filled. */
+    const struct backend_adapter_kind *adapter_kinds;
+    int (*adapter_env)(const char *word, struct lock_servers *sv, struct lab_err *err);
+
     /* Optional (NULL: a server is whole again when it answers): how the
      * embedded servers design ops uses in s stand now, asked by the fault
      * engine every few tens of milliseconds after a fault hit one, never
@@ -274,6 +297,20 @@ const char *backend_role_list(void);
 void backend_health_asked(const struct backend_role *roles, int n, const struct server *must,
                           int need, int (*answers)(const struct server *srv),
                           struct backend_health *out);
+
+/* The store that serves adapters declared with backend word (its kind in
+ * *kind when kind is not NULL), or NULL for a word no store lists. */
+const struct backend_ops *backend_adapter_find(const char *word,
+                                               const struct backend_adapter_kind **kind);
+
+/* Every store's adapter words for messages, in registry order:
+ * "redis, redis-nodes, sentinel, zookeeper, ...". */
+const char *backend_adapter_list(void);
+
+/* Add one "NAME=value" entry (fmt and its arguments) to sv->env (see
+ * lock.h). 0, or -1 with err filled when it does not fit. */
+int backend_env_put(struct lock_servers *sv, struct lab_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Fill sv->conn from its nodes: "host:port,host:port...". */
 void backend_fill_conn(struct lock_servers *sv);

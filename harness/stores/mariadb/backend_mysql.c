@@ -25,8 +25,8 @@
 /* This invocation's MariaDB: what was planned and what runs. */
 /* The role a fault may target, spelled here only (roles() uses it). */
 static const struct backend_role_name mysql_role_names[] = {
-    {"mysql", 0, false}, /* the MariaDB lock store */
-    {NULL, 0, false},
+    {"mysql", 0, false, false}, /* the MariaDB lock store */
+    {NULL, 0, false, false},
 };
 
 static struct {
@@ -224,6 +224,27 @@ static void mysql_health(const struct lock_ops *ops, const struct scenario *s,
     backend_health_asked(r, mysql_roles(ops, s, r, 1), NULL, 1, mysql_answers, out);
 }
 
+/* Its adapters' word, and their variables: the server, the login every
+ * locklab connection uses, and database MYSQL_CONN_DB, whose sessions
+ * clear() ends (so an adapter's GET_LOCK locks are cleared with them),
+ * one by one and as a URL. */
+static const struct backend_adapter_kind mysql_adapter_kinds[] = {{"mysql", 0}, {NULL, 0}};
+
+static int mysql_adapter_env(const char *word, struct lock_servers *sv, struct lab_err *err)
+{
+    (void)word;
+    const struct lock_endpoint *at = &sv->node[0];
+    if (backend_env_put(sv, err, "LOCKLAB_MYSQL_HOST=%s", at->host) != 0 ||
+        backend_env_put(sv, err, "LOCKLAB_MYSQL_PORT=%d", at->port) != 0 ||
+        backend_env_put(sv, err, "LOCKLAB_MYSQL_USER=%s", MYSQL_CONN_USER) != 0 ||
+        backend_env_put(sv, err, "LOCKLAB_MYSQL_PASSWORD=%s", MYSQL_CONN_PASSWORD) != 0 ||
+        backend_env_put(sv, err, "LOCKLAB_MYSQL_DATABASE=%s", MYSQL_CONN_DB) != 0)
+        return -1;
+    return backend_env_put(sv, err, "LOCKLAB_MYSQL_URL=mysql://%s%s%s@%s:%d/%s", MYSQL_CONN_USER,
+                           MYSQL_CONN_PASSWORD[0] ? ":" : "", MYSQL_CONN_PASSWORD, at->host,
+                           at->port, MYSQL_CONN_DB);
+}
+
 const struct backend_ops backend_mysql = {
     .name = "mysql",
     .title = "MariaDB",
@@ -242,6 +263,8 @@ const struct backend_ops backend_mysql = {
     .role_names = mysql_role_names,
     .roles = mysql_roles,
     .health = mysql_health,
+    .adapter_kinds = mysql_adapter_kinds,
+    .adapter_env = mysql_adapter_env,
     .version = servers_mysql_version,
     .bench_impl = "mysql-get-lock",
     .bench_bare_loop = "locklab-bare-mysql",

@@ -78,8 +78,10 @@ static int spawn_mysqld(struct server *s, struct lab_err *err)
     snprintf(datadir, sizeof datadir, "--datadir=%s/data", s->dir);
     snprintf(sock, sizeof sock, "--socket=%s/mysqld.sock", s->dir);
     snprintf(pidf, sizeof pidf, "--pid-file=%s/mysqld.pid", s->dir);
+    char bind[96];
+    snprintf(bind, sizeof bind, "--bind-address=%s", s->host);
     char *const argv[] = {bin, "--no-defaults", "--user=root", datadir, port,
-                          "--bind-address=127.0.0.1", sock, pidf, "--skip-log-bin",
+                          bind, sock, pidf, "--skip-log-bin",
                           "--innodb-buffer-pool-size=64M", "--innodb-log-file-size=16M",
                           "--max-connections=1000", NULL};
     return servers_spawn(s, "mariadbd.log", argv, err);

@@ -27,8 +27,8 @@
 /* This invocation's PostgreSQL. */
 /* The role a fault may target, spelled here only (roles() uses it). */
 static const struct backend_role_name pg_role_names[] = {
-    {"postgres", 0, false}, /* the PostgreSQL server: its postmaster with every backend */
-    {NULL, 0, false},
+    {"postgres", 0, false, false}, /* the PostgreSQL server: its postmaster with every backend */
+    {NULL, 0, false, false},
 };
 
 static struct {
@@ -220,6 +220,103 @@ static void pg_health(const struct lock_ops *ops, const struct scenario *s,
     backend_health_asked(r, pg_roles(ops, s, r, 1), NULL, 1, pg_answers, out);
 }
 
+/* ------------------------------------------------------------ adapters */
+
+static const struct backend_adapter_kind pg_adapter_kinds[] = {{"postgres", 0}, {NULL, 0}};
+
+/* in, percent-encoded for a URL (everything but unreserved characters). */
+static void url_part(char *out, size_t n, const char *in)
+{
+    size_t o = 0;
+    for (; *in && o + 4 < n; in++) {
+        unsigned char ch = (unsigned char)*in;
+        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+            strchr("-._~", ch))
+            out[o++] = (char)ch;
+        else
+            o += (size_t)snprintf(out + o, n - o, "%%%02X", ch);
+    }
+    out[o] = '\0';
+}
+
+/* in as a conninfo value: quoted, with ' and \ escaped. */
+static void conninfo_value(char *out, size_t n, const char *in)
+{
+    size_t o = 0;
+    out[o++] = '\'';
+    for (; *in && o + 4 < n; in++) {
+        if (*in == '\'' || *in == '\\')
+            out[o++] = '\\';
+        out[o++] = *in;
+    }
+    out[o++] = '\'';
+    out[o] = '\0';
+}
+
+/* Its adapters' variables: the server as its conninfo gives it (the
+ * embedded one's, or --postgres), field by field, as a conninfo and as a
+ * URL, and as libpq's own PG* variables; each with application_name
+ * LOCK_PG_APP, so that clear() ends an adapter's sessions (and their
+ * advisory locks) as it ends the built-in designs'. A field the address
+ * does not give is empty in LOCKLAB_PG_* and not set in PG* (libpq's
+ * default applies, as for locklab's own sessions). */
+static int pg_adapter_env(const char *word, struct lock_servers *sv, struct lab_err *err)
+{
+    (void)word;
+    char *msg = NULL;
+    PQconninfoOption *opts = PQconninfoParse(sv->conn, &msg);
+    if (!opts) {
+        lab_err_set(err, EINVAL, "PostgreSQL conninfo: %.100s", msg ? msg : "out of memory");
+        PQfreemem(msg);
+        return -1;
+    }
+    enum { F_HOST, F_PORT, F_USER, F_PASSWORD, F_DBNAME, F_N };
+    static const char *const key[F_N] = {"host", "port", "user", "password", "dbname"};
+    static const char *const name[F_N] = {"HOST", "PORT", "USER", "PASSWORD", "DATABASE"};
+    static const char *const libpq[F_N] = {"PGHOST", "PGPORT", "PGUSER", "PGPASSWORD",
+                                           "PGDATABASE"};
+    const char *val[F_N] = {"", "", "", "", ""};
+    char conninfo[512] = "", v[160];
+    size_t used = 0;
+    for (PQconninfoOption *o = opts; o->keyword; o++) {
+        if (!o->val || !strcmp(o->keyword, "application_name"))
+            continue;
+        for (int f = 0; f < F_N; f++)
+            if (!strcmp(o->keyword, key[f]))
+                val[f] = o->val;
+        conninfo_value(v, sizeof v, o->val);
+        used += (size_t)snprintf(conninfo + used, used < sizeof conninfo ? sizeof conninfo - used : 0,
+                                 "%s=%s ", o->keyword, v);
+    }
+    int rc = 0;
+    for (int f = 0; f < F_N && rc == 0; f++) {
+        rc = backend_env_put(sv, err, "LOCKLAB_PG_%s=%s", name[f], val[f]);
+        if (rc == 0 && val[f][0])
+            rc = backend_env_put(sv, err, "%s=%s", libpq[f], val[f]);
+    }
+    char user[96], pass[96], host[96], db[96];
+    url_part(user, sizeof user, val[F_USER]);
+    url_part(pass, sizeof pass, val[F_PASSWORD]);
+    url_part(host, sizeof host, val[F_HOST]);
+    url_part(db, sizeof db, val[F_DBNAME]);
+    if (rc == 0)
+        rc = backend_env_put(sv, err, "PGAPPNAME=%s", LOCK_PG_APP);
+    if (rc == 0 && used >= sizeof conninfo) {
+        lab_err_set(err, E2BIG, "the PostgreSQL conninfo is too long for an adapter");
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = backend_env_put(sv, err, "LOCKLAB_PG_CONNINFO=%sapplication_name=%s", conninfo,
+                             LOCK_PG_APP);
+    if (rc == 0)
+        rc = backend_env_put(sv, err, "LOCKLAB_PG_URL=postgresql://%s%s%s%s%s%s%s/%s"
+                             "?application_name=%s", user, pass[0] ? ":" : "", pass,
+                             user[0] || pass[0] ? "@" : "", host, val[F_PORT][0] ? ":" : "",
+                             val[F_PORT], db, LOCK_PG_APP);
+    PQconninfoFree(opts);
+    return rc;
+}
+
 const struct backend_ops backend_postgres = {
     .name = "postgres",
     .title = "PostgreSQL",
@@ -238,6 +335,8 @@ const struct backend_ops backend_postgres = {
     .role_names = pg_role_names,
     .roles = pg_roles,
     .health = pg_health,
+    .adapter_kinds = pg_adapter_kinds,
+    .adapter_env = pg_adapter_env,
     .version = servers_pg_version,
     .bench_impl = "pg-advisory",
     .bench_bare_loop = "locklab-bare-pg",

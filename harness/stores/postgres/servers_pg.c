@@ -255,8 +255,10 @@ static int spawn_pg(struct server *s, struct lab_err *err)
         snprintf(sock, sizeof sock, "unix_socket_directories=%s", s->dir);
     else
         snprintf(sock, sizeof sock, "unix_socket_directories=");
+    char listen[96];
+    snprintf(listen, sizeof listen, "listen_addresses=%s", s->host);
     char *args[] = {"-D", data, "-p", port, "-c", sock,
-                    "-c", "listen_addresses=127.0.0.1",
+                    "-c", listen,
                     "-c", "fsync=off",
                     "-c", "max_connections=300",
                     "-c", "shared_preload_libraries=pg_stat_statements",

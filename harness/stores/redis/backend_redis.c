@@ -28,15 +28,25 @@
 /* The roles a fault may target, spelled here only (roles() uses them). */
 enum { R_REDIS, R_MASTER, R_REPLICA, R_SENTINEL, R_NODE };
 static const struct backend_role_name redis_role_names[] = {
-    [R_REDIS] = {"redis", 0, true},    /* the lock store (in the sentinel topology: its master now) */
-    [R_MASTER] = {"redis-master", 0, false}, /* the sentinel topology's master, as the sentinels
+    [R_REDIS] = {"redis", 0, true, true},    /* the lock store (in the sentinel topology: its master now) */
+    [R_MASTER] = {"redis-master", 0, false, true}, /* the sentinel topology's master, as the sentinels
                                                 name it now */
-    [R_REPLICA] = {"redis-replica", 2, false}, /* one of its replicas (0-based, in start order) */
-    [R_SENTINEL] = {"sentinel", 2, false},     /* one of its sentinels */
-    [R_NODE] = {"redis-node", 2, true},        /* one independent master (redlock) */
+    [R_REPLICA] = {"redis-replica", 2, false, true}, /* one of its replicas (0-based, in start order) */
+    [R_SENTINEL] = {"sentinel", 2, false, true},     /* one of its sentinels */
+    [R_NODE] = {"redis-node", 2, true, true},        /* one independent master (redlock) */
     {NULL, 0, false},
 };
 #define ROLE(r) (redis_role_names[r].name)
+
+/* The backend words of its adapters, spelled here only (docs/adapters.md). */
+enum { A_REDIS, A_NODES, A_SENTINEL };
+static const struct backend_adapter_kind redis_adapter_kinds[] = {
+    [A_REDIS] = {"redis", 0},                      /* the one store: LOCKLAB_REDIS */
+    [A_NODES] = {"redis-nodes", LOCK_CAP_MULTI_MASTER}, /* independent masters */
+    [A_SENTINEL] = {"sentinel", 0},                /* the store behind its sentinels */
+    {NULL, 0},
+};
+#define ADAPTER_IS(w, k) (strcmp((w), redis_adapter_kinds[k].word) == 0)
 
 /* This invocation's Redis: what was planned and what runs. */
 static struct {
@@ -82,8 +92,7 @@ static int redis_check_external(const char *addr, struct lab_err *err)
 static void redis_plan(const struct scenario *s, const struct lock_ops *ops)
 {
     const struct redis_settings *set = redis_settings_of(s);
-    for (int i = 0; i < s->n_faults; i++)
-        rd.need_clock |= s->faults[i].action == FAULT_CLOCK_JUMP;
+    rd.need_clock |= scenario_has_fault(s, FAULT_CLOCK_JUMP);
     if (sentinel_run(ops, s)) {
         if (set->replicas > rd.need_replicas)
             rd.need_replicas = set->replicas;
@@ -115,6 +124,7 @@ static int redis_start(const char *external, const volatile int *stop, struct la
             return -1;
         rd.external = true;
     } else if (rd.need_store) {
+        snprintf(rd.store_srv.place, sizeof rd.store_srv.place, "%s", ROLE(R_REDIS));
         if (servers_redis_start_with(&rd.store_srv, "lock-store", "", shim, err) != 0)
             return -1;
         snprintf(rd.store.host, sizeof rd.store.host, "%s", rd.store_srv.host);
@@ -123,6 +133,8 @@ static int redis_start(const char *external, const volatile int *stop, struct la
     for (; rd.n_masters < rd.need_masters; rd.n_masters++) {
         char role[32];
         snprintf(role, sizeof role, "master-%d", rd.n_masters);
+        snprintf(rd.master_srv[rd.n_masters].place, sizeof rd.master_srv[0].place, "%s:%d",
+                 ROLE(R_NODE), rd.n_masters);
         if (servers_redis_start_with(&rd.master_srv[rd.n_masters], role, "", shim, err) != 0)
             return -1;
     }
@@ -331,9 +343,9 @@ static int redis_finish_settings(const struct scenario *s, int *adapter, char *m
     for (int i = 0; i < s->n_adapters; i++) {
         const struct adapter_spec *a = &s->adapters[i].spec;
         const char *why = NULL;
-        if (a->backend == ADAPTER_SENTINEL && !sentinel)
+        if (ADAPTER_IS(a->backend, A_SENTINEL) && !sentinel)
             why = "has backend sentinel, which needs backends.redis.topology: sentinel";
-        else if (a->backend == ADAPTER_REDIS && sentinel)
+        else if (ADAPTER_IS(a->backend, A_REDIS) && sentinel)
             why = "has backend redis, but this scenario's Redis store is behind sentinels "
                   "(topology: sentinel): declare backend sentinel";
         if (why) {
@@ -343,6 +355,21 @@ static int redis_finish_settings(const struct scenario *s, int *adapter, char *m
         }
     }
     return 0;
+}
+
+/* An adapter's variables: the servers the run's design talks to (the
+ * store, the masters or the sentinels: servers() chose them by the same
+ * caps and topology the word gave). */
+static int redis_adapter_env(const char *word, struct lock_servers *sv, struct lab_err *err)
+{
+    if (ADAPTER_IS(word, A_SENTINEL)) {
+        if (backend_env_put(sv, err, "LOCKLAB_SENTINELS=%s", sv->conn) != 0)
+            return -1;
+        return backend_env_put(sv, err, "LOCKLAB_SENTINEL_MASTER=%s", sv->sentinel_master);
+    }
+    return backend_env_put(sv, err, "%s=%s",
+                           ADAPTER_IS(word, A_NODES) ? "LOCKLAB_REDIS_NODES" : "LOCKLAB_REDIS",
+                           sv->conn);
 }
 
 /* The stock store: a plain embedded Redis of its own. */
@@ -372,6 +399,8 @@ const struct backend_ops backend_redis = {
     .describe = redis_describe,
     .role_names = redis_role_names,
     .roles = redis_roles,
+    .adapter_kinds = redis_adapter_kinds,
+    .adapter_env = redis_adapter_env,
     .health = redis_health,
     .failover_step = redis_failover_step,
     .failover_abort = redis_failover_abort,

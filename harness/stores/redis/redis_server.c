@@ -29,7 +29,7 @@ static pid_t spawn_redis(struct server *s, struct lab_err *err)
 {
     char port[16], extra[sizeof s->extra];
     snprintf(port, sizeof port, "%d", s->port);
-    char *argv[32] = {(char *)redis_binary(), "--port", port, "--bind", "127.0.0.1",
+    char *argv[32] = {(char *)redis_binary(), "--port", port, "--bind", s->host,
                       "--save", "", "--appendonly", "no", "--dir", s->dir,
                       "--daemonize", "no", "--protected-mode", "no", "--maxclients", "4096"};
     int n = 0;
@@ -99,7 +99,10 @@ int servers_redis_start(struct server *s, const char *role, struct lab_err *err)
 int servers_redis_start_with(struct server *s, const char *role, const char *extra,
                              const char *preload, struct lab_err *err)
 {
+    char place[sizeof s->place];
+    memcpy(place, s->place, sizeof place); /* the caller's, kept */
     memset(s, 0, sizeof *s);
+    memcpy(s->place, place, sizeof place);
     snprintf(s->extra, sizeof s->extra, "%s", extra);
     s->preload = preload;
     if (!servers_binary_exists(redis_binary())) {

@@ -49,11 +49,13 @@ static int respawn_sentinel(struct server *s, struct lab_err *err)
 }
 
 /* Start sentinel i watching the master on master_port. */
-static int start_sentinel(struct server *s, int i, int master_port, struct lab_err *err)
+static int start_sentinel(struct server *s, int i, const char *master_host, int master_port,
+                          struct lab_err *err)
 {
     char role[32];
     snprintf(role, sizeof role, "sentinel-%d", i);
     memset(s, 0, sizeof *s);
+    snprintf(s->place, sizeof s->place, "sentinel:%d", i);
     if (servers_prepare(s, role, err) != 0)
         return -1;
     char path[600];
@@ -64,12 +66,12 @@ static int start_sentinel(struct server *s, int i, int master_port, struct lab_e
         return -1;
     }
     fprintf(f,
-            "port %d\nbind 127.0.0.1\nprotected-mode no\ndir %s\n"
-            "sentinel monitor %s 127.0.0.1 %d 2\n"
+            "port %d\nbind %s\nprotected-mode no\ndir %s\n"
+            "sentinel monitor %s %s %d 2\n"
             "sentinel down-after-milliseconds %s %d\n"
             "sentinel failover-timeout %s %d\n"
             "sentinel parallel-syncs %s %d\n",
-            s->port, s->dir, SENTINEL_NAME, master_port, SENTINEL_NAME, DOWN_AFTER_MS,
+            s->port, s->host, s->dir, SENTINEL_NAME, master_host, master_port, SENTINEL_NAME, DOWN_AFTER_MS,
             SENTINEL_NAME, FAILOVER_TIMEOUT_MS, SENTINEL_NAME, REDIS_MAX_REPLICAS);
     fclose(f);
     s->respawn = respawn_sentinel;
@@ -84,18 +86,20 @@ int sentinel_start(struct sentinel_group *g, int replicas, const volatile int *s
         lab_err_set(err, EINVAL, "%d replicas: between 1 and %d", replicas, REDIS_MAX_REPLICAS);
         return -1;
     }
+    snprintf(g->redis[0].place, sizeof g->redis[0].place, "redis-master");
     if (servers_redis_start(&g->redis[0], "sentinel-master", err) != 0)
         return -1;
     g->n_redis = 1;
-    char extra[64], role[32];
-    snprintf(extra, sizeof extra, "--replicaof 127.0.0.1 %d", g->redis[0].port);
+    char extra[96], role[32];
+    snprintf(extra, sizeof extra, "--replicaof %s %d", g->redis[0].host, g->redis[0].port);
     for (int i = 0; i < replicas; i++, g->n_redis++) {
         snprintf(role, sizeof role, "sentinel-replica-%d", i);
+        snprintf(g->redis[1 + i].place, sizeof g->redis[0].place, "redis-replica:%d", i);
         if (servers_redis_start_with(&g->redis[1 + i], role, extra, NULL, err) != 0)
             goto fail;
     }
     for (int i = 0; i < SENTINEL_COUNT; i++)
-        if (start_sentinel(&g->sentinel[i], i, g->redis[0].port, err) != 0)
+        if (start_sentinel(&g->sentinel[i], i, g->redis[0].host, g->redis[0].port, err) != 0)
             goto fail;
     if (sentinel_settle(g, START_SETTLE_NS, stop, err) == 0)
         return 0;

@@ -32,7 +32,6 @@
 #include "redis_admin.h"
 
 #define GIVE_UP_NS (30000000000LL) /* from the kill: a failover that never ends */
-#define STOP_CONFIRM_NS (500000000LL)
 
 enum { PH_START = 0, PH_CUT, PH_KILLED, PH_SWITCHED, PH_DONE };
 
@@ -91,7 +90,7 @@ static int cut(struct sentinel_group *g, struct failover *fo, int64_t now, struc
     for (int i = 0; i < g->n_redis; i++) {
         if (i == fo->master)
             continue;
-        if (g->redis[i].pid <= 0 || !lab_stop_confirmed(g->redis[i].pid, STOP_CONFIRM_NS)) {
+        if (g->redis[i].pid <= 0 || !lab_stop_confirmed(g->redis[i].pid, LAB_STOP_CONFIRM_NS)) {
             continue_replicas(g, fo);
             lab_err_set(err, ESRCH, "%s could not be stopped", g->redis[i].role);
             return -1;

@@ -273,6 +273,19 @@ static void zk_bench_settings(struct scenario *s, bool on)
     ((struct zk_settings *)zk_settings_of(s))->force_sync = on;
 }
 
+/* Its adapters' word, and their variables: the ensemble's connection
+ * string and the session timeout its clients keep. */
+static const struct backend_adapter_kind zk_adapter_kinds[] = {{"zookeeper", 0}, {NULL, 0}};
+
+static int zk_adapter_env(const char *word, struct lock_servers *sv, struct lab_err *err)
+{
+    (void)word;
+    if (backend_env_put(sv, err, "LOCKLAB_ZK=%s", sv->conn) != 0)
+        return -1;
+    return backend_env_put(sv, err, "LOCKLAB_ZK_SESSION_TIMEOUT_MS=%lld",
+                           (long long)(sv->session_timeout_ns / 1000000));
+}
+
 const struct backend_ops backend_zookeeper = {
     .name = "zookeeper",
     .title = "ZooKeeper",
@@ -293,6 +306,8 @@ const struct backend_ops backend_zookeeper = {
     .describe = zk_describe,
     .role_names = zk_role_names,
     .roles = zk_roles,
+    .adapter_kinds = zk_adapter_kinds,
+    .adapter_env = zk_adapter_env,
     .no_role = zk_no_role,
     .health = zk_health,
     .version = servers_zk_version,

@@ -1,0 +1,256 @@
+/*
+ * fault_partition.c - partition: the network between the run's hosts cut
+ * for a while (harness/net/), as Jepsen's partition nemesis cuts it. A row
+ * of the action table (fault_action.h) whose target is the links rather
+ * than a process: groups (sides, each of hosts, clients or servers by
+ * role) or isolate (one side; every other host is the other), two-way or
+ * one-way (what the first side sends is lost), drop or reject.
+ *
+ * It lands on observed state: once the rules are in, a probe across the
+ * cut must fail and one inside a side must connect; both go in the
+ * record's note with how long they took, and the instants the cut took
+ * effect and healed are its phases ("cut", "healed"). A cut that did not
+ * show is `failed` and healed at once, never `done`. The cut is healed
+ * after its duration, at the end of the run whatever ends it (finish),
+ * and, should locklab die, with the hosts' namespaces themselves.
+ */
+#include "fault_engine.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "net.h"
+
+#define PROBE_MS 300
+
+/* The partition under way (one at a time). */
+static struct {
+    bool on;
+    int rec;
+    int64_t heal_at;
+    unsigned ruled;        /* hosts with rules */
+    int probe_from, probe_to; /* the probe across, to see the heal */
+} in_force;
+
+/* The host member m of a side stands for now, or -1 with why (not_used:
+ * the design does not run that server). */
+static int member_host(struct faults *F, const char *m, char *why, size_t n, bool *not_used)
+{
+    int h = net_host_find(m);
+    if (h >= 0)
+        return h;
+    struct fault_spec t;
+    memset(&t, 0, sizeof t);
+    if (fault_target_parse(m, &t) != 0) {
+        snprintf(why, n, "%s is no host, client or server", m);
+        return -1;
+    }
+    if (t.target == TARGET_CLIENT) {
+        h = net_client_host(t.index);
+        if (h == NET_LAB)
+            snprintf(why, n, "%s runs on no host", m);
+        return h == NET_LAB ? -1 : h;
+    }
+    const struct backend_ops *be = backend_of(F->ops);
+    F->n_roles = be ? be->roles(F->ops, F->s, F->roles, BACKEND_MAX_ROLES) : 0;
+    struct server *srv = t.target == TARGET_SERVER ? fault_find_role(F, &t) : NULL;
+    if (!srv) {
+        *not_used = true;
+        snprintf(why, n, "%s does not run on an embedded %s", F->ops->name, m);
+        return -1;
+    }
+    h = net_host_of_ns(srv->ns_pid);
+    if (h == NET_LAB)
+        snprintf(why, n, "%s runs on no host", m);
+    return h == NET_LAB ? -1 : h;
+}
+
+/* The sides of f as masks of hosts; how many, or -1 with why. */
+static int sides_of(struct faults *F, const struct fault_spec *f, unsigned *side, char *why,
+                    size_t n, bool *not_used)
+{
+    int k = 0;
+    for (int g = 0; g < f->n_groups; g++, k++) {
+        side[k] = 0;
+        for (int i = 0; i < f->group_len[g]; i++) {
+            int h = member_host(F, f->groups[g][i], why, n, not_used);
+            if (h < 0)
+                return -1;
+            side[k] |= 1u << h;
+        }
+    }
+    if (f->isolate) {
+        side[k++] = ((1u << net_host_count()) - 1) & ~side[0];
+    }
+    for (int a = 0; a < k; a++) {
+        if (!side[a]) {
+            snprintf(why, n, "side %d has no host", a);
+            return -1;
+        }
+        for (int b = a + 1; b < k; b++)
+            if (side[a] & side[b]) {
+                char names[96];
+                snprintf(why, n, "%s on two sides", net_mask_names(side[a] & side[b], names,
+                                                                   sizeof names));
+                return -1;
+            }
+    }
+    return k;
+}
+
+static int first_host(unsigned m)
+{
+    for (int h = 0; h < SCN_MAX_HOSTS; h++)
+        if (m & (1u << h))
+            return h;
+    return -1;
+}
+
+/* Probe from -> to, described into the record's note as "what: a->b
+ * result (ms)"; the result. */
+static enum net_probe probe_note(struct fault_record *r, const char *what, int from, int to)
+{
+    int64_t took;
+    enum net_probe p = net_probe(from, to, PROBE_MS, &took);
+    fault_note_add(r, "%s %s->%s %s in %.1f ms", what, net_host_name(from), net_host_name(to),
+                   net_probe_word(p), (double)took / 1e6);
+    return p;
+}
+
+static void heal(struct fault_record *r, const char *why)
+{
+    struct lab_err err = {0};
+    int rc = net_heal(in_force.ruled, &err);
+    int64_t at = lab_now_ns();
+    in_force.ruled = 0;
+    in_force.on = false;
+    r->end_ns = at;
+    if (r->n_phases < FAULT_PHASES_MAX) {
+        snprintf(r->phase[r->n_phases].name, sizeof r->phase[0].name, "healed");
+        r->phase[r->n_phases++].at_ns = at;
+    }
+    if (rc != 0) {
+        r->outcome = FAULT_FAILED;
+        fault_note_add(r, "heal failed: %s", err.msg);
+        return;
+    }
+    if (why)
+        fault_note_add(r, "%s", why);
+    if (r->outcome == FAULT_ACTIVE) {
+        enum net_probe p = probe_note(r, "healed:", in_force.probe_from, in_force.probe_to);
+        r->outcome = p == NET_PROBE_OK ? FAULT_DONE : FAULT_FAILED;
+    }
+}
+
+static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
+{
+    const struct fault_spec *f = &F->s->faults[spec];
+    unsigned side[FAULT_GROUPS_MAX + 1];
+    char why[160];
+    bool not_used = false;
+    if (in_force.on) {
+        fault_rec_skip(F, spec, now, false, "another partition is under way");
+        return FAULT_FIRED;
+    }
+    int k = sides_of(F, f, side, why, sizeof why, &not_used);
+    if (k < 0) {
+        fault_rec_skip(F, spec, now, not_used, "%s", why);
+        return FAULT_FIRED;
+    }
+    int idx;
+    struct fault_record *r = fault_rec_new(&F->rg->head->faults, F->s, spec, &idx);
+    if (!r)
+        return FAULT_FIRED;
+    size_t u = 0;
+    for (int a = 0; a < k && u < sizeof r->hit; a++) {
+        char names[96];
+        int w = snprintf(r->hit + u, sizeof r->hit - u, "%s%s", a ? (f->one_way ? " -/-> " : " | ") : "",
+                         net_mask_names(side[a], names, sizeof names));
+        u += w > 0 ? (size_t)w : 0;
+    }
+    struct lab_err err = {0};
+    int rc = 0;
+    in_force.ruled = 0;
+    for (int a = 0; a < k && rc == 0; a++)
+        for (int b = a + 1; b < k && rc == 0; b++) {
+            if (!f->one_way || a == 0)
+                rc = net_cut(side[a], side[b], f->reject, &in_force.ruled, &err);
+            if (rc == 0 && !f->one_way)
+                rc = net_cut(side[b], side[a], f->reject, &in_force.ruled, &err);
+        }
+    int64_t at = lab_now_ns();
+    r->start_ns = at;
+    r->n_phases = 1;
+    snprintf(r->phase[0].name, sizeof r->phase[0].name, "cut");
+    r->phase[0].at_ns = at;
+    r->outcome = FAULT_ACTIVE;
+    in_force.rec = idx;
+    in_force.on = true;
+    if (rc != 0) {
+        r->outcome = FAULT_FAILED;
+        fault_note_add(r, "%s", err.msg);
+        heal(r, NULL);
+        fault_rec_publish(&F->rg->head->faults, idx);
+        return FAULT_FIRED;
+    }
+    fault_note_add(r, "%s", f->reject ? "reject" : "drop");
+    in_force.probe_from = first_host(side[0]);
+    in_force.probe_to = first_host(side[1]);
+    enum net_probe across = probe_note(r, "across", in_force.probe_from, in_force.probe_to);
+    int in_from = in_force.probe_from, in_to = in_force.probe_from;
+    for (int a = 0; a < k; a++)
+        if (side[a] & (side[a] - 1)) { /* a side of two hosts or more */
+            in_from = first_host(side[a]);
+            in_to = first_host(side[a] & ~(1u << in_from));
+            break;
+        }
+    enum net_probe inside = probe_note(r, "inside", in_from, in_to);
+    if (across == NET_PROBE_OK || inside != NET_PROBE_OK) {
+        r->outcome = FAULT_FAILED;
+        heal(r, across == NET_PROBE_OK ? "the cut did not show: healed"
+                                       : "a side lost its own links: healed");
+    } else {
+        in_force.heal_at = at + f->duration_ns;
+    }
+    fault_rec_publish(&F->rg->head->faults, idx);
+    return FAULT_FIRED;
+}
+
+static int64_t partition_tick(struct faults *F, int64_t now)
+{
+    if (!in_force.on)
+        return INT64_MAX;
+    if (now < in_force.heal_at)
+        return in_force.heal_at;
+    heal(fault_rec(F, in_force.rec), NULL);
+    return INT64_MAX;
+}
+
+static void partition_finish(struct faults *F, bool interrupted)
+{
+    if (in_force.on)
+        heal(fault_rec(F, in_force.rec), interrupted ? "healed early: the run was interrupted"
+                                                : "healed early: the run ended");
+}
+
+static const char *partition_check(const struct fault_spec *f, char *buf, size_t n)
+{
+    if (f->target != TARGET_NET) {
+        snprintf(buf, n, "partition takes groups or isolate, not a target");
+        return buf;
+    }
+    if (!f->isolate && f->n_groups < 2) {
+        snprintf(buf, n, "groups needs two sides or more, such as [[h1], [h2, h3]]");
+        return buf;
+    }
+    return NULL;
+}
+
+const struct fault_action_ops fault_partition = {
+    .word = "partition",
+    .keys = FA_DURATION,
+    .check = partition_check,
+    .fire_net = partition_fire,
+    .tick = partition_tick,
+    .finish = partition_finish,
+};
