@@ -65,6 +65,7 @@ void progress_begin(struct progress *p, int scenario, int step, int n_steps, con
         p->left_timed_ns -= s->max_duration_ns;
     }
     memset(p->fault_shown, 0, sizeof p->fault_shown);
+    memset(p->phases_shown, 0, sizeof p->phases_shown);
 }
 
 void progress_end(struct progress *p, double measured_s)
@@ -196,6 +197,11 @@ void progress_tick(struct progress *p, const struct region *rg, int n_clients, i
         progress_clear(p);
         if (p->fault_shown[i] == 0)
             fault_line(r, start, false);
+        for (int k = p->phases_shown[i]; k < r->n_phases && k < FAULT_PHASES_MAX; k++)
+            fprintf(stderr, "  fault %d (%s %s): %s at %.2fs\n", r->spec + 1,
+                    fault_action_name(r->action), r->target, r->phase[k].name,
+                    (double)(r->phase[k].at_ns - start) / 1e9);
+        p->phases_shown[i] = (unsigned char)r->n_phases;
         if (!active && p->fault_shown[i] == 1)
             fault_line(r, start, true);
         p->fault_shown[i] = active ? 1 : 2;

@@ -3,7 +3,8 @@
  * run` works: one line rewritten in place (scenario i of n, step j of m,
  * the design, elapsed and planned time of the step, locks granted, an ETA
  * for the whole invocation) and a line of its own for each fault as it
- * fires and as it lands or ends (from the run's fault log, region.h).
+ * fires, at each of its phases (a failover's cut, kill, switch...), and as
+ * it lands or ends (from the run's fault log, region.h).
  *
  * The command plans the invocation (progress_plan, once per scenario and
  * round), says when each step begins and ends; the runner, which owns the
@@ -42,6 +43,7 @@ struct progress {
     int64_t bounded_wall_ns;  /* wall time of the ops-bounded ones, summed */
     int64_t line_at_ns;       /* a line is drawn (0: none) */
     unsigned char fault_shown[FAULT_RECORDS_MAX]; /* per record: 0, fired, ended */
+    unsigned char phases_shown[FAULT_RECORDS_MAX]; /* per record: its phases shown */
 };
 
 /* on: draw; false leaves every other call a no-op. LOCKLAB_PROGRESS=1
