@@ -1,10 +1,12 @@
-# Thin wrapper over CMake. `make demo` and `make test` install whatever
-# Debian packages are missing, configure build/, build, and run.
+# Thin wrapper over CMake. `make demo`, `make tour` and `make test` install
+# whatever Debian packages are missing, configure build/, build, and run.
 BUILD ?= build
+# how long `make tour` took, measured (docs/benchmarks.md, "The demo and the tour")
+TOUR_MINUTES = 20
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test bench asan install clean
+.PHONY: all deps build demo tour test bench asan install clean
 
 all: build
 
@@ -15,7 +17,16 @@ build: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
+# The lab's headline in about a minute (scenarios/demo/, docs/scenarios.md):
+# a broken and a correct lock under oversell, a GC pause without and with
+# fencing, a Redis failover, Redis against ZooKeeper throughput.
 demo: build
+	@echo "make demo: 4 short scenarios, about 1 minute on 2 cores (docs/benchmarks.md)"
+	./$(BUILD)/locklab run scenarios/demo/*.yaml
+
+# Every shipped scenario, one after the other.
+tour: build
+	@echo "make tour: every shipped scenario, about $(TOUR_MINUTES) minutes on 2 cores (docs/benchmarks.md)"
 	./$(BUILD)/locklab run scenarios/*.yaml
 
 test: build

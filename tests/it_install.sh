@@ -20,8 +20,12 @@ expect_eq "install: the man page has the scenario format" \
 
 # from a directory with nothing of the project in it
 cd "$WORK" || exit 1
-expect_eq "installed list: shipped scenarios from the prefix" \
-    "$("$L" list | grep -c "$P/share/locklab/scenarios/oversell.yaml")" 1
+expect_eq "installed list: shipped scenarios from the prefix, by path from here" \
+    "$("$L" list 2>/dev/null | grep -cE "^  prefix/share/locklab/scenarios/oversell\.yaml ")" 1
+(cd / && "$L" list 2>/dev/null) > "$WORK/list-elsewhere"
+expect_eq "installed list: elsewhere, by path from the install directory" \
+    "$(grep -c "^scenarios (paths from $(realpath "$P")/share/locklab;" "$WORK/list-elsewhere")/$(
+       grep -cE '^  scenarios/(oversell|demo/1-oversell)\.yaml ' "$WORK/list-elsewhere")" 1/2
 expect_eq "installed plot --help: scripts from the prefix" \
     "$("$L" plot --help | grep -c "$P/share/locklab/plots")" 1
 cat > "$WORK/tiny.yaml" <<'YAML'

@@ -23,10 +23,12 @@
 #include "plot.h"
 #include "plan.h"
 #include "report.h"
+#include "progress.h"
 #include "report_stderr.h"
 #include "runner.h"
 #include "scenario_load.h"
 #include "servers.h"
+#include "stems.h"
 #include "stop.h"
 #include "test_slow.h"
 
@@ -48,6 +50,22 @@ struct run_opts {
     char **argv;
 };
 
+/* A store's "--<flag> META  help" with its help in the options' column
+ * (flag_usage is "META  help", backend.h). */
+static void print_store_flag(FILE *f, const struct backend_ops *be)
+{
+    const char *u = be->flag_usage, *gap = strstr(u, "  ");
+    int meta = gap ? (int)(gap - u) : (int)strlen(u);
+    char head[64];
+    snprintf(head, sizeof head, "--%s %.*s", be->flag, meta, u);
+    if (!gap)
+        fprintf(f, "  %s\n", head);
+    else if (strlen(head) > 17) /* too long for the column: help on the next line */
+        fprintf(f, "  %s\n  %-17s  %s\n", head, "", gap + 2);
+    else
+        fprintf(f, "  %-17s  %s\n", head, gap + 2);
+}
+
 static void run_usage(FILE *f)
 {
     fprintf(f,
@@ -64,7 +82,7 @@ static void run_usage(FILE *f)
             SCN_MAX_CLIENTS);
     for (int i = 0; i < backend_count; i++)
         if (backend_registry[i]->flag)
-            fprintf(f, "  --%s %s\n", backend_registry[i]->flag, backend_registry[i]->flag_usage);
+            print_store_flag(f, backend_registry[i]);
     fprintf(f,
             "  --junit FILE       also write the JUnit XML report to FILE\n"
             "  --rounds N         run every scenario N times (1..64); speed is compared\n"
@@ -79,6 +97,11 @@ static void run_usage(FILE *f)
             "  --quiet            no progress and no table: only errors and failures\n"
             "  --no-plot          do not draw the plots (drawn when gnuplot is installed)\n"
             "  -h, --help         this text\n"
+            "\n"
+            "On a terminal, stderr shows where the run is (scenario i of n, step j of m,\n"
+            "the design, elapsed / planned, an ETA) and each fault as it fires and ends;\n"
+            "LOCKLAB_PROGRESS=1 shows it without a terminal, =0 never. The run ends with\n"
+            "`N expectations met, M unmet; exit C: ...`.\n"
             "\n"
             "exit codes: 0 every expectation met, 1 an expectation failed, 2 bad usage or\n"
             "scenario (nothing started), 3 a server would not start or cannot be reached,\n"
@@ -402,6 +425,7 @@ struct round {
     struct run_result *res;
     struct report *rep;
     struct scenario *cur;
+    struct progress *progress; /* where the invocation stands */
 };
 
 /* run_step at steps st[0..n) (the steps of one client count and key
@@ -411,9 +435,25 @@ static int run_steps(const struct scenario *s, const struct plan_step *st, int n
 {
     for (int i = 0; i < n && GOING(code); i++) {
         plan_apply(s, &st[i], r->cur);
+        char label[96];
+        report_step_label(label, sizeof label, ops->name, plan_is_sweep(s),
+                          st[i].per_client_keys, st[i].clients, st[i].fencing ? FENCING_ON : 0);
+        struct progress *p = r->progress;
+        progress_begin(p, p->scenario, p->step + 1, p->n_steps, label, r->cur);
+        r->res->elapsed_s = 0;
         code = run_step(r->cur, ops, r->env, r->res, r->rep, r->o, code);
+        progress_end(p, r->res->elapsed_s);
     }
     return code;
+}
+
+/* How many steps (a design at a plan step) one round of s runs: every
+ * design at every step, and with an interleaved reference (run_round_of)
+ * the reference once more per other design. */
+static int round_runs(const struct scenario *s, const char *reference)
+{
+    int k = s->n_impls;
+    return plan_runs(s) / k * (k > 1 && impl_index(s, reference) >= 0 ? 2 * k - 1 : k);
 }
 
 /* One round of scenario s: every design at every step. With a reference
@@ -458,13 +498,17 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
         return LAB_EXIT_ENV;
     }
     report_set_command(&rep, o->argc, o->argv);
+    struct progress prog;
+    progress_init(&prog, progress_wanted(o->quiet), n);
+    for (int i = 0; i < n; i++)
+        progress_plan(&prog, scns[i], o->rounds * round_runs(scns[i], o->reference));
     struct run_env env = {
         .stock = {.host = b->stock_srv.host, .port = b->stock_srv.port},
-        .progress = !o->quiet && isatty(2),
+        .progress = prog.on ? &prog : NULL,
     };
     struct run_result *res = malloc(sizeof *res);
     struct scenario *cur = malloc(sizeof *cur);
-    struct round r = {.o = o, .env = &env, .res = res, .rep = &rep, .cur = cur};
+    struct round r = {.o = o, .env = &env, .res = res, .rep = &rep, .cur = cur, .progress = &prog};
     int code = res && cur ? LAB_EXIT_OK : LAB_EXIT_ENV;
     if (code != LAB_EXIT_OK)
         fprintf(stderr, "locklab: out of memory\n");
@@ -477,6 +521,9 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
                 printf("(round %d of %d)\n", round, o->rounds);
         }
         int first = rep.n_results;
+        prog.scenario = i + 1;
+        prog.step = 0;
+        prog.n_steps = round_runs(scns[i], o->reference);
         code = run_round_of(scns[i], &r, code);
         if (!o->quiet && rep.n_results - first > 1 && plan_is_sweep(scns[i]))
             report_print_comparison(stdout, (const struct run_result *const *)rep.results + first,
@@ -514,17 +561,23 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
         fprintf(stderr, "locklab: %s\n", err.msg);
         code = LAB_EXIT_ENV;
     }
+    bool page = false;
     if (rep.n_results > 0) {
         struct lab_err herr = {0};
         if (report_html_write(rep.dir, &herr) != 0)
             fprintf(stderr, "locklab: warning: %s\n", herr.msg);
-        else if (!o->quiet && !lab_stop)
-            printf("report:  %s/report.html\n", rep.dir);
+        else
+            page = true;
     }
+    /* the closing line says what the exit code will be; the page to open
+     * comes last */
+    int final = lab_stop ? LAB_EXIT_INTERRUPTED : code;
+    if (!o->quiet || final != LAB_EXIT_OK)
+        report_print_closing(o->quiet || lab_stop ? stderr : stdout, &rep, final);
+    if (page && !o->quiet && !lab_stop)
+        printf("report:  %s/report.html\n", rep.dir);
     report_free(&rep);
-    if (lab_stop)
-        return LAB_EXIT_INTERRUPTED;
-    return code;
+    return final;
 }
 
 int cmd_run(int argc, char **argv)

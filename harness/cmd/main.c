@@ -38,7 +38,8 @@ static void usage(FILE *f)
             "                         keep a run's verdicts and speed ratios as a baseline\n"
             "  compare FILE RUN_DIR   check a run against a baseline (exit 1 on a regression)\n"
             "\n"
-            "`locklab <command> --help` describes each command's options.\n"
+            "`locklab <command> --help` describes each command's options;\n"
+            "`locklab --version` prints the version.\n"
             "exit codes: 0 ok, 1 an expectation failed, 2 bad usage or scenario,\n"
             "            3 environment (server missing or unreachable), 130 interrupted\n");
 }

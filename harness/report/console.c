@@ -112,14 +112,13 @@ static void print_faults(FILE *f, const struct run_result *x)
 
 void report_print_row(FILE *f, const struct run_result *x)
 {
-    char a[24], b[24], c[24], d[24], e[24], label[64], step[32] = "", cpu[32];
-    /* cores used on average by the clients and the lock servers; ! client-bound */
-    snprintf(cpu, sizeof cpu, "%.1f/%.1f%s", cpu_cores(x->cpu.clients_ns, x->elapsed_s),
+    char a[24], b[24], c[24], d[24], e[24], label[64], cpu[32];
+    /* cores used on average by the clients and the lock servers; ! client-bound;
+     * to the hundredth, as summary.json and report.html give them */
+    snprintf(cpu, sizeof cpu, "%.2f/%.2f%s", cpu_cores(x->cpu.clients_ns, x->elapsed_s),
              cpu_cores(x->cpu.servers_ns, x->elapsed_s), x->cpu.client_bound ? "!" : "");
-    if (x->sweep)
-        snprintf(step, sizeof step, " %s/%d", x->per_client_keys ? "keyed" : "hot", x->clients);
-    snprintf(label, sizeof label, "%s%s%s", x->ops->name, step,
-             x->fencing == FENCING_ON ? " +fence" : x->fencing ? " -fence" : "");
+    report_step_label(label, sizeof label, x->ops->name, x->sweep, x->per_client_keys,
+                      x->clients, x->fencing);
     fprintf(f,
             "%-21s %-9s %-9s %-4s %8.0f %8s %8s %8s %6lld %8s %5lld %5lld %6lld %6lld %6lld "
             "%8s %7.2f %9s%s\n",
@@ -161,4 +160,26 @@ void report_print_row(FILE *f, const struct run_result *x)
                 x->clients_crashed, x->clients_killed, x->clients_failed_start);
     print_faults(f, x);
     fflush(f);
+}
+
+const char *report_exit_meaning(int code)
+{
+    switch (code) {
+    case LAB_EXIT_OK: return "every expectation met";
+    case LAB_EXIT_EXPECT: return "an expectation failed, or the baseline gate found a regression";
+    case LAB_EXIT_USAGE: return "bad usage or scenario";
+    case LAB_EXIT_ENV: return "a server would not start or could not be reached";
+    case LAB_EXIT_INTERRUPTED: return "interrupted: the results so far, marked incomplete";
+    default: return "see locklab run --help";
+    }
+}
+
+void report_print_closing(FILE *f, const struct report *r, int exit_code)
+{
+    int met = 0, unmet = 0;
+    for (int i = 0; i < r->n_results; i++)
+        if (r->results[i]->expect != VERDICT_NONE)
+            *(r->results[i]->pass ? &met : &unmet) += 1;
+    fprintf(f, "%d expectation%s met, %d unmet; exit %d: %s\n", met, met == 1 ? "" : "s", unmet,
+            exit_code, report_exit_meaning(exit_code));
 }

@@ -13,18 +13,7 @@
 
 #include "html_parts.h"
 #include "junit.h"
-
-static const char *exit_meaning(int code)
-{
-    switch (code) {
-    case 0: return "every expectation met";
-    case 1: return "an expectation failed, or the baseline gate found a regression";
-    case 2: return "bad usage or scenario";
-    case 3: return "a server would not start or could not be reached";
-    case 130: return "interrupted: the results so far, marked incomplete";
-    default: return "see locklab run --help";
-    }
-}
+#include "report.h"
 
 /* One line per result that had an expectation: met or not, in words. */
 static void expectations(FILE *f, json_t *results)
@@ -115,7 +104,7 @@ void html_summary(FILE *f, json_t *sum, const char *run_dir)
     fputs("</code></td></tr>\n<tr><th>exit code</th><td>", f);
     if (json_is_integer(code))
         fprintf(f, "%d: %s", (int)json_integer_value(code),
-                exit_meaning((int)json_integer_value(code)));
+                report_exit_meaning((int)json_integer_value(code)));
     else
         fputs("(not recorded: the run did not finish)", f);
     fputs("</td></tr>\n<tr><th>duration</th><td>", f);

@@ -50,6 +50,15 @@ void report_free(struct report *r);
 void report_print_heading(FILE *f, const struct scenario *s, int clients);
 void report_print_row(FILE *f, const struct run_result *res);
 
+/* The closing line: "4 expectations met, 0 unmet; exit 0: every
+ * expectation met", counted as report.html's summary counts them (a result
+ * with an expectation). */
+void report_print_closing(FILE *f, const struct report *r, int exit_code);
+
+/* What exit code means, in the words of `run --help` (the console's
+ * closing line and report.html's summary). */
+const char *report_exit_meaning(int exit_code);
+
 /* After a scenario with designs of two stores or more (Redis, ZooKeeper,
  * PostgreSQL...): one row per key layout and client count, each
  * implementation's ops/s and acquire p50/p99 side by side, and for each

@@ -39,3 +39,13 @@ void report_result_tag(const struct run_result *x, char *buf, size_t n)
         snprintf(buf + len, n - len, "-ref%d", x->repeat);
     }
 }
+
+void report_step_label(char *buf, size_t n, const char *impl, bool sweep, int per_client_keys,
+                       int clients, int fencing)
+{
+    char step[32] = "";
+    if (sweep)
+        snprintf(step, sizeof step, " %s/%d", per_client_keys ? "keyed" : "hot", clients);
+    snprintf(buf, n, "%s%s%s", impl, step,
+             fencing == FENCING_ON ? " +fence" : fencing ? " -fence" : "");
+}

@@ -27,4 +27,10 @@ void report_stem(char *buf, size_t n, const char *scenario, bool sweep, int per_
 void report_step_tag(char *buf, size_t n, const char *scenario, bool sweep, int per_client_keys,
                      int clients, int fencing, int round);
 
+/* A step's label for people, as the table's first column gives it:
+ * "redis-lua", "redis-lua hot/16" (a sweep's step), then " +fence" when
+ * fenced (FENCING_ON), " -fence" when asked for but not given. */
+void report_step_label(char *buf, size_t n, const char *impl, bool sweep, int per_client_keys,
+                       int clients, int fencing);
+
 #endif

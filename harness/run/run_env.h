@@ -10,12 +10,13 @@
 #include <stdbool.h>
 
 #include "lock.h"
+#include "progress.h"
 #include "workload.h"
 
 struct run_env {
     struct lock_servers servers;   /* the design's servers (the runner fills them per run) */
     struct workload_target stock;  /* the stock store (embedded, never faulted) */
-    bool progress;                 /* print progress on stderr */
+    struct progress *progress;     /* what to draw on a terminal, NULL: nothing */
     char log_dir[1280];            /* the step's directory in the results for files the
                                       design keeps (lock_env.log_dir), "": none */
 };

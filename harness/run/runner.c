@@ -192,16 +192,6 @@ static int reap(pid_t *pids, int n, struct region *rg, struct run_result *res, b
     return alive;
 }
 
-static void progress(const struct lock_ops *ops, struct region *rg, int n, int64_t start)
-{
-    int64_t acq = 0;
-    for (int i = 0; i < n; i++)
-        acq += rg->slots[i].acquired;
-    fprintf(stderr, "\r  %-22s %6.1fs  %10lld acquired", ops->name,
-            (double)(lab_now_ns() - start) / 1e9, (long long)acq);
-    fflush(stderr);
-}
-
 /* Drive the run from the start barrier until every client is reaped. */
 static void supervise(const struct scenario *s, const struct lock_ops *ops,
                       const struct run_env *env, struct region *rg, pid_t *pids,
@@ -238,9 +228,10 @@ static void supervise(const struct scenario *s, const struct lock_ops *ops,
             signal_children(pids, n, SIGKILL);
             killed = true;
         }
-        if (env->progress && now >= next_progress) {
-            progress(ops, rg, n, start);
-            next_progress = now + 1000000000;
+        if (env->progress) { /* the faults as they fire; the line once a second */
+            progress_tick(env->progress, rg, n, start, now >= next_progress);
+            if (now >= next_progress)
+                next_progress = now + 1000000000;
         }
         int64_t nap = 100 * 1000000, now2 = lab_now_ns();
         if (!stop_at && deadline - now2 < nap)
@@ -256,8 +247,10 @@ static void supervise(const struct scenario *s, const struct lock_ops *ops,
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
     faults_finish(F, *stop != 0);
-    if (env->progress && lab_now_ns() - start >= 1000000000)
-        fprintf(stderr, "\r%60s\r", "");
+    if (env->progress) { /* the faults the finish closed, then the row's place */
+        progress_tick(env->progress, rg, n, start, false);
+        progress_clear(env->progress);
+    }
     res->complete = !*stop;
 }
 

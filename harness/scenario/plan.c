@@ -24,6 +24,12 @@ int plan_steps(const struct scenario *s, struct plan_step out[PLAN_MAX_STEPS])
     return n;
 }
 
+int plan_runs(const struct scenario *s)
+{
+    struct plan_step st[PLAN_MAX_STEPS];
+    return s->n_impls * plan_steps(s, st);
+}
+
 bool plan_is_sweep(const struct scenario *s)
 {
     return s->n_client_steps > 1 || s->n_key_modes > 1;

@@ -29,6 +29,9 @@ struct plan_step {
  * follows its unfenced one). Returns how many (at least 1). */
 int plan_steps(const struct scenario *s, struct plan_step out[PLAN_MAX_STEPS]);
 
+/* How many runs s makes: every design at every step. */
+int plan_runs(const struct scenario *s);
+
 /* Does s sweep clients or key layouts (its results get one file per step)? */
 bool plan_is_sweep(const struct scenario *s);
 

@@ -233,7 +233,7 @@ const struct backend_ops backend_etcd = {
     .settings_size = sizeof(struct etcd_settings),
     .flag = "etcd",
     .env_var = "LOCKLAB_ETCD",
-    .flag_usage = "H:P[,H:P...]  use this etcd cluster (its client URLs) instead of\n"
+    .flag_usage = "H:P,...  use this etcd cluster (its client URLs) instead of\n"
                   "                     embedded members (also $LOCKLAB_ETCD)",
     .check_external = etcd_check_external,
     .plan = etcd_plan,
