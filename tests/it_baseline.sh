@@ -37,6 +37,8 @@ expect_eq "interleaved: round 2 starts with the reference" "$(jget "$R/summary.j
 check "interleaved: each reference run keeps its own files" \
     test -s "$R/redis-set-del/smoke-ref2.acquire.hgrm" -a -s "$R/redis-set-del/smoke-r2-ref4.acquire.hgrm"
 check "gate: baseline-junit.xml written" test -s "$R/baseline-junit.xml"
+check "gate: report.html shows the gate's comparison" grep -q "Baseline gate (--baseline)" "$R/report.html"
+expect_eq "... with no regression marked" "$(grep -c 'class="bad">.*REGRESSED' "$R/report.html")" 0
 expect_eq "gate: one JUnit testcase per compared figure" \
     "$(grep -c '<testcase' "$R/baseline-junit.xml")" \
     "$(sed -n 's/^\([0-9]*\) figures compared.*/\1/p' "$WORK/gate.txt")"
@@ -58,6 +60,9 @@ for path in acquire release; do
         "$(grep -c 'smoke redis-set-del 1 per-client off  *verdict .* ok$' "$WORK/slow-$path.txt")" 1
     expect_eq "2x slower $path: nothing else regressed but the steps left out" \
         "$(grep 'REGRESSED' "$WORK/slow-$path.txt" | grep -v 'redis-lua' | grep -vc 'REGRESSED (missing)')" 0
+    check "2x slower $path: report.html marks redis-lua's throughput regressed" \
+        grep -q 'class="bad">smoke redis-lua 1 per-client off  *throughput .*REGRESSED' \
+        "$WORK/s-$path/latest/report.html"
 done
 expect_eq "2x slower acquire: its acquire p50 regressed too" \
     "$(grep -c 'smoke redis-lua 1 per-client off  *acquire_p50 .*REGRESSED' "$WORK/slow-acquire.txt")" 1
