@@ -1,7 +1,6 @@
 # it_gc_pause.sh - the shipped gc-pause scenario, every design of it, on
 # real servers: each lock with a lease (redis-lua, the watchdog designs
-# redis-watchdog and redisson, redlock, zk-sequential's session, the etcd
-# designs' leases: etcd-lease, etcd-mutex, etcd-lock-api) loses the
+# redis-watchdog and redisson, redlock, zk-sequential's session) loses the
 # lock to a holder frozen three times past its lease, and its late write
 # loses sales; fenced, the stock store refuses the frozen holder's late
 # writes and the stock stays exact; redlock has no sound token and its
@@ -12,9 +11,13 @@
 # "PostgreSQL designs across the shipped scenarios"); the run also checks the file's own expect lines (exit 0).
 . "$(dirname "$0")/lib.sh"
 
-run_ok "gc-pause" "$SRC/scenarios/gc-pause.yaml"
-expect_eq "gc-pause: every design ran twice" "$(jget "$S" results)" 22
-for impl in redis-lua redis-watchdog redisson redlock zk-sequential etcd-lease etcd-mutex etcd-lock-api; do
+# The etcd designs' rows (a lease lost to the pause, fenced by the create
+# revision) are it_etcd's, on a shorter file of the same shape: they are
+# left out here to keep CI's time (each design is two 10 s runs).
+run_ok "gc-pause" "$SRC/scenarios/gc-pause.yaml" \
+    --impl redis-lua,redis-watchdog,redisson,redlock,zk-sequential,mysql-get-lock,pg-advisory,pg-for-update
+expect_eq "gc-pause: every design ran twice" "$(jget "$S" results)" 16
+for impl in redis-lua redis-watchdog redisson redlock zk-sequential; do
     steps="off on"
     [ $impl = redlock ] && steps="off unsupported"
     for fencing in $steps; do
