@@ -17,8 +17,8 @@
  * offset in the struct of the mapping it stands in (0 for most), so that
  * a section may fill a struct of its own inside a blob: the loader gives
  * each store's settings a section so (harness/loader/load_stores.c). The
- * scenario loader (harness/loader/) and the fault loader use this engine; none has a parser
- * of its own.
+ * scenario loader (harness/loader/) and the fault loader use this engine;
+ * none has a parser of its own.
  */
 #include "opt_engine.h"
 

@@ -56,6 +56,16 @@ int backend_index(const struct backend_ops *be)
     return -1;
 }
 
+int backend_check_hostport(const char *addr, const char *what, struct lab_err *err)
+{
+    char host[64];
+    int port;
+    if (lab_parse_hostport(addr, host, sizeof host, &port) == 0)
+        return 0;
+    lab_err_set(err, EINVAL, "bad %s address '%s' (expected HOST:PORT)", what, addr);
+    return -1;
+}
+
 static size_t store_size(int i)
 {
     return backend_registry[i]->settings_size;

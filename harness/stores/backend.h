@@ -274,6 +274,10 @@ int backend_index(const struct backend_ops *be);
  * backend_count, the bytes all of them take). */
 size_t backend_settings_offset(int i);
 
+/* A store's check_external for one HOST:PORT address: 0, or -1 with
+ * "bad <what> address '<addr>' (expected HOST:PORT)" in err. */
+int backend_check_hostport(const char *addr, const char *what, struct lab_err *err);
+
 /* The store's own settings as scenario s gives them (its struct, of
  * be->settings_size bytes); NULL when the store declares none or is not in
  * the registry. */

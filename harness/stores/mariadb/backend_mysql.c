@@ -66,12 +66,7 @@ static int create_schema(struct st_mysql *m, struct lab_err *err)
 
 static int mysql_check_external(const char *addr, struct lab_err *err)
 {
-    char host[64];
-    int port;
-    if (lab_parse_hostport(addr, host, sizeof host, &port) == 0)
-        return 0;
-    lab_err_set(err, EINVAL, "bad MariaDB address '%s' (expected HOST:PORT)", addr);
-    return -1;
+    return backend_check_hostport(addr, "MariaDB", err);
 }
 
 static void mysql_plan(const struct scenario *s, const struct lock_ops *ops)

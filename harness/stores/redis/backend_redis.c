@@ -81,12 +81,7 @@ static enum redis_persistence persistence_of(const struct scenario *s)
 
 static int redis_check_external(const char *addr, struct lab_err *err)
 {
-    char host[64];
-    int port;
-    if (lab_parse_hostport(addr, host, sizeof host, &port) == 0)
-        return 0;
-    lab_err_set(err, EINVAL, "bad Redis address '%s' (expected HOST:PORT)", addr);
-    return -1;
+    return backend_check_hostport(addr, "Redis", err);
 }
 
 static void redis_plan(const struct scenario *s, const struct lock_ops *ops)
