@@ -37,6 +37,23 @@ expect_usage_error "YAML syntax error" "^$D/syntax.yaml:[0-9]+:[0-9]+: YAML synt
 expect_usage_error "empty file" "^$D/empty.yaml:1:1: the file is empty" run "$D/empty.yaml"
 expect_usage_error "directory" "^$D/a-directory: is a directory" run "$D/a-directory"
 expect_usage_error "missing file" "^$D/nope.yaml: cannot open: No such file" run "$D/nope.yaml"
+# partition shapes (docs/faults.md): one that the hosts cannot make, an
+# unknown one, a pin of the other shape's, a shape beside groups
+hosts2='hosts: {h1: [client:0], h2: [client:1]}
+faults:
+'
+hosts3='hosts: {h1: [client:0], h2: [client:1], h3: [zookeeper]}
+faults:
+'
+printf '%s%s  - {at: 1s, action: partition, shape: bridge, duration: 1s}\n' "$base" "$hosts2" > "$D/shape-hosts.yaml"
+printf '%s%s  - {at: 1s, action: partition, shape: ring, duration: 1s}\n' "$base" "$hosts3" > "$D/shape-ring.yaml"
+printf '%s%s  - {at: 1s, action: partition, shape: bridge, minority: h1, duration: 1s}\n' "$base" "$hosts3" > "$D/shape-pin.yaml"
+printf '%s%s  - {at: 1s, action: partition, shape: bridge, groups: [[h1], [h2]], duration: 1s}\n' "$base" "$hosts3" > "$D/shape-groups.yaml"
+expect_usage_error "a bridge of two hosts" "^$D/shape-hosts.yaml:6:5: faults\[0\]: shape bridge needs 3 hosts or more \(hosts: declares 2\)" run "$D/shape-hosts.yaml"
+expect_usage_error "an unknown shape" "^$D/shape-ring.yaml:6:40: faults\[0\].shape: unknown shape 'ring' \(valid: majority-minority, bridge\)" run "$D/shape-ring.yaml"
+expect_usage_error "minority: with a bridge" "^$D/shape-pin.yaml:6:5: faults\[0\]: minority goes with shape: majority-minority, middle with shape: bridge" run "$D/shape-pin.yaml"
+expect_usage_error "a shape and groups" "^$D/shape-groups.yaml:6:5: faults\[0\]: give one of groups, isolate and shape" run "$D/shape-groups.yaml"
+
 # one bad file among good ones: nothing runs, not even the good one
 expect_usage_error "good then bad" "^$D/empty.yaml:1:1" run "$SRC/scenarios/oversell.yaml" "$D/empty.yaml"
 expect_usage_error "unknown --impl" "unknown implementation 'nope'" run "$SRC/scenarios/oversell.yaml" --impl nope

@@ -19,8 +19,12 @@ fi
 
 D=$WORK
 OUT=$WORK/results
-nets() { lsns -t net -n 2>/dev/null | wc -l; }
-NETS0=$(nets)
+# the run's own namespaces (other runs on this machine may have theirs):
+# those of locklab's children that are not locklab's own namespace
+LAB_NS=$(readlink /proc/$$/ns/net | tr -dc 0-9)
+runns() { for c in $(pgrep -P "$1"); do readlink "/proc/$c/ns/net"; done | tr -dc '0-9\n' |
+          sort -u | grep -vx "$LAB_NS"; }
+alive() { lsns -t net -n -o NS 2>/dev/null | tr -d ' ' | grep -xF -f <(printf '%s\n' $1) | wc -l; }
 
 cat > "$D/part.yaml" <<'YAML'
 name: part
@@ -89,25 +93,29 @@ sed -e 's/name: part/name: killed/' -e 's/max_duration: 4s/max_duration: 30s/' \
 "$LOCKLAB" run "$D/killed.yaml" --out "$OUT" --quiet --no-plot >/dev/null 2>&1 &
 LP=$!
 for _ in $(seq 1 100); do
-    [ "$(nets)" -ge $((NETS0 + 4)) ] && ip -br link | grep -q "^locklab$LP" && break
+    [ "$(runns $LP | wc -l)" -ge 4 ] && ip -br link | grep -q "^locklab$LP" && break
     sleep 0.05
 done
 sleep 1.5 # the cut lands at 1 s
-expect_eq "four namespaces (three hosts, the switch) while it runs" "$(($(nets) - NETS0))" 4
+RUNNS=$(runns $LP)
+SUBNET=$(ip -br addr show "locklab$LP" | grep -oE '198\.1[89]\.[0-9]+\.' | head -1)
+expect_eq "four namespaces (three hosts, the switch) while it runs" "$(grep -c . <<< "$RUNNS")" 4
 check "... and its link in locklab's namespace" bash -c "ip -br link | grep -q '^locklab$LP'"
 kill -9 $LP
 wait $LP 2>/dev/null
 for _ in $(seq 1 50); do
-    [ "$(nets)" -le "$NETS0" ] && ! ip -br link | grep -q "^locklab$LP" && break
+    [ "$(alive "$RUNNS")" = 0 ] && ! ip -br link | grep -q "^locklab$LP" && break
     sleep 0.1
 done
-expect_eq "after SIGKILL: no namespace of the run" "$(nets)" "$NETS0"
+expect_eq "after SIGKILL: no namespace of the run" "$(alive "$RUNNS")" 0
 expect_eq "... no link of the run" "$(ip -br link | grep -c "^locklab$LP")" 0
-expect_eq "... no server on a host address" "$(pgrep -f 'redis-server.*198\.1[89]\.' | wc -l)" 0
+expect_eq "... no server on a host address of its ($SUBNET)" "$(pgrep -f "redis-server.*${SUBNET:-none}" | wc -l)" 0
 expect_eq "... no ip netns mount" "$(ip netns list | wc -l)" 0
 LEFT=$(ls -d "${TMPDIR:-/tmp}"/locklab-$LP-* 2>/dev/null | wc -l)
 expect_eq "... its temporary folder is left behind" "$LEFT" 1
-"$LOCKLAB" run "$D/part.yaml" --out "$OUT" --quiet --no-plot >/dev/null 2>&1
+"$LOCKLAB" run "$D/part.yaml" --out "$OUT" --quiet --no-plot >/dev/null 2>&1 &
+LP2=$!
+wait $LP2
 expect_eq "the next run removes it" "$(ls -d "${TMPDIR:-/tmp}"/locklab-$LP-* 2>/dev/null | wc -l)" 0
-expect_eq "... and leaves nothing itself" "$(nets)" "$NETS0"
+expect_eq "... and leaves no link itself" "$(ip -br link | grep -c "^locklab$LP2")" 0
 finish

@@ -119,4 +119,13 @@ void fault_skip_missing(struct faults *F, int spec, int64_t now);
 void fault_note_down(struct faults *F, int rec, struct server *srv, int64_t due);
 void fault_bring_back(struct faults *F, int k);
 
+/* ------------------------------------------ partition shapes (fault_shape.c) */
+
+/* The sides of a partition of shape (FAULT_SHAPE_*) over hosts 0..n-1 as
+ * masks (bit h: host h), shuffled by seed: majority-minority, side[0] the
+ * minority (host pin in it when pin >= 0) and side[1] the majority; bridge,
+ * the two halves and *bridge the host that sees both (pin when >= 0). 0,
+ * or -1 when n hosts cannot make the shape (fewer than 3). */
+int fault_shape_split(int shape, int n, int pin, int seed, unsigned side[2], int *bridge);
+
 #endif

@@ -185,6 +185,33 @@ static int load_isolate(struct opt_loader *L, const yaml_node_t *v, const char *
     return 0;
 }
 
+/* shape: majority-minority or bridge (fault_spec.h). */
+static int load_shape(struct opt_loader *L, const yaml_node_t *v, const char *kp)
+{
+    static const char *const words[] = {[FAULT_SHAPE_MAJORITY_MINORITY] = "majority-minority",
+                                        [FAULT_SHAPE_BRIDGE] = "bridge"};
+    struct fault_spec *f = entry_of(L);
+    char shown[SHOW_MAX];
+    if (want_scalar(L, v, kp, "majority-minority or bridge") != 0)
+        return -1;
+    for (int k = FAULT_SHAPE_MAJORITY_MINORITY; k <= FAULT_SHAPE_BRIDGE; k++)
+        if (strcmp(scalar_text(v), words[k]) == 0) {
+            f->shape = k;
+            f->target = TARGET_NET;
+            snprintf(f->target_text, sizeof f->target_text, "%s", words[k]);
+            return 0;
+        }
+    return fail_at(L, v, "%s: unknown shape '%s' (valid: majority-minority, bridge)", kp,
+                   show(shown, sizeof shown, scalar_text(v), v->data.scalar.length));
+}
+
+/* minority: / middle: the member whose host a shape puts there. */
+static int load_pin(struct opt_loader *L, const yaml_node_t *v, const char *kp)
+{
+    struct fault_spec *f = entry_of(L);
+    return load_member(L, v, kp, f->pin, sizeof f->pin);
+}
+
 static int load_word_pair(struct opt_loader *L, const yaml_node_t *v, const char *kp,
                           const char *no, const char *yes, bool *out)
 {
@@ -236,6 +263,14 @@ const struct opt fault_entry_opts[] = {
       .help = "partition: the sides, each a list of hosts, client:N or server roles" },
     { .name = "isolate", .type = OPT_NODE, .fn = load_isolate,
       .help = "partition: one host, client:N or server role cut from every other host" },
+    { .name = "shape", .type = OPT_NODE, .fn = load_shape,
+      .help = "partition: majority-minority or bridge, the sides drawn from the run's hosts" },
+    { .name = "seed", .type = OPT_INT, FIELD(seed), .min = 0, .max = 2147483647,
+      .help = "partition shape: the shuffle's seed (default: drawn, and recorded)" },
+    { .name = "minority", .type = OPT_NODE, .fn = load_pin,
+      .help = "majority-minority: a host, client:N or server role whose host is in the minority" },
+    { .name = "middle", .type = OPT_NODE, .fn = load_pin,
+      .help = "bridge: a host, client:N or server role whose host is the bridge" },
     { .name = "direction", .type = OPT_NODE, .fn = load_direction,
       .help = "partition: both (default) or one-way (only what the first side sends is lost)" },
     { .name = "mode", .type = OPT_NODE, .fn = load_mode,
@@ -290,10 +325,11 @@ static int fault_check(struct opt_loader *L, const yaml_node_t *entry, const cha
     if (fp + has_at + has_every != 1)
         return fail_at(L, entry, "%s: give exactly one of at, every or failpoint", kp);
     if (net && (has_target || fp || !row->fire_net))
-        return fail_at(L, entry, "%s: groups and isolate go with partition alone, without a "
-                                 "target or failpoint", kp);
-    if (net && f->isolate && f->n_groups > 1)
-        return fail_at(L, entry, "%s: give groups or isolate, not both", kp);
+        return fail_at(L, entry, "%s: groups, isolate and shape go with partition alone, "
+                                 "without a target or failpoint", kp);
+    if (net && (has_key(L, entry, "groups") + has_key(L, entry, "isolate") +
+                has_key(L, entry, "shape")) > 1)
+        return fail_at(L, entry, "%s: give one of groups, isolate and shape", kp);
     if (net || row->fire_net)
         return row->check && row->check(f, msg, sizeof msg) ? fail_at(L, entry, "%s: %s", kp, msg)
                : !(row->keys & FA_DURATION) || has_duration
@@ -365,6 +401,18 @@ static int load_fault(struct opt_loader *L, const yaml_node_t *entry, const char
         return -1;
     if (f->target != TARGET_NET && (has_key(L, entry, "direction") || has_key(L, entry, "mode")))
         return fail_at(L, entry, "%s: direction and mode go with partition", kp);
+    f->seed_given = has_key(L, entry, "seed");
+    if (!f->shape && (f->seed_given || f->pin[0]))
+        return fail_at(L, entry, "%s: seed, minority and middle go with a partition's shape", kp);
+    if (has_key(L, entry, "minority") != (f->pin[0] && f->shape == FAULT_SHAPE_MAJORITY_MINORITY) ||
+        has_key(L, entry, "middle") != (f->pin[0] && f->shape == FAULT_SHAPE_BRIDGE))
+        return fail_at(L, entry, "%s: minority goes with shape: majority-minority, middle with "
+                                 "shape: bridge", kp);
+    if (f->pin[0]) {
+        size_t u = strlen(f->target_text);
+        snprintf(f->target_text + u, sizeof f->target_text - u, " %s %.24s",
+                 f->shape == FAULT_SHAPE_BRIDGE ? "middle" : "minority", f->pin);
+    }
     if (!has_count)
         f->count = f->target == TARGET_FAILPOINT || has_at ? 1 : 0; /* every: unbounded */
     f->window_given = has_window;
@@ -419,10 +467,17 @@ static int partitions_finish(struct opt_loader *L)
                            "(hosts:, docs/scenarios.md)", i);
             continue;
         }
-        for (int g = 0; g < f->n_groups; g++)
-            for (int k = 0; k < f->group_len[g]; k++) {
+        if (f->shape && s->n_hosts < 3) {
+            rc = fail_mark(L, &at, "faults[%d]: shape %s needs 3 hosts or more (hosts: declares "
+                           "%d): two sides%s", i, f->target_text, s->n_hosts,
+                           f->shape == FAULT_SHAPE_BRIDGE ? " and a bridge between them"
+                                                          : ", one a strict majority");
+            continue;
+        }
+        for (int g = 0; g <= f->n_groups; g++)
+            for (int k = 0; k < (g < f->n_groups ? f->group_len[g] : !!f->pin[0]); k++) {
                 struct fault_spec t;
-                const char *m = f->groups[g][k];
+                const char *m = g < f->n_groups ? f->groups[g][k] : f->pin;
                 bool host = false;
                 for (int h = 0; h < s->n_hosts; h++)
                     host |= strcmp(s->hosts[h].name, m) == 0;

@@ -3,13 +3,15 @@
  * for a while (harness/net/), as Jepsen's partition nemesis cuts it. A row
  * of the action table (fault_action.h) whose target is the links rather
  * than a process: groups (sides, each of hosts, clients or servers by
- * role) or isolate (one side; every other host is the other), two-way or
- * one-way (what the first side sends is lost), drop or reject.
+ * role), isolate (one side; every other host is the other) or a shape
+ * drawn from the hosts (fault_shape.c: majority-minority, bridge), two-way
+ * or one-way (what the first side sends is lost), drop or reject.
  *
  * It lands on observed state: once the rules are in, a probe across the
  * cut must fail and one inside a side must connect; both go in the
- * record's note with how long they took, and the instants the cut took
- * effect and healed are its phases ("cut", "healed"). A cut that did not
+ * record's note with how long they took (a bridge must reach both sides),
+ * and the instants the cut took effect and healed are its phases ("cut",
+ * "healed"); a shape's seed is noted, so the same split can be asked for. A cut that did not
  * show is `failed` and healed at once, never `done`. The cut is healed
  * after its duration, at the end of the run whatever ends it (finish),
  * and, should locklab die, with the hosts' namespaces themselves.
@@ -98,6 +100,27 @@ static int sides_of(struct faults *F, const struct fault_spec *f, unsigned *side
     return k;
 }
 
+/* The sides of f's shape (fault_shape.c): 2, with *bridge the bridge's
+ * host (-1 none) and *seed the shuffle's seed (the entry's, else drawn
+ * now); or -1 with why (*not_used: the design does not run the pinned
+ * server). */
+static int shape_sides(struct faults *F, const struct fault_spec *f, unsigned *side, int *bridge,
+                       int *seed, char *why, size_t n, bool *not_used)
+{
+    int pin = -1;
+    if (f->pin[0] && (pin = member_host(F, f->pin, why, n, not_used)) < 0)
+        return -1;
+    uint32_t drawn = 0;
+    if (!f->seed_given && lab_random_bytes(&drawn, sizeof drawn) != 0)
+        drawn = (uint32_t)lab_now_ns();
+    *seed = f->seed_given ? f->seed : (int)(drawn & 0x7fffffff);
+    if (fault_shape_split(f->shape, net_host_count(), pin, *seed, side, bridge) != 0) {
+        snprintf(why, n, "%d hosts make no %s", net_host_count(), f->target_text);
+        return -1;
+    }
+    return 2;
+}
+
 static int first_host(unsigned m)
 {
     for (int h = 0; h < SCN_MAX_HOSTS; h++)
@@ -152,8 +175,10 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
         fault_rec_skip(F, spec, now, false, "another partition is under way");
         return FAULT_FIRED;
     }
-    int k = sides_of(F, f, side, why, sizeof why, &not_used);
-    if (k < 0) {
+    int bridge = -1, seed = 0;
+    int k = f->shape ? shape_sides(F, f, side, &bridge, &seed, why, sizeof why, &not_used)
+                     : sides_of(F, f, side, why, sizeof why, &not_used);
+    if (k < 0 && (!f->shape || not_used)) {
         fault_rec_skip(F, spec, now, not_used, "%s", why);
         return FAULT_FIRED;
     }
@@ -161,6 +186,13 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
     struct fault_record *r = fault_rec_new(&F->rg->head->faults, F->s, spec, &idx);
     if (!r)
         return FAULT_FIRED;
+    if (k < 0) { /* a shape that cannot be formed now: no cut, never done */
+        r->outcome = FAULT_FAILED;
+        r->start_ns = r->end_ns = now;
+        fault_note_add(r, "cannot form %s: %s", f->target_text, why);
+        fault_rec_publish(&F->rg->head->faults, idx);
+        return FAULT_FIRED;
+    }
     size_t u = 0;
     for (int a = 0; a < k && u < sizeof r->hit; a++) {
         char names[96];
@@ -168,6 +200,8 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
                          net_mask_names(side[a], names, sizeof names));
         u += w > 0 ? (size_t)w : 0;
     }
+    if (bridge >= 0 && u < sizeof r->hit)
+        snprintf(r->hit + u, sizeof r->hit - u, " (bridge %s)", net_host_name(bridge));
     struct lab_err err = {0};
     int rc = 0;
     in_force.ruled = 0;
@@ -194,6 +228,8 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
         return FAULT_FIRED;
     }
     fault_note_add(r, "%s", f->reject ? "reject" : "drop");
+    if (f->shape)
+        fault_note_add(r, "seed %d", seed);
     in_force.probe_from = first_host(side[0]);
     in_force.probe_to = first_host(side[1]);
     enum net_probe across = probe_note(r, "across", in_force.probe_from, in_force.probe_to);
@@ -205,10 +241,14 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
             break;
         }
     enum net_probe inside = probe_note(r, "inside", in_from, in_to);
-    if (across == NET_PROBE_OK || inside != NET_PROBE_OK) {
+    bool bridged = true; /* the bridge reaches both sides */
+    for (int a = 0; bridge >= 0 && a < 2; a++)
+        bridged &= probe_note(r, "bridge", bridge, first_host(side[a])) == NET_PROBE_OK;
+    if (across == NET_PROBE_OK || inside != NET_PROBE_OK || !bridged) {
         r->outcome = FAULT_FAILED;
         heal(r, across == NET_PROBE_OK ? "the cut did not show: healed"
-                                       : "a side lost its own links: healed");
+                : inside != NET_PROBE_OK ? "a side lost its own links: healed"
+                                         : "the bridge lost a side: healed");
     } else {
         in_force.heal_at = at + f->duration_ns;
     }
@@ -236,10 +276,10 @@ static void partition_finish(struct faults *F, bool interrupted)
 static const char *partition_check(const struct fault_spec *f, char *buf, size_t n)
 {
     if (f->target != TARGET_NET) {
-        snprintf(buf, n, "partition takes groups or isolate, not a target");
+        snprintf(buf, n, "partition takes groups, isolate or shape, not a target");
         return buf;
     }
-    if (!f->isolate && f->n_groups < 2) {
+    if (!f->isolate && !f->shape && f->n_groups < 2) {
         snprintf(buf, n, "groups needs two sides or more, such as [[h1], [h2, h3]]");
         return buf;
     }

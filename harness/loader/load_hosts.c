@@ -60,8 +60,7 @@ static int member_ok(const struct scenario *s, const char *m, char *why, size_t 
     size_t len = colon ? (size_t)(colon - m) : strlen(m);
     const struct backend_role_name *r = backend_role_find(m, len);
     if (!r || !r->place || (colon && r->indexed == 0) || (!colon && r->indexed == 2)) {
-        snprintf(why, n, "client:N, or a server to place (redis, redis-node:I, redis-master, "
-                         "redis-replica:I, sentinel:I)");
+        snprintf(why, n, "client:N, or a server to place: %s", backend_place_list());
         return -1;
     }
     return 0;
@@ -81,7 +80,7 @@ static int load_host(struct opt_loader *L, const yaml_node_t *key, const yaml_no
                      const char *keypath)
 {
     struct scenario *s = L->s;
-    char shown[SHOW_MAX], kp[96], why[160];
+    char shown[SHOW_MAX], kp[96], why[256];
     if (key->type != YAML_SCALAR_NODE || !host_name_ok(scalar_text(key), key->data.scalar.length))
         return fail_at(L, key, "%s: a host's name is lower-case letters, digits and '-', a "
                                "letter first, at most %d characters", keypath, SCN_HOST_NAME - 1);

@@ -30,7 +30,8 @@ struct fault_record {
     int pid;                /* the process hit, 0 for none */
     int64_t start_ns;       /* CLOCK_MONOTONIC when it landed (or was given up) */
     int64_t end_ns;         /* when it ended (a pause continued, a server back); = start when instant */
-    char note[200];         /* why skipped or failed; what else happened */
+    char note[320];         /* why skipped or failed; what else happened (a partition:
+                               its probes) */
     bool not_used;          /* skipped because the design does not use the target */
     bool holder;            /* the client hit held the lock (or was taking it, at a failpoint) */
     int64_t recovery_ns;    /* a killed client: from the kill to the next grant; a server

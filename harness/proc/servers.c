@@ -45,6 +45,22 @@ void servers_set_placement(servers_placement place)
     placement = place;
 }
 
+void servers_reset(struct server *s)
+{
+    char place[sizeof s->place];
+    memcpy(place, s->place, sizeof place);
+    memset(s, 0, sizeof *s);
+    memcpy(s->place, place, sizeof place);
+}
+
+bool servers_lan_prefix(const struct server *s, char *out, size_t n)
+{
+    const char *dot = strrchr(s->host, '.');
+    bool lan = strcmp(s->host, "127.0.0.1") != 0 && dot;
+    snprintf(out, n, "%.*s", lan ? (int)(dot - s->host) : 0, s->host);
+    return lan;
+}
+
 static int free_port(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);

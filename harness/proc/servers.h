@@ -62,6 +62,17 @@ int servers_enter_netns(pid_t ns_pid);
 typedef void (*servers_placement)(const char *place, char *addr, size_t n, pid_t *ns_pid);
 void servers_set_placement(servers_placement place);
 
+/* Zero s for a fresh start, all but its place (the name its store gave it
+ * before the start, which servers_prepare looks up). */
+void servers_reset(struct server *s);
+
+/* When s runs on a run's own network (hosts: its address is not
+ * 127.0.0.1), the first three numbers of its address ("198.18.7") into
+ * out: the /24 every client of the run, on a host or on locklab's side,
+ * connects from, which a server that checks where logins come from must
+ * let in. false (out empty) on loopback. */
+bool servers_lan_prefix(const struct server *s, char *out, size_t n);
+
 /* Stop one server (SIGTERM, then SIGKILL after a grace period) and remove its
  * directory. Safe to call on a server that is not running. */
 void servers_stop(struct server *s);

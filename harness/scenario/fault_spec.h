@@ -47,13 +47,21 @@ struct fault_spec {
     /* partition (TARGET_NET): its sides, each a list of hosts, clients
      * (client:N, its host) or servers by role (redis-master: the host it
      * runs on when the cut lands); isolate gives one side and the rest of
-     * the hosts are the other */
+     * the hosts are the other; a shape (below) makes the sides itself */
     int n_groups;
     int group_len[FAULT_GROUPS_MAX];
     char groups[FAULT_GROUPS_MAX][FAULT_GROUP_MAX][32];
     bool isolate;           /* isolate: X (groups[0] = {X}, the other side every other host) */
     bool one_way;           /* direction: one-way: only what the first side sends is lost */
     bool reject;            /* mode: reject (a fast reset) rather than drop (silence) */
+    /* partition shapes that need no listing, as Jepsen's nemeses split a
+     * cluster: the run's hosts in a shuffle a seed makes (given: the same
+     * split every time; else drawn when it fires and recorded) */
+    enum { FAULT_SHAPE_NONE = 0, FAULT_SHAPE_MAJORITY_MINORITY, FAULT_SHAPE_BRIDGE } shape;
+    bool seed_given;
+    int seed;               /* seed: the shuffle's seed, 0 to 2^31-1 */
+    char pin[32];           /* minority: MEMBER (majority-minority) or middle: MEMBER (bridge):
+                               the host that member runs on goes there; "" none */
     int line, column;       /* where the entry starts in its file (1-based), for warnings */
 };
 

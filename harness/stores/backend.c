@@ -96,19 +96,33 @@ const struct backend_role_name *backend_role_find(const char *name, size_t len)
     return NULL;
 }
 
-const char *backend_role_list(void)
+/* Every store's role names (only those hosts: may place: place_only)
+ * into list, once. */
+static const char *role_list(char *list, size_t n, bool place_only)
 {
-    static char list[256];
     if (list[0])
         return list;
     for (int i = 0; i < backend_count; i++)
         for (const struct backend_role_name *r = backend_registry[i]->role_names; r && r->name;
              r++) {
             size_t len = strlen(list);
-            snprintf(list + len, sizeof list - len, "%s%s%s", len ? ", " : "", r->name,
-                     r->indexed == 2 ? ":I" : r->indexed ? "[:I]" : "");
+            if (!place_only || r->place)
+                snprintf(list + len, n - len, "%s%s%s", len ? ", " : "", r->name,
+                         r->indexed == 2 ? ":I" : r->indexed ? "[:I]" : "");
         }
     return list;
+}
+
+const char *backend_role_list(void)
+{
+    static char list[256];
+    return role_list(list, sizeof list, false);
+}
+
+const char *backend_place_list(void)
+{
+    static char list[256];
+    return role_list(list, sizeof list, true);
 }
 
 int backend_parse_hosts(const char *s, struct lock_servers *sv)

@@ -291,6 +291,9 @@ const struct backend_role_name *backend_role_find(const char *name, size_t len);
  * "redis, redis-node:I, zookeeper[:I], ...". */
 const char *backend_role_list(void);
 
+/* The same of the role names a scenario's hosts: may place (place). */
+const char *backend_place_list(void);
+
 /* A health hook's one look (backend_ops.health) for a store whose servers
  * each answer a check of their own (PING, SELECT 1): every distinct server
  * of roles that runs (not down, not stopped by a fault: those are not

@@ -36,13 +36,14 @@ struct etcd_cluster {
     const struct scenario *plan; /* the first scenario asking for its size */
     struct lock_servers sv;
     int n_srv;
+    int64_t start_ms; /* from the first spawn to a leader every member names */
     struct server srv[ETCD_MAX_MEMBERS];
 };
 
 enum { E_ALONE, E_MEMBER, E_LEADER };
 static const struct backend_role_name etcd_role_names[] = {
-    [E_ALONE] = {"etcd", 0, false},         /* the member of a one-member cluster */
-    [E_MEMBER] = {"etcd-member", 2, false}, /* member I (0-based) */
+    [E_ALONE] = {"etcd", 0, false, true},         /* the member of a one-member cluster */
+    [E_MEMBER] = {"etcd-member", 2, false, true}, /* member I (0-based) */
     [E_LEADER] = {"etcd-leader", 0, false}, /* whichever member leads when it fires */
     {NULL, 0, false},
 };
@@ -99,8 +100,15 @@ static int etcd_start(const char *external, const volatile int *stop, struct lab
         if (!c->plan)
             continue;
         int n = etcd_settings_of(c->plan)->members;
+        for (int i = 0; i < n; i++) /* the names hosts: places them by (host_spec.h) */
+            if (n == 1)
+                snprintf(c->srv[i].place, sizeof c->srv[i].place, "%s", ROLE(E_ALONE));
+            else
+                snprintf(c->srv[i].place, sizeof c->srv[i].place, "%s:%d", ROLE(E_MEMBER), i);
+        int64_t t0 = lab_now_ns();
         if (servers_etcd_start(c->srv, n, stop, c->sv.conn, sizeof c->sv.conn, err) != 0)
             return -1;
+        c->start_ms = (lab_now_ns() - t0) / 1000000;
         c->n_srv = c->sv.n = n;
         for (int i = 0; i < n; i++) {
             snprintf(c->sv.node[i].host, sizeof c->sv.node[i].host, "%s", c->srv[i].host);
@@ -156,6 +164,7 @@ static json_t *etcd_describe(const struct lock_ops *ops, const struct scenario *
         json_object_set_new(d, "members", json_integer(c->n_srv));
         json_object_set_new(d, "fsync", json_false());
         json_object_set_new(d, "election_timeout_ms", json_integer(500));
+        json_object_set_new(d, "start_ms", json_integer(c->start_ms));
     }
     return d;
 }

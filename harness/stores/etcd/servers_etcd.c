@@ -36,15 +36,15 @@ static const char *etcd_binary(void)
 /* Start member s from what srv->extra keeps: "NAME PEERPORT CLUSTER". */
 static int spawn_etcd(struct server *s, struct lab_err *err)
 {
-    char name[16], cluster[160], data[600], client[64], peer[64];
+    char name[16], cluster[160], data[600], client[96], peer[96];
     int peer_port;
     if (sscanf(s->extra, "%15s %d %159s", name, &peer_port, cluster) != 3) {
         lab_err_set(err, EINVAL, "etcd member without its settings");
         return -1;
     }
     snprintf(data, sizeof data, "%s/data", s->dir);
-    snprintf(client, sizeof client, "http://127.0.0.1:%d", s->port);
-    snprintf(peer, sizeof peer, "http://127.0.0.1:%d", peer_port);
+    snprintf(client, sizeof client, "http://%s:%d", s->host, s->port);
+    snprintf(peer, sizeof peer, "http://%s:%d", s->host, peer_port);
     char *const argv[] = {(char *)etcd_binary(), "--name", name, "--data-dir", data,
                           "--listen-client-urls", client, "--advertise-client-urls", client,
                           "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
@@ -122,15 +122,15 @@ int servers_etcd_start(struct server *srv, int n, const volatile int *stop, char
     for (int i = 0; i < n; i++) {
         char role[32];
         snprintf(role, sizeof role, "etcd-%d", i + 1);
-        memset(&srv[i], 0, sizeof srv[i]);
+        servers_reset(&srv[i]); /* its place kept */
         if (servers_prepare(&srv[i], role, err) != 0)
             goto fail;
         srv[i].stop_signal = SIGKILL;
         peer[i] = servers_free_port();
         size_t used = strlen(cluster), e = strlen(endpoints);
-        snprintf(cluster + used, sizeof cluster - used, "%sm%d=http://127.0.0.1:%d", i ? "," : "",
-                 i, peer[i]);
-        snprintf(endpoints + e, len - e, "%s127.0.0.1:%d", i ? "," : "", srv[i].port);
+        snprintf(cluster + used, sizeof cluster - used, "%sm%d=http://%s:%d", i ? "," : "", i,
+                 srv[i].host, peer[i]);
+        snprintf(endpoints + e, len - e, "%s%s:%d", i ? "," : "", srv[i].host, srv[i].port);
     }
     for (int i = 0; i < n; i++) {
         snprintf(srv[i].extra, sizeof srv[i].extra, "m%d %d %s", i, peer[i], cluster);

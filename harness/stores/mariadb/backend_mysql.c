@@ -25,7 +25,7 @@
 /* This invocation's MariaDB: what was planned and what runs. */
 /* The role a fault may target, spelled here only (roles() uses it). */
 static const struct backend_role_name mysql_role_names[] = {
-    {"mysql", 0, false, false}, /* the MariaDB lock store */
+    {"mysql", 0, false, true}, /* the MariaDB lock store (hosts: may place it) */
     {NULL, 0, false, false},
 };
 
@@ -91,6 +91,7 @@ static int mysql_start(const char *external, const volatile int *stop, struct la
         lab_parse_hostport(external, md.at.host, sizeof md.at.host, &md.at.port);
         md.external = true;
     } else {
+        snprintf(md.srv.place, sizeof md.srv.place, "%s", mysql_role_names[0].name);
         if (servers_mysql_start(&md.srv, stop, &md.install_ns, &md.startup_ns, err) != 0)
             return -1;
         snprintf(md.at.host, sizeof md.at.host, "%s", md.srv.host);

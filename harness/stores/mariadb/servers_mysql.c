@@ -66,6 +66,35 @@ int servers_mysql_ping(const char *host, int port, int timeout_ms, struct lab_er
     return rc;
 }
 
+/* On a run's own network (hosts:) the clients log in from its addresses,
+ * not from localhost, the only place mariadb-install-db lets root in from:
+ * a file the server runs at each start lets root in from the run's /24,
+ * and no client's address is looked up by name (there is no DNS on a
+ * host). Its arguments into args (2), or none on loopback. 0, or -1 with
+ * err filled. */
+static int lan_login(struct server *s, char (*args)[640], struct lab_err *err)
+{
+    char lan[64], path[600], sql[400];
+    args[0][0] = args[1][0] = '\0';
+    if (!servers_lan_prefix(s, lan, sizeof lan))
+        return 0;
+    snprintf(path, sizeof path, "%s/lan-login.sql", s->dir);
+    snprintf(sql, sizeof sql,
+             "CREATE USER IF NOT EXISTS '%s'@'%s.%%' IDENTIFIED BY '%s';\n"
+             "GRANT ALL PRIVILEGES ON *.* TO '%s'@'%s.%%' WITH GRANT OPTION;\n",
+             MYSQL_CONN_USER, lan, MYSQL_CONN_PASSWORD, MYSQL_CONN_USER, lan);
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(sql, f) < 0 || fclose(f) != 0) {
+        lab_err_set(err, errno, "cannot write %s: %s", path, strerror(errno));
+        if (f)
+            fclose(f);
+        return -1;
+    }
+    snprintf(args[0], sizeof args[0], "--init-file=%s", path);
+    snprintf(args[1], sizeof args[1], "--skip-name-resolve");
+    return 0;
+}
+
 static int spawn_mysqld(struct server *s, struct lab_err *err)
 {
     char bin[PATH_MAX], port[32], datadir[600], sock[600], pidf[600];
@@ -80,10 +109,13 @@ static int spawn_mysqld(struct server *s, struct lab_err *err)
     snprintf(pidf, sizeof pidf, "--pid-file=%s/mysqld.pid", s->dir);
     char bind[96];
     snprintf(bind, sizeof bind, "--bind-address=%s", s->host);
+    char lan[2][640];
+    if (lan_login(s, lan, err) != 0)
+        return -1;
     char *const argv[] = {bin, "--no-defaults", "--user=root", datadir, port,
                           bind, sock, pidf, "--skip-log-bin",
                           "--innodb-buffer-pool-size=64M", "--innodb-log-file-size=16M",
-                          "--max-connections=1000", NULL};
+                          "--max-connections=1000", lan[0][0] ? lan[0] : NULL, lan[1], NULL};
     return servers_spawn(s, "mariadbd.log", argv, err);
 }
 
@@ -147,7 +179,7 @@ int servers_mysql_start(struct server *s, const volatile int *stop, int64_t *ins
                         int64_t *startup_ns, struct lab_err *err)
 {
     int64_t t0 = lab_now_ns();
-    memset(s, 0, sizeof *s);
+    servers_reset(s); /* its place kept */
     if (servers_prepare(s, "mariadb", err) != 0)
         return -1;
     s->stop_signal = SIGKILL;

@@ -27,7 +27,8 @@
 /* This invocation's PostgreSQL. */
 /* The role a fault may target, spelled here only (roles() uses it). */
 static const struct backend_role_name pg_role_names[] = {
-    {"postgres", 0, false, false}, /* the PostgreSQL server: its postmaster with every backend */
+    {"postgres", 0, false, true}, /* the PostgreSQL server: its postmaster with every backend
+                                     (hosts: may place it) */
     {NULL, 0, false, false},
 };
 
@@ -131,6 +132,7 @@ static int pg_start(const char *external, const volatile int *stop, struct lab_e
             return -1;
     } else {
         int64_t t0 = lab_now_ns();
+        snprintf(pg.srv.place, sizeof pg.srv.place, "%s", pg_role_names[0].name);
         if (servers_pg_start(&pg.srv, "postgres", stop, pg.sv.conn, sizeof pg.sv.conn, err) != 0)
             return -1;
         pg.started_ms = (lab_now_ns() - t0) / 1000000;

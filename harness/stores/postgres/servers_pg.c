@@ -232,6 +232,25 @@ static int run_initdb(const struct server *s, const struct passwd *pw, const vol
     return 0;
 }
 
+/* On a run's own network (hosts:) the clients connect from its addresses,
+ * which initdb's pg_hba.conf (loopback only) refuses: let the run's /24 in
+ * as it lets loopback in. 0, or -1 with err filled. */
+static int lan_hba(const struct server *s, struct lab_err *err)
+{
+    char lan[64], path[600];
+    if (!servers_lan_prefix(s, lan, sizeof lan))
+        return 0;
+    snprintf(path, sizeof path, "%s/data/pg_hba.conf", s->dir);
+    FILE *f = fopen(path, "a");
+    if (!f || fprintf(f, "host all all %s.0/24 trust\n", lan) < 0 || fclose(f) != 0) {
+        lab_err_set(err, errno, "cannot add the run's network to %s: %s", path, strerror(errno));
+        if (f)
+            fclose(f);
+        return -1;
+    }
+    return 0;
+}
+
 static void conninfo_of(const struct server *s, char *out, size_t n)
 {
     snprintf(out, n, "host=%s port=%d user=%s dbname=%s", s->host, s->port, SERVERS_PG_USER,
@@ -304,7 +323,7 @@ static int respawn_pg(struct server *s, struct lab_err *err)
 int servers_pg_start(struct server *s, const char *role, const volatile int *stop,
                      char *conninfo, size_t conninfo_len, struct lab_err *err)
 {
-    memset(s, 0, sizeof *s);
+    servers_reset(s); /* its place kept */
     char prog[300];
     snprintf(prog, sizeof prog, "%s/postgres", servers_pg_bindir());
     if (!servers_pg_bindir()[0] || access(prog, X_OK) != 0) {
@@ -325,7 +344,7 @@ int servers_pg_start(struct server *s, const char *role, const volatile int *sto
     }
     s->stop_signal = SIGQUIT;
     s->respawn = respawn_pg;
-    if (run_initdb(s, pw, stop, err) != 0) {
+    if (run_initdb(s, pw, stop, err) != 0 || lan_hba(s, err) != 0) {
         servers_stop(s);
         return -1;
     }

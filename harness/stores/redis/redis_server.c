@@ -99,10 +99,7 @@ int servers_redis_start(struct server *s, const char *role, struct lab_err *err)
 int servers_redis_start_with(struct server *s, const char *role, const char *extra,
                              const char *preload, struct lab_err *err)
 {
-    char place[sizeof s->place];
-    memcpy(place, s->place, sizeof place); /* the caller's, kept */
-    memset(s, 0, sizeof *s);
-    memcpy(s->place, place, sizeof place);
+    servers_reset(s); /* its place kept */
     snprintf(s->extra, sizeof s->extra, "%s", extra);
     s->preload = preload;
     if (!servers_binary_exists(redis_binary())) {

@@ -34,13 +34,15 @@ struct zk_ensemble {
     bool force_sync;                        /* ... its forceSync */
     struct lock_servers sv;                 /* where it is */
     int n_srv;                              /* embedded servers running */
+    int64_t start_ms;                       /* from the first spawn to a whole ensemble */
     struct server srv[ZK_MAX_SERVERS];
 };
 
 /* The roles a fault may target, spelled here only (roles() uses them). */
 enum { Z_SERVER, Z_LEADER, Z_FOLLOWER };
 static const struct backend_role_name zk_role_names[] = {
-    [Z_SERVER] = {"zookeeper", 1, false},   /* the ensemble's only server, or server I */
+    [Z_SERVER] = {"zookeeper", 1, false, true}, /* the ensemble's only server, or server I
+                                                    (hosts: may place it) */
     [Z_LEADER] = {"zookeeper-leader", 0, false}, /* whichever server leads when it fires */
     [Z_FOLLOWER] = {"zookeeper-follower", 2, false}, /* the I-th (0-based) of the servers
                                                         following then */
@@ -94,8 +96,15 @@ static int start_ensemble(struct zk_ensemble *e, const volatile int *stop, struc
         lab_err_set(err, EINVAL, "a ZooKeeper ensemble of %d is not supported", n);
         return -1;
     }
+    for (int i = 0; i < n; i++) /* the names hosts: places them by (host_spec.h) */
+        if (n == 1)
+            snprintf(e->srv[i].place, sizeof e->srv[i].place, "%s", ROLE(Z_SERVER));
+        else
+            snprintf(e->srv[i].place, sizeof e->srv[i].place, "%s:%d", ROLE(Z_SERVER), i);
+    int64_t t0 = lab_now_ns();
     if (servers_zk_start(e->srv, n, e->force_sync, stop, e->sv.conn, sizeof e->sv.conn, err) != 0)
         return -1;
+    e->start_ms = (lab_now_ns() - t0) / 1000000;
     e->n_srv = n;
     e->sv.n = n;
     for (int i = 0; i < n; i++) {
@@ -171,6 +180,7 @@ static json_t *zk_describe(const struct lock_ops *ops, const struct scenario *s)
     if (!zk.external) {
         json_object_set_new(z, "ensemble", json_integer(e->n_srv));
         json_object_set_new(z, "force_sync", json_boolean(e->force_sync));
+        json_object_set_new(z, "start_ms", json_integer(e->start_ms));
     }
     return z;
 }

@@ -172,7 +172,7 @@ int servers_zk_start(struct server *srv, int n, int force_sync, const volatile i
     for (int i = 0; i < n; i++) {
         char role[32];
         snprintf(role, sizeof role, "zookeeper-%d", i + 1);
-        memset(&srv[i], 0, sizeof srv[i]);
+        servers_reset(&srv[i]); /* its place kept */
         if (servers_prepare(&srv[i], role, err) != 0)
             goto fail;
         srv[i].stop_signal = SIGKILL;
