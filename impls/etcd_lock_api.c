@@ -79,6 +79,10 @@ static enum lock_status ela_acquire(struct lock_client *c, const char *key, int6
             return LOCK_ERROR;
         rev = etcd_num(etcd_first_kv(resp), "create_revision", NULL);
         json_decref(resp);
+        if (rev <= 0) { /* deleted since the answer: not ours to hold */
+            lab_err_set(err, EIO, "etcd Lock: the owner key was gone before its token was read");
+            return LOCK_ERROR;
+        }
     }
     return etcd_hold_push(c, key, owner, rev, lease, err) == 0 ? LOCK_GRANTED : LOCK_ERROR;
 }
