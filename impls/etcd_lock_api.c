@@ -1,6 +1,7 @@
 /*
- * etcd_lock_api.c - etcd's own Lock service (v3lock, what `etcdctl lock`
- * uses): the server runs the concurrency recipe for the client.
+ * etcd_lock_api.c - etcd's own Lock service (v3lock, the gRPC Lock call;
+ * etcdctl 3.4's `lock` runs the recipe itself instead, as etcd-mutex): the
+ * server runs the concurrency recipe for the client.
  *
  * The client's session is a lease of lock.ttl kept alive every ttl/3 and
  * revoked on close, as etcdctl's. Acquire is one blocking call,
@@ -21,6 +22,16 @@
  *
  * Fencing token: the owner key's create revision, rising from holder to
  * holder since keys are granted in create revision order.
+ *
+ * A leader killed: the member runs the recipe with a client of its own,
+ * whose writes are raft proposals; one it forwarded to the leader just
+ * before that leader died is lost, and the member answers the Lock call
+ * only when its request timeout runs out (5 s + 2 election timeouts: 6 s
+ * embedded), "etcdserver: request timed out, possibly due to previous
+ * leader failure". A budget shorter than that times out (blocked). The
+ * call is not sent again to another member: from the client a lost call
+ * looks like a long wait, and abandoning a call gives up the waiter's
+ * place in the queue (docs/benchmarks.md, the leader killed on 3 members).
  */
 #include "etcd_common.h"
 
@@ -68,6 +79,10 @@ static enum lock_status ela_acquire(struct lock_client *c, const char *key, int6
             return LOCK_ERROR;
         rev = etcd_num(etcd_first_kv(resp), "create_revision", NULL);
         json_decref(resp);
+        if (rev <= 0) { /* deleted since the answer: not ours to hold */
+            lab_err_set(err, EIO, "etcd Lock: the owner key was gone before its token was read");
+            return LOCK_ERROR;
+        }
     }
     return etcd_hold_push(c, key, owner, rev, lease, err) == 0 ? LOCK_GRANTED : LOCK_ERROR;
 }
@@ -91,7 +106,7 @@ static enum release_status ela_release(struct lock_client *c, const char *key,
 const struct lock_ops lock_etcd_lock_api = {
     .name = "etcd-lock-api",
     .backend = "etcd",
-    .summary = "etcd's Lock service (etcdctl lock): one blocking call per grant with the "
+    .summary = "etcd's Lock service (v3lock): one blocking call per grant with the "
                "session's lease; a paused holder's lease expires",
     .caps = LOCK_CAP_FENCING | LOCK_CAP_NOTIFIES,
     .open = ela_open,

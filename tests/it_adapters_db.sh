@@ -23,7 +23,7 @@ printf 'name: bad\nadapters:\n  x: {command: [/bin/true], backend: mariadb}\nimp
 msg=$("$LOCKLAB" run "$D/bad.yaml" --out "$WORK/results" 2>&1)
 expect_eq "unknown backend: exit code" "$?" 2
 check "unknown backend: the stores' words listed at 3:38" grep -q \
-    "bad.yaml:3:38: unknown value 'mariadb' for adapters.x.backend (expected one of: redis, redis-nodes, sentinel, zookeeper, mysql, postgres" <<<"$msg"
+    "bad.yaml:3:38: unknown value 'mariadb' for adapters.x.backend (expected one of: redis, redis-nodes, sentinel, zookeeper, etcd, mysql, postgres)" <<<"$msg"
 out=$("$LOCKLAB" list "$SRC/scenarios/libraries-sql.yaml" 2>&1)
 check "list shows a mysql adapter" grep -Eq "^pymysql-get-lock +mysql +adapter \(mysql\):" <<<"$out"
 check "list shows a postgres adapter" grep -Eq "^psycopg2-advisory +postgres +adapter \(postgres\):" <<<"$out"

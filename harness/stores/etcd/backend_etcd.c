@@ -17,6 +17,11 @@
  * election moves it. Health is the same question: a leader that the
  * members answering agree on and that answers, every running member
  * answering.
+ *
+ * Adapters (backend: etcd) get the same endpoints in the forms etcd's
+ * client libraries take them (docs/adapters.md): URLs for clientv3-style
+ * clients and etcdctl, the first member's host and port apart for those
+ * that take one server (python-etcd3), and the prefix clear() empties.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -235,6 +240,30 @@ static void etcd_health(const struct lock_ops *ops, const struct scenario *s,
         snprintf(out->leader, sizeof out->leader, "%s:%d", ROLE(E_MEMBER), l);
 }
 
+/* ------------------------------------------------------------ adapters */
+
+static const struct backend_adapter_kind etcd_adapter_kinds[] = {{"etcd", 0}, {NULL, 0}};
+
+static int etcd_adapter_env(const char *word, struct lock_servers *sv, struct lab_err *err)
+{
+    (void)word;
+    char urls[LOCK_MAX_SERVERS * 80] = "";
+    size_t u = 0;
+    for (int i = 0; i < sv->n; i++)
+        u += (size_t)snprintf(urls + u, u < sizeof urls ? sizeof urls - u : 0, "%shttp://%s:%d",
+                              i ? "," : "", sv->node[i].host, sv->node[i].port);
+    if (sv->n < 1 || u >= sizeof urls) {
+        lab_err_set(err, E2BIG, "the etcd endpoints do not fit an adapter's environment");
+        return -1;
+    }
+    if (backend_env_put(sv, err, "LOCKLAB_ETCD_ENDPOINTS=%s", urls) != 0 ||
+        backend_env_put(sv, err, "LOCKLAB_ETCD_HOST=%s", sv->node[0].host) != 0 ||
+        backend_env_put(sv, err, "LOCKLAB_ETCD_PORT=%d", sv->node[0].port) != 0 ||
+        backend_env_put(sv, err, "LOCKLAB_ETCD_PREFIX=%s", ETCD_KEY_PREFIX) != 0)
+        return -1;
+    return backend_env_put(sv, err, "ETCDCTL_ENDPOINTS=%s", sv->conn);
+}
+
 const struct backend_ops backend_etcd = {
     .name = "etcd",
     .title = "etcd",
@@ -256,6 +285,8 @@ const struct backend_ops backend_etcd = {
     .role_names = etcd_role_names,
     .roles = etcd_roles,
     .no_role = etcd_no_role,
+    .adapter_kinds = etcd_adapter_kinds,
+    .adapter_env = etcd_adapter_env,
     .health = etcd_health,
     .version = servers_etcd_version,
     .bench_impl = "etcd-lease",
