@@ -192,9 +192,11 @@ static int load_between(struct opt_loader *L, const yaml_node_t *v, const char *
     struct fault_spec *f = entry_of(L);
     const char *what = "two hosts of hosts:, such as [h1, h2]";
     char shown[SHOW_MAX];
-    if (v->type != YAML_SEQUENCE_NODE ||
-        v->data.sequence.items.top - v->data.sequence.items.start != 2)
+    if (v->type != YAML_SEQUENCE_NODE)
         return wrong_type(L, v, kp, what);
+    if (v->data.sequence.items.top - v->data.sequence.items.start != 2)
+        return fail_at(L, v, "%s: a link is two hosts, not %td", kp,
+                       v->data.sequence.items.top - v->data.sequence.items.start);
     for (int k = 0; k < 2; k++) {
         const yaml_node_t *m = node_at(L, v->data.sequence.items.start[k]);
         struct fault_spec t;
