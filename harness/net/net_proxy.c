@@ -79,6 +79,7 @@ static struct {
     int ep, own_ns;
     struct conn *conns;
     struct conn *dead;  /* closed this round (linked by next) */
+    long held;          /* chunks queued over all connections: none, no scan */
     uint64_t rnd;
     int64_t now;
 } P;
@@ -121,6 +122,7 @@ static void conn_free(struct conn *c, bool reset)
         for (struct chunk *k = c->d[s].head, *n; k; k = n) {
             n = k->next;
             free(k);
+            P.held--;
         }
     }
     if (c->prev)
@@ -189,6 +191,7 @@ static bool flush(struct conn *c, int s)
         if (!d->head)
             d->tail = NULL;
         free(k);
+        P.held--;
     }
     if (c->d[0].eof_sent && c->d[1].eof_sent) {
         conn_free(c, false);
@@ -246,6 +249,7 @@ static bool take(struct conn *c, int s, const char *buf, size_t len, bool eof)
         d->head = k;
     d->tail = k;
     d->queued += k->len;
+    P.held++;
     if (eof)
         d->eof_read = true;
     return flush(c, s);
@@ -347,7 +351,7 @@ static int listen_in(int h, int port)
 static int next_due(void)
 {
     int64_t first = INT64_MAX;
-    for (struct conn *c = P.conns; c; c = c->next)
+    for (struct conn *c = P.held ? P.conns : NULL; c; c = c->next)
         for (int s = 0; s < 2; s++)
             if (c->d[s].head && !c->d[s].blocked && c->d[s].head->release < first)
                 first = c->d[s].head->release;
@@ -359,7 +363,7 @@ static int next_due(void)
 
 static void flush_due(void)
 {
-    for (struct conn *c = P.conns, *n; c; c = n) {
+    for (struct conn *c = P.held ? P.conns : NULL, *n; c; c = n) {
         n = c->next;
         for (int s = 0; s < 2; s++)
             if (c->d[s].head && !c->d[s].blocked && c->d[s].head->release <= P.now &&
