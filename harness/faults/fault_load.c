@@ -271,7 +271,8 @@ const struct opt fault_entry_opts[] = {
     { .name = "isolate", .type = OPT_NODE, .fn = load_isolate,
       .help = "partition: one host, client:N or server role cut from every other host" },
     { .name = "direction", .type = OPT_NODE, .fn = load_direction,
-      .help = "partition: both (default) or one-way (only what the first side sends is lost)" },
+      .help = "partition, delay: both (default) or one-way (only what the first side sends "
+              "is lost, or held)" },
     { .name = "mode", .type = OPT_NODE, .fn = load_mode,
       .help = "partition: drop (default: silence) or reject (a TCP reset at once)" },
     { .name = "between", .type = OPT_NODE, .fn = load_between,
