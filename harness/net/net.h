@@ -112,11 +112,12 @@ const char *net_mask_names(unsigned m, char *buf, size_t n);
 #define NET_DELAY_PORT 11       /* below the ports servers get: no clash */
 #define NET_DELAY_PROBES_MAX 8  /* connections of one probe */
 
-/* Called by net_up once the hosts answer: start the proxy and the
- * redirects when a delay entry of scns names a link. 0, or -1 with err. */
+/* Once net_up made the hosts, before any server starts: start the proxy
+ * and the redirects when a delay entry of scns names a link. 0, or -1 with
+ * err. net_delay_down stops it (before net_down: its sockets hold the
+ * hosts' namespaces); should locklab die, it dies with it. */
 int net_delay_up(struct scenario *const *scns, int n, struct lab_err *err);
 void net_delay_down(void);
-void net_delay_kill_now(void);   /* async-signal-safe */
 
 /* Is the proxy in the path between hosts a and b? */
 bool net_delay_in_path(int a, int b);

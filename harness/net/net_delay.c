@@ -5,7 +5,7 @@
  *
  * nftables can redirect only new connections, and the lab's clients hold
  * theirs for the whole run, so the proxy must be in the path before any
- * server or client starts: net_up calls net_delay_up, which forks the
+ * server or client starts: right after net_up, net_delay_up forks the
  * proxy (a child with a death signal, like the namespace holders: it dies
  * with locklab, SIGKILL included), has it listen in each host of those
  * links, and adds to each such host's namespace a table `ip
@@ -163,12 +163,6 @@ int net_delay_up(struct scenario *const *scns, int n, struct lab_err *err)
             return -1;
         }
     return 0;
-}
-
-void net_delay_kill_now(void)
-{
-    if (D.pid > 0)
-        kill(D.pid, SIGKILL);
 }
 
 void net_delay_down(void)

@@ -398,10 +398,6 @@ int net_up(struct scenario *const *scns, int n, struct lab_err *err)
             return -1;
         }
     }
-    if (net_delay_up(scns, n, err) != 0) { /* slow links: before any server or client */
-        net_down();
-        return -1;
-    }
     servers_set_placement(place_server);
     net.setup_ns = lab_now_ns() - t0;
     return 0;
@@ -409,7 +405,6 @@ int net_up(struct scenario *const *scns, int n, struct lab_err *err)
 
 void net_kill_now(void)
 {
-    net_delay_kill_now();
     for (int h = 0; h < net.n; h++)
         if (net.pid[h] > 0)
             kill(net.pid[h], SIGKILL);
@@ -422,7 +417,6 @@ void net_down(void)
     if (!net.on)
         return;
     servers_set_placement(NULL);
-    net_delay_down();
     net_kill_now();
     for (int h = 0; h < net.n; h++)
         if (net.pid[h] > 0)
