@@ -11,8 +11,8 @@
  * probe through the proxy (connections to the far host's probe listener,
  * timed to the end of stream that comes back: one direction each) before
  * and once the delay is set; the added p50 of each direction goes in the
- * record's note, and a delay that did not add half its latency is
- * `failed` (and healed at once), never `done`. The instants it took effect
+ * record's note, and a delay that did not add half the least it holds a
+ * chunk (shown()) is `failed` (and healed at once), never `done`. The instants it took effect
  * and healed are its phases ("slowed", "healed"); at the heal a probe
  * must show the delay gone. Healed after its duration, at the end of the
  * run whatever ends it, and with the proxy should locklab die.
@@ -24,15 +24,16 @@
 
 #include "net.h"
 
-#define PROBES 5      /* connections of each probe, at once */
+#define PROBES NET_DELAY_PROBES_MAX /* connections of each probe, at once */
 #define SLOTS 4       /* delays on at once, one a link */
+#define MS2 2000000LL /* a probe's noise, well within: healed when it adds less */
 
 static struct slot {
     bool on;
     int rec;
     int host[2];          /* the link: between[0], between[1] */
     bool one_way;         /* only what host[0] sends is held */
-    int64_t latency, heal_at;
+    int64_t least, heal_at; /* least: what the probe must see added (shown()) */
     int64_t base[2];      /* p50 before, dir 0: host[0] -> host[1], dir 1: the reverse */
 } slots[SLOTS];
 
@@ -42,6 +43,15 @@ static int probe_link(const struct slot *s, int timeout_ms, int64_t *p)
 {
     int from[2] = {s->host[1], s->host[0]}, to[2] = {s->host[0], s->host[1]};
     return net_delay_probe(from, to, 2, PROBES, timeout_ms, p);
+}
+
+/* What a probe's p50 must add for a delay to show: half the least a chunk
+ * is held (latency - jitter), and never under a tenth of the latency (a
+ * jitter as large as the latency may hold a chunk for nothing). */
+static int64_t shown(const struct fault_spec *f)
+{
+    int64_t half = (f->latency_ns - f->jitter_ns) / 2, tenth = f->latency_ns / 10;
+    return half > tenth ? half : tenth;
 }
 
 static bool delayed_dir(const struct slot *s, int d)
@@ -78,7 +88,7 @@ static void heal(struct faults *F, struct slot *s, const char *why)
         return;
     bool gone = rc == 0;
     for (int d = 0; d < 2 && gone; d++)
-        gone = !delayed_dir(s, d) || p[d] - s->base[d] < s->latency / 2;
+        gone = !delayed_dir(s, d) || p[d] - s->base[d] < (s->least > MS2 ? s->least : MS2);
     r->outcome = gone ? FAULT_DONE : FAULT_FAILED;
     if (!gone)
         fault_note_add(r, "still slow after the heal");
@@ -107,7 +117,7 @@ static enum fault_fire delay_fire(struct faults *F, int spec, int64_t now)
     if (!r)
         return FAULT_FIRED;
     *s = (struct slot){.rec = idx, .host = {a, b}, .one_way = f->one_way,
-                       .latency = f->latency_ns};
+                       .least = shown(f)};
     snprintf(r->hit, sizeof r->hit, "%s %s %s", f->groups[0][0], f->one_way ? "->" : "<->",
              f->groups[1][0]);
     r->start_ns = now;
@@ -140,7 +150,7 @@ static enum fault_fire delay_fire(struct faults *F, int spec, int64_t now)
                        (double)(p[d] - s->base[d]) / 1e6, (double)s->base[d] / 1e6,
                        (double)p[d] / 1e6);
         if (delayed_dir(s, d))
-            landed = landed && p[d] - s->base[d] >= f->latency_ns / 2;
+            landed = landed && p[d] - s->base[d] >= s->least;
     }
     fault_note_add(r, "%ld connections in path", live);
     if (!landed) {

@@ -242,7 +242,8 @@ static bool take(struct conn *c, int s, const char *buf, size_t len, bool eof)
         return false;
     }
     *k = (struct chunk){.release = release, .len = len - sent, .eof = eof};
-    memcpy(k->data, buf + sent, len - sent);
+    if (len > sent)
+        memcpy(k->data, buf + sent, len - sent);
     if (d->tail)
         d->tail->next = k;
     else
@@ -259,6 +260,8 @@ static bool take(struct conn *c, int s, const char *buf, size_t len, bool eof)
 static void readable(struct conn *c, int s)
 {
     char buf[READ_MAX];
+    if (c->d[s].eof_read)
+        return; /* a hang-up after its end: nothing more to read */
     ssize_t r = recv(c->e[s].fd, buf, sizeof buf, 0);
     if (r > 0)
         take(c, s, buf, (size_t)r, false);
