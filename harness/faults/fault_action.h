@@ -33,9 +33,11 @@ struct server;   /* an embedded server (servers.h) */
 enum fault_action_keys {
     FA_DURATION = 1u << 0, /* duration: required (how long it lasts); refused otherwise */
     FA_OFFSET = 1u << 1,   /* offset: required (how far a clock moves); refused otherwise */
-    FA_WINDOW = 1u << 2    /* window: how long it waits on its own after it fired (a
+    FA_WINDOW = 1u << 2,   /* window: how long it waits on its own after it fired (a
                               failover, for a fresh grant); by default the lease plus the
                               business time and a second */
+    FA_LATENCY = 1u << 3   /* between (a link), latency and jitter: taken; refused
+                              otherwise (the row's check says which it needs) */
 };
 
 /* What a fault with this action does to the server it hits. */

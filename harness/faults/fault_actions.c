@@ -10,7 +10,7 @@
 #include <string.h>
 
 extern const struct fault_action_ops fault_pause, fault_kill, fault_restart, fault_stop,
-    fault_start, fault_sleep, fault_failover, fault_clock_jump, fault_partition;
+    fault_start, fault_sleep, fault_failover, fault_clock_jump, fault_partition, fault_delay;
 
 const struct fault_action_ops *const fault_actions[] = {
     [FAULT_PAUSE] = &fault_pause,
@@ -22,12 +22,13 @@ const struct fault_action_ops *const fault_actions[] = {
     [FAULT_FAILOVER] = &fault_failover,
     [FAULT_CLOCK_JUMP] = &fault_clock_jump,
     [FAULT_PARTITION] = &fault_partition,
+    [FAULT_DELAY] = &fault_delay,
 };
 
 /* The help of an entry's action key (`locklab list --options`): the
  * words above, the failpoint-only ones last. */
 const char fault_actions_help[] =
-    "pause, kill, restart, stop, start, failover, clock-jump, partition, sleep (at a failpoint)";
+    "pause, kill, restart, stop, start, failover, clock-jump, partition, delay, sleep (at a failpoint)";
 
 const int fault_actions_count = (int)(sizeof fault_actions / sizeof fault_actions[0]);
 

@@ -212,6 +212,40 @@ static int load_pin(struct opt_loader *L, const yaml_node_t *v, const char *kp)
     return load_member(L, v, kp, f->pin, sizeof f->pin);
 }
 
+/* delay's link: two distinct hosts (checked against hosts: once the file
+ * is read), as a partition's two sides of one host each. */
+static int load_between(struct opt_loader *L, const yaml_node_t *v, const char *kp)
+{
+    struct fault_spec *f = entry_of(L);
+    const char *what = "two hosts of hosts:, such as [h1, h2]";
+    char shown[SHOW_MAX];
+    if (v->type != YAML_SEQUENCE_NODE)
+        return wrong_type(L, v, kp, what);
+    if (v->data.sequence.items.top - v->data.sequence.items.start != 2)
+        return fail_at(L, v, "%s: a link is two hosts, not %td", kp,
+                       v->data.sequence.items.top - v->data.sequence.items.start);
+    for (int k = 0; k < 2; k++) {
+        const yaml_node_t *m = node_at(L, v->data.sequence.items.start[k]);
+        struct fault_spec t;
+        memset(&t, 0, sizeof t);
+        if (want_scalar(L, m, kp, what) != 0)
+            return -1;
+        if (m->data.scalar.length >= sizeof f->groups[0][0] ||
+            fault_target_parse(scalar_text(m), &t) == 0 || strchr(scalar_text(m), ':'))
+            return fail_at(L, m, "%s: '%s' is no host (%s)", kp,
+                           show(shown, sizeof shown, scalar_text(m), m->data.scalar.length), what);
+        snprintf(f->groups[k][0], sizeof f->groups[0][0], "%s", scalar_text(m));
+        f->group_len[k] = 1;
+    }
+    if (strcmp(f->groups[0][0], f->groups[1][0]) == 0)
+        return fail_at(L, v, "%s: a link is between two different hosts", kp);
+    f->n_groups = 2;
+    f->between = true;
+    f->target = TARGET_NET;
+    net_target_text(f);
+    return 0;
+}
+
 static int load_word_pair(struct opt_loader *L, const yaml_node_t *v, const char *kp,
                           const char *no, const char *yes, bool *out)
 {
@@ -272,9 +306,16 @@ const struct opt fault_entry_opts[] = {
     { .name = "middle", .type = OPT_NODE, .fn = load_pin,
       .help = "bridge: a host, client:N or server role whose host is the bridge" },
     { .name = "direction", .type = OPT_NODE, .fn = load_direction,
-      .help = "partition: both (default) or one-way (only what the first side sends is lost)" },
+      .help = "partition, delay: both (default) or one-way (only what the first side sends "
+              "is lost, or held)" },
     { .name = "mode", .type = OPT_NODE, .fn = load_mode,
       .help = "partition: drop (default: silence) or reject (a TCP reset at once)" },
+    { .name = "between", .type = OPT_NODE, .fn = load_between,
+      .help = "delay: the link, two hosts [h1, h2]" },
+    { .name = "latency", .type = OPT_DUR, FIELD(latency_ns), .min = 1,
+      .help = "delay: how long what one host sends the other is held (one way)" },
+    { .name = "jitter", .type = OPT_DUR, FIELD(jitter_ns), .min = 0,
+      .help = "delay: latency give or take this much, uniformly, per chunk (default 0)" },
     { .name = NULL },
 };
 
@@ -374,6 +415,28 @@ static int fault_check(struct opt_loader *L, const yaml_node_t *entry, const cha
     return 0;
 }
 
+static bool act_latency(const struct fault_action_ops *a)
+{
+    return a->keys & FA_LATENCY;
+}
+
+/* between, latency and jitter go with the actions that take a latency,
+ * and between instead of groups or isolate. 0 or -1. */
+static int link_keys_check(struct opt_loader *L, const yaml_node_t *entry, const char *kp,
+                           const struct fault_spec *f)
+{
+    char words[64];
+    bool link = has_key(L, entry, "between") || has_key(L, entry, "latency") ||
+                has_key(L, entry, "jitter");
+    if (link && !(fault_action_of(f->action)->keys & FA_LATENCY))
+        return fail_at(L, entry, "%s: between, latency and jitter go with %s", kp,
+                       fault_action_join(words, sizeof words, act_latency, " or "));
+    if (f->between && (has_key(L, entry, "groups") || has_key(L, entry, "isolate") ||
+                       has_key(L, entry, "shape")))
+        return fail_at(L, entry, "%s: give between, not groups, isolate or shape", kp);
+    return 0;
+}
+
 static int load_fault(struct opt_loader *L, const yaml_node_t *entry, const char *kp,
                       struct fault_spec *f)
 {
@@ -413,6 +476,8 @@ static int load_fault(struct opt_loader *L, const yaml_node_t *entry, const char
         snprintf(f->target_text + u, sizeof f->target_text - u, " %s %.24s",
                  f->shape == FAULT_SHAPE_BRIDGE ? "middle" : "minority", f->pin);
     }
+    if (link_keys_check(L, entry, kp, f) != 0)
+        return -1;
     if (!has_count)
         f->count = f->target == TARGET_FAILPOINT || has_at ? 1 : 0; /* every: unbounded */
     f->window_given = has_window;
@@ -463,8 +528,8 @@ static int partitions_finish(struct opt_loader *L)
             continue;
         yaml_mark_t at = {.line = (size_t)f->line - 1, .column = (size_t)f->column - 1};
         if (!s->n_hosts) {
-            rc = fail_mark(L, &at, "faults[%d]: a partition cuts between hosts: declare them "
-                           "(hosts:, docs/scenarios.md)", i);
+            rc = fail_mark(L, &at, "faults[%d]: a %s acts between hosts: declare them "
+                           "(hosts:, docs/scenarios.md)", i, fault_action_name(f->action));
             continue;
         }
         if (f->shape && s->n_hosts < 3) {

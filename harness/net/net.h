@@ -102,4 +102,38 @@ int net_heal(unsigned ruled, struct lab_err *err);
 /* The hosts of mask m by name, "h1,h2", into buf. */
 const char *net_mask_names(unsigned m, char *buf, size_t n);
 
+/* ---------------------------------------------------------- net_delay.c */
+
+/* Slow links: a delaying TCP proxy of the lab's (net_proxy.c) in the path
+ * of every link a delay entry (fault_spec.between) of the run names, from
+ * the hosts' set-up on, so that connections made before a delay fires are
+ * slowed by it too. It listens on 127.0.0.1:NET_DELAY_PORT in those hosts'
+ * namespaces, where an nftables rule sends it their TCP for each other. */
+#define NET_DELAY_PORT 11       /* below the ports servers get: no clash */
+#define NET_DELAY_PROBES_MAX 8  /* connections of one probe */
+
+/* Once net_up made the hosts, before any server starts: start the proxy
+ * and the redirects when a delay entry of scns names a link. 0, or -1 with
+ * err. net_delay_down stops it (before net_down: its sockets hold the
+ * hosts' namespaces); should locklab die, it dies with it. */
+int net_delay_up(struct scenario *const *scns, int n, struct lab_err *err);
+void net_delay_down(void);
+
+/* Is the proxy in the path between hosts a and b? */
+bool net_delay_in_path(int a, int b);
+
+/* What host from sends to host to is held latency_ns (give or take
+ * jitter_ns, uniformly) from now on; 0 0: passed on at once. */
+void net_delay_set(int from, int to, int64_t latency_ns, int64_t jitter_ns);
+
+/* Connections through the proxy open now. */
+long net_delay_live(void);
+
+/* k probes at once, probe j from host from[j] to host to[j]'s probe
+ * listener through the proxy: n connections each, each timed from its
+ * connect to the end of stream that comes back (so what to[j] sends to
+ * from[j]); their median into p50[j] (-1 when one failed or took longer
+ * than timeout_ms). 0, or -1 when any failed. */
+int net_delay_probe(const int *from, const int *to, int k, int n, int timeout_ms, int64_t *p50);
+
 #endif

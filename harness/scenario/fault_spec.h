@@ -24,7 +24,8 @@
 /* The index of an action's row in the table (fault_action.h), with names
  * for the rows the harness's other rooms ask about. */
 enum fault_action { FAULT_PAUSE = 0, FAULT_KILL, FAULT_RESTART, FAULT_STOP, FAULT_START,
-                    FAULT_SLEEP, FAULT_FAILOVER, FAULT_CLOCK_JUMP, FAULT_PARTITION };
+                    FAULT_SLEEP, FAULT_FAILOVER, FAULT_CLOCK_JUMP, FAULT_PARTITION,
+                    FAULT_DELAY };
 
 enum fault_target { TARGET_HOLDER = 0, TARGET_CLIENT, TARGET_RANDOM_CLIENT, TARGET_SERVER,
                     TARGET_FAILPOINT, TARGET_NET /* the links between hosts: groups, isolate */ };
@@ -62,6 +63,12 @@ struct fault_spec {
     int seed;               /* seed: the shuffle's seed, 0 to 2^31-1 */
     char pin[32];           /* minority: MEMBER (majority-minority) or middle: MEMBER (bridge):
                                the host that member runs on goes there; "" none */
+    /* delay (TARGET_NET, between: two hosts, groups[0][0] and groups[1][0]):
+     * what each sends the other (one_way: what the first sends) is held
+     * latency, give or take jitter, by the lab's proxy on that link */
+    bool between;
+    int64_t latency_ns;
+    int64_t jitter_ns;
     int line, column;       /* where the entry starts in its file (1-based), for warnings */
 };
 
