@@ -10,7 +10,9 @@
  * cut must fail and one inside a side must connect; both go in the
  * record's note with how long they took, and the instants the cut took
  * effect and healed are its phases ("cut", "healed"). A cut that did not
- * show is `failed` and healed at once, never `done`. With when: holder it
+ * show is `failed` and healed at once, never `done`. Lock errors from the
+ * cut until 1 s after the heal are the partition's (fault_errors), as a
+ * server fault's are until its store serves again. With when: holder it
  * fires only while a client on the first side is inside its critical
  * section (a minority holder, as a split brain needs). The cut is healed
  * after its duration, at the end of the run whatever ends it (finish),
@@ -127,6 +129,8 @@ static void heal(struct fault_record *r, const char *why)
     in_force.ruled = 0;
     in_force.on = false;
     r->end_ns = at;
+    if (r->excusing)
+        r->back_ns = at; /* the lock errors it caused are excused until the grace after */
     if (r->n_phases < FAULT_PHASES_MAX) {
         snprintf(r->phase[r->n_phases].name, sizeof r->phase[0].name, "healed");
         r->phase[r->n_phases++].at_ns = at;
@@ -239,6 +243,7 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
                                        : "a side lost its own links: healed");
     } else {
         in_force.heal_at = at + f->duration_ns;
+        fault_excuse_open(F, r); /* errors across the cut are its doing, as a server fault's */
     }
     fault_rec_publish(&F->rg->head->faults, idx);
     return FAULT_FIRED;
