@@ -57,9 +57,12 @@ static redisReply *checked(redisContext *rc, redisReply *r, struct lab_err *err)
     }
     if (r->type == REDIS_REPLY_ERROR) {
         lab_err_set(err, EPROTO, "redis: %s", r->str);
-        /* a master demoted by a failover answers writes with READONLY:
-         * drop the connection, so the next command asks the sentinels */
-        if (strncmp(r->str, "READONLY", 8) == 0 && !rc->err)
+        /* a master demoted by a failover answers writes with READONLY,
+         * one cut off from its replicas (min-replicas-to-write) with
+         * NOREPLICAS: drop the connection, so the next command asks the
+         * sentinels */
+        if ((strncmp(r->str, "READONLY", 8) == 0 || strncmp(r->str, "NOREPLICAS", 10) == 0) &&
+            !rc->err)
             rc->err = REDIS_ERR_OTHER;
         freeReplyObject(r);
         return NULL;

@@ -294,7 +294,7 @@ static const struct bad_case {
     { "unknown-key-nested.yaml", "5:3",
       "unknown key 'ttls' in lock (expected one of: key, ttl, wait, retry_interval, retry, watchdog_lease, script, wait_replicas, wait_timeout, etcd_keepalive, keys)" },
     { "unknown-key-deep.yaml", "3:20",
-      "unknown key 'topolgy' in backends.redis (expected one of: topology, replicas, masters, persistence)" },
+      "unknown key 'topolgy' in backends.redis (expected one of: topology, replicas, masters, persistence, min_replicas_to_write, min_replicas_max_lag)" },
     { "duplicate-key.yaml", "5:1", "duplicate key 'clients' in the top-level mapping (first at 3:1)" },
     { "duplicate-key-nested.yaml", "6:3", "duplicate key 'ttl' in lock (first at 4:3)" },
     { "bad-duration.yaml", "4:17",

@@ -292,7 +292,8 @@ const struct opt fault_entry_opts[] = {
     { .name = "offset", .type = OPT_NODE, .fn = load_offset,
       .help = "clock-jump: how far the server's wall clock moves (+ or -)" },
     { .name = "when", .type = OPT_NODE, .fn = load_when,
-      .help = "holder: fire a server fault only while a client holds the lock" },
+      .help = "holder: fire a server fault only while a client holds the lock (a partition: "
+              "a client on its first side)" },
     { .name = "groups", .type = OPT_NODE, .fn = load_groups,
       .help = "partition: the sides, each a list of hosts, client:N or server roles" },
     { .name = "isolate", .type = OPT_NODE, .fn = load_isolate,

@@ -11,8 +11,13 @@
  * cut must fail and one inside a side must connect; both go in the
  * record's note with how long they took (a bridge must reach both sides),
  * and the instants the cut took effect and healed are its phases ("cut",
- * "healed"); a shape's seed is noted, so the same split can be asked for. A cut that did not
- * show is `failed` and healed at once, never `done`. The cut is healed
+ * "healed"); a shape's seed is noted, so the same split can be asked for.
+ * A cut that did not show is `failed` and healed at once, never `done`.
+ * Lock errors from the cut until 1 s after the heal are the partition's
+ * (fault_errors), as a server fault's are until its store serves again.
+ * With when: holder it fires only while a client on the first side is
+ * inside its critical section (a minority holder, as a split brain needs).
+ * The cut is healed
  * after its duration, at the end of the run whatever ends it (finish),
  * and, should locklab die, with the hosts' namespaces themselves.
  */
@@ -148,6 +153,8 @@ static void heal(struct fault_record *r, const char *why)
     in_force.ruled = 0;
     in_force.on = false;
     r->end_ns = at;
+    if (r->excusing)
+        r->back_ns = at; /* the lock errors it caused are excused until the grace after */
     if (r->n_phases < FAULT_PHASES_MAX) {
         snprintf(r->phase[r->n_phases].name, sizeof r->phase[0].name, "healed");
         r->phase[r->n_phases++].at_ns = at;
@@ -165,6 +172,19 @@ static void heal(struct fault_record *r, const char *why)
     }
 }
 
+/* when: holder: a client on a host of side0 inside its critical section
+ * now (read in its shared slot), or -1. */
+static int holder_on(struct faults *F, unsigned side0)
+{
+    for (int i = 0; i < F->n_clients; i++) {
+        int h = net_client_host(i);
+        if (F->pids[i] > 0 && h != NET_LAB && (side0 & (1u << h)) &&
+            atomic_load(&F->rg->slots[i].iv_phase) == IV_INSIDE)
+            return i;
+    }
+    return -1;
+}
+
 static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
 {
     const struct fault_spec *f = &F->s->faults[spec];
@@ -180,6 +200,17 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
                      : sides_of(F, f, side, why, sizeof why, &not_used);
     if (k < 0 && (!f->shape || not_used)) {
         fault_rec_skip(F, spec, now, not_used, "%s", why);
+        return FAULT_FIRED;
+    }
+    int holder = f->when_holder ? holder_on(F, side[0]) : -1;
+    if (f->when_holder && holder < 0) {
+        if (now < F->st[spec].window_end)
+            return FAULT_RETRY;
+        char names[96];
+        fault_rec_skip(F, spec, now, false,
+                       "no client on %s was inside its critical section within %lld ms",
+                       net_mask_names(side[0], names, sizeof names),
+                       (long long)(f->window_ns / 1000000));
         return FAULT_FIRED;
     }
     int idx;
@@ -230,6 +261,8 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
     fault_note_add(r, "%s", f->reject ? "reject" : "drop");
     if (f->shape)
         fault_note_add(r, "seed %d", seed);
+    if (holder >= 0)
+        fault_note_add(r, "while client %d held the lock", holder);
     in_force.probe_from = first_host(side[0]);
     in_force.probe_to = first_host(side[1]);
     enum net_probe across = probe_note(r, "across", in_force.probe_from, in_force.probe_to);
@@ -251,6 +284,7 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
                                          : "the bridge lost a side: healed");
     } else {
         in_force.heal_at = at + f->duration_ns;
+        fault_excuse_open(F, r); /* errors across the cut are its doing, as a server fault's */
     }
     fault_rec_publish(&F->rg->head->faults, idx);
     return FAULT_FIRED;

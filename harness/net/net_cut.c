@@ -9,7 +9,10 @@
  * otherwise). Only input is filtered, on the receiving side: a drop on
  * the sender's output would fail its connect at once (EPERM), which is no
  * silence; a two-way cut is a rule on each side, a one-way cut one on the
- * receiving side alone (its resets and answers still go back). Healing
+ * receiving side alone (its resets and answers still go back). A reject
+ * lets the other side's resets in: in a two-way cut they are the answers
+ * of its own reject rule, without which a reject would be as silent as a
+ * drop. Healing
  * deletes the table. The rules
  * live and die with the hosts' namespaces: nothing of them is ever in
  * locklab's own.
@@ -65,8 +68,9 @@ int net_cut(unsigned from, unsigned to, bool reject, unsigned *ruled, struct lab
         snprintf(rules, sizeof rules,
                  "table inet locklab {\n chain in {\n"
                  "  type filter hook input priority 0; policy accept;\n"
+                 "  ip saddr { %s } tcp flags rst accept\n"
                  "  ip saddr { %s } meta l4proto tcp reject with tcp reset\n"
-                 "  ip saddr { %s } reject\n }\n}\n", set, set);
+                 "  ip saddr { %s } reject\n }\n}\n", set, set, set);
     else
         snprintf(rules, sizeof rules,
                  "table inet locklab {\n chain in {\n"

@@ -12,6 +12,7 @@
  * they run under the clock shim.
  */
 #include <errno.h>
+#include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -281,8 +282,24 @@ static bool data_role(const char *role)
            strcmp(role, ROLE(R_MASTER)) == 0 || strcmp(role, ROLE(R_REPLICA)) == 0;
 }
 
+/* The scenario's min-replicas-to-write and min-replicas-max-lag on srv (a
+ * server of the sentinel topology: whichever is master when a run
+ * starts or a failover promotes it applies them). 0 or -1 with err. */
+static int apply_min_replicas(const struct server *srv, const struct redis_settings *set,
+                              struct lab_err *err)
+{
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "CONFIG SET min-replicas-to-write %d min-replicas-max-lag %d",
+             set->min_replicas_to_write, set->min_replicas_max_lag);
+    redisReply *r = redis_admin_command(srv->host, srv->port, 2000, cmd, err);
+    if (r)
+        freeReplyObject(r);
+    return r ? 0 : -1;
+}
+
 /* The clock back to the machine's, and the scenario's persistence, on every
- * embedded server the design uses (an external store is left as it is). */
+ * embedded server the design uses (an external store is left as it is);
+ * in the sentinel topology the master's min-replicas settings too. */
 static int redis_prepare_run(const struct lock_ops *ops, const struct scenario *s,
                              struct lab_err *err)
 {
@@ -293,6 +310,9 @@ static int redis_prepare_run(const struct lock_ops *ops, const struct scenario *
             return -1;
         if (data_role(r[i].name) &&
             redis_persist_apply(r[i].srv, persistence_of(s), err) != 0)
+            return -1;
+        if (sentinel_run(ops, s) && data_role(r[i].name) &&
+            apply_min_replicas(r[i].srv, redis_settings_of(s), err) != 0)
             return -1;
     }
     return 0;

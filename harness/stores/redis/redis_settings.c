@@ -31,6 +31,14 @@ const struct opt redis_settings_rows[] = {
     { .name = "persistence", .type = OPT_CHOICE, FIELD(persistence),
       .choices = persistence_words, .def = "none",
       .help = "what an embedded lock store or master keeps across a restart fault" },
+    { .name = "min_replicas_to_write", .type = OPT_INT, FIELD(min_replicas_to_write), .min = 0,
+      .max = REDIS_MAX_REPLICAS, .def = "0",
+      .help = "sentinel topology: the master refuses writes unless this many replicas keep up "
+              "(Redis's min-replicas-to-write; 0: off)" },
+    { .name = "min_replicas_max_lag", .type = OPT_INT, FIELD(min_replicas_max_lag), .min = 1,
+      .max = 3600, .def = "10",
+      .help = "seconds: a replica whose last acknowledgement is older does not count "
+              "(Redis's min-replicas-max-lag)" },
     { .name = NULL }
 };
 

@@ -1,6 +1,7 @@
 /*
  * redis_settings.h - the Redis store's own settings: the keys under
- * backends.redis in a scenario (topology, replicas, masters, persistence),
+ * backends.redis in a scenario (topology, replicas, masters, persistence,
+ * the master's min-replicas-to-write and min-replicas-max-lag),
  * as rows (common/opt.h) the loader reads into a struct redis_settings
  * kept with the scenario (backend_ops.settings), the way a design's own
  * settings are kept. The store's files, and tests, read them with
@@ -27,6 +28,9 @@ struct redis_settings {
     int replicas;      /* replicas in the sentinel topology, default 2 */
     int masters;       /* independent masters (redlock), default 5 */
     int persistence;   /* enum redis_persistence, default none */
+    int min_replicas_to_write; /* sentinel topology: the master refuses writes with fewer
+                                * replicas than this acknowledging (0: off, Redis's default) */
+    int min_replicas_max_lag;  /* ... within this many seconds (Redis's default 10) */
 };
 
 /* The rows of backends.redis (backend_redis.settings). */

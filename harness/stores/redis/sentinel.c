@@ -9,7 +9,8 @@
  * one of them promotes a replica. "Settled" is read from the servers
  * themselves, never assumed after a sleep: the master's INFO replication
  * (every replica online at the master's offset) and each sentinel's view
- * (the same master, every replica, the other sentinels).
+ * (the same master, every replica, the other sentinels). While it settles,
+ * an old master back from a partition is made a replica at once.
  */
 #include "sentinel.h"
 
@@ -92,11 +93,13 @@ int sentinel_start(struct sentinel_group *g, int replicas, const volatile int *s
         return -1;
     }
     snprintf(g->redis[0].place, sizeof g->redis[0].place, "redis-master");
-    if (servers_redis_start(&g->redis[0], "sentinel-master", err) != 0)
+    if (servers_redis_start_with(&g->redis[0], "sentinel-master", SENTINEL_REDIS_ARGS, NULL,
+                                 err) != 0)
         return -1;
     g->n_redis = 1;
-    char extra[96], role[32];
-    snprintf(extra, sizeof extra, "--replicaof %s %d", g->redis[0].host, g->redis[0].port);
+    char extra[128], role[32];
+    snprintf(extra, sizeof extra, SENTINEL_REDIS_ARGS " --replicaof %s %d", g->redis[0].host,
+             g->redis[0].port);
     for (int i = 0; i < replicas; i++, g->n_redis++) {
         snprintf(role, sizeof role, "sentinel-replica-%d", i);
         snprintf(g->redis[1 + i].place, sizeof g->redis[0].place, "redis-replica:%d", i);
@@ -163,9 +166,13 @@ static long long info_num(const char *info, const char *field)
     return p ? atoll(p + strlen(key)) : -1;
 }
 
-/* Does the master (INFO replication) have want online replicas, all at its
- * offset? Sets why otherwise. */
-static bool master_in_sync(const struct server *m, int want, char *why, size_t len)
+/* Does the master (INFO replication) have want online replicas, each of
+ * which has acknowledged the offset *since (the master's offset when it
+ * was first asked: -1 sets it)? Sets why otherwise. Not the master's
+ * offset now: the sentinels' hello messages move it a few times a second
+ * and a replica acknowledges once a second, so the two are seldom equal. */
+static bool master_in_sync(const struct server *m, int want, long long *since, char *why,
+                           size_t len)
 {
     redisReply *r = ask(m, "INFO replication");
     if (!r || r->type != REDIS_REPLY_STRING) {
@@ -174,18 +181,21 @@ static bool master_in_sync(const struct server *m, int want, char *why, size_t l
             freeReplyObject(r);
         return false;
     }
-    long long offset = info_num(r->str, "master_repl_offset");
+    if (*since < 0)
+        *since = info_num(r->str, "master_repl_offset");
+    long long offset = *since;
     int online = 0;
     for (const char *p = strstr(r->str, "\nslave"); p; p = strstr(p + 1, "\nslave")) {
         const char *st = strstr(p, "state=online");
         const char *off = strstr(p, "offset=");
         const char *eol = strchr(p + 1, '\n');
-        if (st && off && (!eol || (st < eol && off < eol)) && atoll(off + 7) == offset)
+        if (st && off && (!eol || (st < eol && off < eol)) && atoll(off + 7) >= offset)
             online++;
     }
     freeReplyObject(r);
     if (online != want)
-        snprintf(why, len, "%d of %d replicas online at the master's offset", online, want);
+        snprintf(why, len, "%d of %d replicas online at the master's offset %lld", online,
+                 want, offset);
     return online == want;
 }
 
@@ -239,11 +249,38 @@ static bool sentinel_in_view(const struct server *s, const struct server *m, int
     return ok;
 }
 
+/* A server that still says it is a master while the sentinels name
+ * another (an old master back from a network partition) is told to
+ * replicate the one they name: the sentinels would do the same, but only
+ * some 8 s after they see it (their wait before converting an instance
+ * that claims to be master), and a run starts on a settled topology. */
+static void demote_stale_masters(const struct sentinel_group *g, int m)
+{
+    for (int i = 0; i < g->n_redis; i++) {
+        if (i == m || g->redis[i].pid <= 0)
+            continue;
+        redisReply *r = ask(&g->redis[i], "ROLE");
+        bool master = r && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+                      r->element[0]->str && !strcmp(r->element[0]->str, "master");
+        if (r)
+            freeReplyObject(r);
+        if (!master)
+            continue;
+        char cmd[96];
+        snprintf(cmd, sizeof cmd, "REPLICAOF %s %d", g->redis[m].host, g->redis[m].port);
+        r = ask(&g->redis[i], cmd);
+        if (r)
+            freeReplyObject(r);
+    }
+}
+
 int sentinel_settle(struct sentinel_group *g, int64_t timeout_ns, const volatile int *stop,
                     struct lab_err *err)
 {
     int64_t deadline = lab_now_ns() + timeout_ns;
     char why[200] = "";
+    int was = -1;
+    long long since = -1;
     for (;;) {
         bool ok = true;
         for (int i = 0; ok && i < g->n_redis; i++)
@@ -262,7 +299,13 @@ int sentinel_settle(struct sentinel_group *g, int64_t timeout_ns, const volatile
             snprintf(why, sizeof why, "no sentinel names a master: %.150s", e.msg);
             ok = false;
         }
-        ok = ok && master_in_sync(&g->redis[m], g->n_redis - 1, why, sizeof why);
+        if (ok && m != was) {
+            was = m;
+            since = -1;
+        }
+        if (ok)
+            demote_stale_masters(g, m);
+        ok = ok && master_in_sync(&g->redis[m], g->n_redis - 1, &since, why, sizeof why);
         for (int i = 0; ok && i < SENTINEL_COUNT; i++)
             ok = sentinel_in_view(&g->sentinel[i], &g->redis[m], g->n_redis - 1, why,
                                   sizeof why);

@@ -15,6 +15,11 @@
 
 #define SENTINEL_COUNT 3
 #define SENTINEL_NAME "locklab" /* the master's name in the sentinels' configuration */
+/* Every server of the topology: a replica's full sync starts at once
+ * (Redis 7 waits 5 s for more replicas before a diskless one), so that an
+ * old master back from a partition is in sync before the next run. */
+#define SENTINEL_REDIS_ARGS "--repl-diskless-sync-delay 0"
+
 
 struct sentinel_group {
     int n_redis;                                 /* master + replicas started */

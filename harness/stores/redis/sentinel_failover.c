@@ -123,7 +123,8 @@ static int rejoin(struct sentinel_group *g, struct failover *fo, struct lab_err 
     struct server *old = &g->redis[fo->master];
     const struct server *master = &g->redis[fo->new_master];
     char extra[sizeof old->extra];
-    snprintf(extra, sizeof extra, "--replicaof %s %d", master->host, master->port);
+    snprintf(extra, sizeof extra, SENTINEL_REDIS_ARGS " --replicaof %s %d", master->host,
+             master->port);
     memcpy(old->extra, extra, sizeof extra);
     if (servers_restart(old, err) != 0)
         return -1;
