@@ -133,10 +133,11 @@ void report_print_row(FILE *f, const struct run_result *x)
             (long long)x->stats.renewals, fmt_wakeups(e, sizeof e, x->wakeups_per_release),
             x->server_ops_per_acquire, cpu, x->complete ? "" : "  (incomplete)");
     if (x->cpu.client_bound)
-        fprintf(f, "%20s   client-bound: the clients used %.2f of %d cores, %.0f %% busy; these "
-                "figures measure this machine, not the lock service\n", "",
+        fprintf(f, "%20s   client-bound: the clients used %.2f of %d cores (the lock servers "
+                "%.2f), %.0f %% busy; these figures measure this machine, not the lock "
+                "service\n", "",
                 cpu_cores(x->cpu.clients_ns, x->elapsed_s), x->cpu.cores,
-                x->cpu.machine_busy * 100);
+                cpu_cores(x->cpu.servers_ns, x->elapsed_s), x->cpu.machine_busy * 100);
     if (x->ops->caps & LOCK_CAP_OPTIMISTIC)
         fprintf(f, "%20s   optimistic, not a lock: %lld reads, %lld sales committed, %lld "
                    "conflicts retried (%.0f%% of writes); overlaps are by design, the damage "

@@ -121,14 +121,15 @@ static json_t *cpu_json(const struct run_result *r)
     json_t *servers = json_object();
     for (int i = 0; i < u->n_servers; i++)
         json_object_set_new(servers, u->server[i].name, json_real((double)u->server[i].ns / 1e9));
-    return json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:b}", "cores", u->cores,
+    return json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:b, s:s?}", "cores", u->cores,
                      "machine_busy", u->machine_busy,
                      "clients_s", (double)u->clients_ns / 1e9, "clients_cores",
                      cpu_cores(u->clients_ns, r->elapsed_s), "servers_s",
                      (double)u->servers_ns / 1e9, "servers_cores",
                      cpu_cores(u->servers_ns, r->elapsed_s), "harness_s",
                      (double)u->harness_ns / 1e9, "per_server_s", servers, "client_bound",
-                     u->client_bound);
+                     u->client_bound, "client_bound_why",
+                     !u->client_bound ? NULL : u->store_idle ? "store-idle" : "saturated");
 }
 
 const char *report_fencing_name(enum fencing_mode m)
