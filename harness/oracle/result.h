@@ -86,6 +86,10 @@ struct run_result {
     int64_t nested_acquired;       /* reentrant workload: nested acquires granted */
     int64_t nested_timeouts;       /* reentrant workload: nested acquires timed out (blocked) */
     struct lock_stats stats;     /* summed over clients */
+    double arrival_rate;         /* open loop: arrival.rate (per s), 0 for a closed loop */
+    int arrival_dist;            /* arrival.distribution (enum arrival_dist) */
+    int64_t arrival_late_ns;     /* arrival.late */
+    int64_t arrivals, late_starts; /* starts on the schedule, and those that came late */
 
     struct hist acquire, hold, release, handoff; /* microseconds */
 

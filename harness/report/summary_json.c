@@ -132,6 +132,19 @@ static json_t *cpu_json(const struct run_result *r)
                      !u->client_bound ? NULL : u->store_idle ? "store-idle" : "saturated");
 }
 
+/* The open-loop schedule and how well it was kept; null for a closed loop. */
+static json_t *arrival_json(const struct run_result *r)
+{
+    if (r->arrival_rate <= 0)
+        return json_null();
+    return json_pack("{s:f, s:s, s:f, s:I, s:I, s:f}", "rate_per_s", r->arrival_rate,
+                     "distribution", r->arrival_dist == ARRIVAL_CONSTANT ? "constant" : "poisson",
+                     "late_ms", (double)r->arrival_late_ns / 1e6, "starts",
+                     (json_int_t)r->arrivals, "late", (json_int_t)r->late_starts,
+                     "late_fraction",
+                     r->arrivals > 0 ? (double)r->late_starts / (double)r->arrivals : 0.0);
+}
+
 const char *report_fencing_name(enum fencing_mode m)
 {
     return m == FENCING_ON ? "on" : m == FENCING_UNSUPPORTED ? "unsupported" : "off";
@@ -187,6 +200,7 @@ static json_t *result_json(const struct run_result *r, const char *run_dir)
                   (json_int_t)r->release_deleted_other, "nested_acquired",
                   (json_int_t)r->nested_acquired, "nested_timeouts",
                   (json_int_t)r->nested_timeouts));
+    json_object_set_new(o, "arrival", arrival_json(r));
     json_object_set_new(o, "fault_errors", json_integer(r->fault_errors));
     if (r->fault_errors)
         json_object_set_new(o, "fault_error", json_string(r->fault_error));
