@@ -35,6 +35,13 @@ expect_usage_error "bad duration" "^$D/parsecs.yaml:4:21: bad duration '5 parsec
 expect_usage_error "unknown implementation" "^$D/unknown-impl.yaml:3:20: unknown implementation 'redis-mystery'" run "$D/unknown-impl.yaml"
 expect_usage_error "YAML syntax error" "^$D/syntax.yaml:[0-9]+:[0-9]+: YAML syntax error" run "$D/syntax.yaml"
 expect_usage_error "empty file" "^$D/empty.yaml:1:1: the file is empty" run "$D/empty.yaml"
+# open loop (arrival:): a rate that is no rate, or zero; a think time beside it
+printf '%sarrival: {rate: fast}\n' "$base" > "$D/rate-word.yaml"
+printf '%sarrival: {rate: 0/s}\n' "$base" > "$D/rate-zero.yaml"
+printf '%sworkload: {think: 1ms}\narrival: {rate: 10/s}\n' "$base" > "$D/rate-think.yaml"
+expect_usage_error "a rate that is a word" "^$D/rate-word.yaml:4:17: arrival.rate must be a rate of acquires per second" run "$D/rate-word.yaml"
+expect_usage_error "a zero rate" "^$D/rate-zero.yaml:4:17: arrival.rate: 0/s is out of range" run "$D/rate-zero.yaml"
+expect_usage_error "think in an open loop" "^$D/rate-think.yaml:5:17: arrival.rate: an open-loop run takes no workload.think" run "$D/rate-think.yaml"
 expect_usage_error "directory" "^$D/a-directory: is a directory" run "$D/a-directory"
 expect_usage_error "missing file" "^$D/nope.yaml: cannot open: No such file" run "$D/nope.yaml"
 # partition shapes (docs/faults.md): one that the hosts cannot make, an

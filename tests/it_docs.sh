@@ -51,12 +51,12 @@ done
 # bench: the three benchmarks share one --help page, so they are compared
 # as one set against the man page's three bench sections.
 bench_help=$({ "$LOCKLAB" bench --help; "$LOCKLAB" bench handoff --help
-               "$LOCKLAB" bench adapter --help; } | long_opts)
+               "$LOCKLAB" bench adapter --help; "$LOCKLAB" bench ceiling --help; } | long_opts)
 bench_man=$({ man_opts "locklab bench overhead"; man_opts "locklab bench handoff"
-              man_opts "locklab bench adapter"; } | sort -u)
+              man_opts "locklab bench adapter"; man_opts "locklab bench ceiling"; } | sort -u)
 same_set "locklab bench" "$bench_help" "$bench_man"
 for o in $bench_help; do grep -qF -- "$o" "$README" || fail "README.md lacks bench's $o"; done
-for s in run list plot "bench overhead" "bench handoff" "bench adapter" "baseline save" compare; do
+for s in run list plot "bench overhead" "bench handoff" "bench adapter" "bench ceiling" "baseline save" compare; do
     check "the man page has a section for locklab $s" grep -q "^\.SS \"locklab $s\"" "$MAN"
 done
 

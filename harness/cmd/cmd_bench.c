@@ -36,6 +36,7 @@
 #include "lock.h"
 #include "redis_conn.h"
 #include "backends.h"
+#include "bench.h"
 #include "cli.h"
 #include "runner.h"
 #include "scenario_load.h"
@@ -57,22 +58,12 @@ static int bench_scan(const char *cmd, const char *text, bool integer, double *o
     return -1;
 }
 
-/* One option of a benchmark: what --name sets (one of num, str, flag). */
-struct bench_opt {
-    const char *name;  /* the long option without "--"; NULL ends a table */
-    double *num;       /* a number, read by bench_scan() */
-    bool integer;      /* ... a whole one */
-    const char **str;  /* a string */
-    int *flag;         /* set to 1 when given */
-};
-
-#define BENCH_MAX_OPTS 8
 
 /* Parse the options of `bench cmd` (argv[0] is cmd) into what opts point
  * at; --help prints usage to stdout. Returns -1 when every option was read,
  * else the exit code: LAB_EXIT_OK after --help, LAB_EXIT_USAGE after saying
  * on stderr what is wrong. */
-static int bench_getopt(const char *cmd, int argc, char **argv, const struct bench_opt *opts,
+int bench_getopt(const char *cmd, int argc, char **argv, const struct bench_opt *opts,
                         void (*usage)(FILE *))
 {
     struct option longopts[BENCH_MAX_OPTS + 2];
@@ -134,6 +125,7 @@ static void bench_usage(FILE *f)
             "       locklab bench handoff [--clients N] [--rounds R] [--max-rtts X]\n"
             "                             [--redis HOST:PORT]\n"
             "       locklab bench adapter [--cycles N] [--rounds R] [--max-us X]\n"
+            "       locklab bench ceiling [--clients N[,N...]] [--seconds S]\n"
             "\n"
             "overhead: compare a bare client loop with locklab doing the same cycle with\n"
             "one client, the counter workload and no business time, on the same embedded\n"
@@ -164,7 +156,10 @@ static void bench_usage(FILE *f)
             "`locklab bench handoff --help` describes it.\n"
             "\n"
             "adapter: the adapter protocol's own cost per request/reply exchange, with a\n"
-            "trivial adapter; `locklab bench adapter --help` describes it.\n");
+            "trivial adapter; `locklab bench adapter --help` describes it.\n"
+            "\n"
+            "ceiling: locklab's cycle rate at N clients on per-client keys beside the\n"
+            "store's own benchmark at the same N; `locklab bench ceiling --help`.\n");
 }
 
 /* Path of a bare loop binary: next to this executable. */
@@ -191,7 +186,7 @@ static double run_bare(const char *bin, const char *conn, double seconds)
 }
 
 /* A counter-workload scenario on one hot key, for the benchmarks. */
-static void bench_scenario(struct scenario *s, const char *name, int clients, double seconds)
+void bench_scenario(struct scenario *s, const char *name, int clients, double seconds)
 {
     scenario_defaults(s); /* wait 30s, retry 100ms, counter workload, ... */
     snprintf(s->path, sizeof s->path, "(bench %s)", name);
@@ -204,7 +199,7 @@ static void bench_scenario(struct scenario *s, const char *name, int clients, do
 
 /* Run impl through s on the started backends; the result (caller frees)
  * when the run completed safe, else NULL with err filled. */
-static struct run_result *bench_run(const struct scenario *s, const char *impl,
+struct run_result *bench_run(const struct scenario *s, const char *impl,
                                     struct lab_err *err)
 {
     const struct lock_ops *ops = lock_find(impl);
@@ -504,7 +499,10 @@ int cmd_bench(int argc, char **argv)
         return bench_handoff(argc - 1, argv + 1);
     if (!strcmp(argv[1], "adapter"))
         return bench_adapter(argc - 1, argv + 1);
-    fprintf(stderr, "locklab: unknown benchmark '%s' (known: overhead, handoff, adapter)\n",
+    if (!strcmp(argv[1], "ceiling"))
+        return bench_ceiling(argc - 1, argv + 1);
+    fprintf(stderr, "locklab: unknown benchmark '%s' (known: overhead, handoff, adapter, "
+                    "ceiling)\n",
             argv[1]);
     return LAB_EXIT_USAGE;
 }

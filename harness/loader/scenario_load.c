@@ -94,6 +94,20 @@ static const struct opt workload_opts[] = {
     { .name = NULL }
 };
 
+static const char *const arrival_words[] = { "poisson", "constant", NULL };
+_Static_assert(ARRIVAL_POISSON == 0 && ARRIVAL_CONSTANT == 1, "arrival_words order");
+
+/* Read after the rest (OPT_LATE): rate checks workload.think. */
+static const struct opt arrival_opts[] = {
+    { .name = "rate", .type = OPT_NODE, .fn = load_arrival_rate, .flags = OPT_REQUIRED,
+      .help = "acquires per second across all clients, as 2000/s" },
+    { .name = "distribution", .type = OPT_CHOICE, FIELD(arrival_dist), .choices = arrival_words,
+      .def = "poisson", .help = "gaps between a client's starts: poisson or constant" },
+    { .name = "late", .type = OPT_DUR, FIELD(arrival_late_ns), .min = 1, .def = "1ms",
+      .help = "a start this long after its intended instant counts as late" },
+    { .name = NULL }
+};
+
 /* The top level. Its backends row gets its sections, one per store with
  * settings, from the registry (load_stores.c) before the table is read:
  * top_rows(). */
@@ -115,6 +129,8 @@ static struct opt top_opts[] = {
       .help = "how clients take the lock" },
     { .name = "workload", .type = OPT_SECTION, .sub = workload_opts,
       .help = "what clients do with the lock" },
+    { .name = "arrival", .type = OPT_SECTION, .sub = arrival_opts, .flags = OPT_LATE,
+      .help = "open loop: when clients start their acquires (docs/scenarios.md)" },
     { .name = "hosts", .type = OPT_NODE, .fn = load_hosts, .flags = OPT_LATE,
       .help = "named hosts (network namespaces) and the clients and servers on each" },
     { .name = "faults", .type = OPT_NODE, .fn = load_faults, .help = "faults to inject" },

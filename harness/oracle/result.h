@@ -51,9 +51,11 @@ struct cpu_use {
     } server[CPU_MAX_SERVERS];
     double machine_busy;    /* share of every core busy during the run (0..1),
                                whoever used it */
-    bool client_bound;      /* the machine was saturated and the clients held at
-                               least half of it: the figures measure this machine,
-                               not the lock service */
+    bool client_bound;      /* the clients held at least half of the cores of a
+                               saturated machine, or store_idle (run/cpu.c): the
+                               figures measure the lab, not the lock service */
+    bool store_idle;        /* the clients used 1.5 times the lock servers' CPU and
+                               a quarter of the cores, the servers below 0.9 core */
 };
 
 struct run_result {
@@ -84,6 +86,10 @@ struct run_result {
     int64_t nested_acquired;       /* reentrant workload: nested acquires granted */
     int64_t nested_timeouts;       /* reentrant workload: nested acquires timed out (blocked) */
     struct lock_stats stats;     /* summed over clients */
+    double arrival_rate;         /* open loop: arrival.rate (per s), 0 for a closed loop */
+    int arrival_dist;            /* arrival.distribution (enum arrival_dist) */
+    int64_t arrival_late_ns;     /* arrival.late */
+    int64_t arrivals, late_starts; /* starts on the schedule, and those that came late */
 
     struct hist acquire, hold, release, handoff; /* microseconds */
 

@@ -133,10 +133,18 @@ void report_print_row(FILE *f, const struct run_result *x)
             (long long)x->stats.renewals, fmt_wakeups(e, sizeof e, x->wakeups_per_release),
             x->server_ops_per_acquire, cpu, x->complete ? "" : "  (incomplete)");
     if (x->cpu.client_bound)
-        fprintf(f, "%20s   client-bound: the clients used %.2f of %d cores, %.0f %% busy; these "
-                "figures measure this machine, not the lock service\n", "",
+        fprintf(f, "%20s   client-bound: the clients used %.2f of %d cores (the lock servers "
+                "%.2f), %.0f %% busy; these figures measure this machine, not the lock "
+                "service\n", "",
                 cpu_cores(x->cpu.clients_ns, x->elapsed_s), x->cpu.cores,
-                x->cpu.machine_busy * 100);
+                cpu_cores(x->cpu.servers_ns, x->elapsed_s), x->cpu.machine_busy * 100);
+    if (x->arrival_rate > 0)
+        fprintf(f, "%20s   open loop at %.0f/s (%s): %lld of %lld starts late (%.1f %%, over "
+                "%.1f ms behind the schedule); acquire counts from the intended start\n", "",
+                x->arrival_rate, x->arrival_dist == ARRIVAL_CONSTANT ? "constant" : "poisson",
+                (long long)x->late_starts, (long long)x->arrivals,
+                x->arrivals > 0 ? 100.0 * (double)x->late_starts / (double)x->arrivals : 0.0,
+                (double)x->arrival_late_ns / 1e6);
     if (x->ops->caps & LOCK_CAP_OPTIMISTIC)
         fprintf(f, "%20s   optimistic, not a lock: %lld reads, %lld sales committed, %lld "
                    "conflicts retried (%.0f%% of writes); overlaps are by design, the damage "

@@ -88,10 +88,15 @@ static void results_table(FILE *f, json_t *results, const char *scn)
               f);
         fputs("</td><td>", f);
         report_xml_escaped(f, str(r, "expect"));
-        fprintf(f, "</td><td class=\"%s\">%s</td><td>%.0f</td><td>",
+        fprintf(f, "</td><td class=\"%s\">%s</td><td>%.0f",
                 json_is_true(json_object_get(r, "pass")) ? "ok" : "bad",
                 json_is_true(json_object_get(r, "pass")) ? "ok" : "FAIL",
                 num(r, "throughput_per_s"));
+        json_t *arr = json_object_get(r, "arrival");
+        if (json_is_object(arr)) /* open loop: the schedule, and how well it was kept */
+            fprintf(f, "<br><small>open loop %.0f/s, %.1f %% late</small>", num(arr, "rate_per_s"),
+                    100 * num(arr, "late_fraction"));
+        fputs("</td><td>", f);
         us(f, num(lat, "p50"));
         fputs("</td><td>", f);
         us(f, num(lat, "p99"));

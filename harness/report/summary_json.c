@@ -121,14 +121,28 @@ static json_t *cpu_json(const struct run_result *r)
     json_t *servers = json_object();
     for (int i = 0; i < u->n_servers; i++)
         json_object_set_new(servers, u->server[i].name, json_real((double)u->server[i].ns / 1e9));
-    return json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:b}", "cores", u->cores,
+    return json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:b, s:s?}", "cores", u->cores,
                      "machine_busy", u->machine_busy,
                      "clients_s", (double)u->clients_ns / 1e9, "clients_cores",
                      cpu_cores(u->clients_ns, r->elapsed_s), "servers_s",
                      (double)u->servers_ns / 1e9, "servers_cores",
                      cpu_cores(u->servers_ns, r->elapsed_s), "harness_s",
                      (double)u->harness_ns / 1e9, "per_server_s", servers, "client_bound",
-                     u->client_bound);
+                     u->client_bound, "client_bound_why",
+                     !u->client_bound ? NULL : u->store_idle ? "store-idle" : "saturated");
+}
+
+/* The open-loop schedule and how well it was kept; null for a closed loop. */
+static json_t *arrival_json(const struct run_result *r)
+{
+    if (r->arrival_rate <= 0)
+        return json_null();
+    return json_pack("{s:f, s:s, s:f, s:I, s:I, s:f}", "rate_per_s", r->arrival_rate,
+                     "distribution", r->arrival_dist == ARRIVAL_CONSTANT ? "constant" : "poisson",
+                     "late_ms", (double)r->arrival_late_ns / 1e6, "starts",
+                     (json_int_t)r->arrivals, "late", (json_int_t)r->late_starts,
+                     "late_fraction",
+                     r->arrivals > 0 ? (double)r->late_starts / (double)r->arrivals : 0.0);
 }
 
 const char *report_fencing_name(enum fencing_mode m)
@@ -186,6 +200,7 @@ static json_t *result_json(const struct run_result *r, const char *run_dir)
                   (json_int_t)r->release_deleted_other, "nested_acquired",
                   (json_int_t)r->nested_acquired, "nested_timeouts",
                   (json_int_t)r->nested_timeouts));
+    json_object_set_new(o, "arrival", arrival_json(r));
     json_object_set_new(o, "fault_errors", json_integer(r->fault_errors));
     if (r->fault_errors)
         json_object_set_new(o, "fault_error", json_string(r->fault_error));

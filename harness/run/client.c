@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 
 #include "adapter.h"
+#include "arrival.h"
 #include "backend.h"
 #include "failpoint.h"
 #include "client.h"
@@ -121,11 +122,16 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
     bool optimistic = (ops->caps & LOCK_CAP_OPTIMISTIC) != 0;
     const struct failpoint *fp_grant = failpoint_find(ops->name, "after-grant");
     const struct failpoint *fp_release = failpoint_find(ops->name, "before-release");
+    /* open loop: the acquire's latency counts from its intended start */
+    struct arrival arr;
+    arrival_init(&arr, s, idx, lab_now_ns());
 
     for (int64_t op = 0; s->ops_per_client == 0 || op < s->ops_per_client; op++) {
         if (h->stop || lab_now_ns() >= deadline)
             break;
-        int64_t t_wait = lab_now_ns();
+        int64_t t_wait = arrival_wait(&arr, deadline, &h->stop, &sl->arrivals, &sl->late_starts);
+        if (t_wait == 0)
+            break;
         enum lock_status st = ops->acquire(lc, key, s->wait_ns, &err);
         int64_t t_enter = lab_now_ns();
         if (st == LOCK_TIMEOUT) {

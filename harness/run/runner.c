@@ -419,6 +419,9 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
     hist_init(&res->hold);
     hist_init(&res->release);
     hist_init(&res->handoff);
+    res->arrival_rate = s->arrival_rate;
+    res->arrival_dist = s->arrival_dist;
+    res->arrival_late_ns = s->arrival_late_ns;
     for (int i = 0; i < n; i++) {
         struct client_slot *sl = &rg->slots[i];
         int st = atomic_load(&sl->state);
@@ -433,6 +436,8 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
         res->release_errors += sl->release_errors;
         res->nested_acquired += sl->nested_acquired;
         res->nested_timeouts += sl->nested_timeouts;
+        res->arrivals += sl->arrivals;
+        res->late_starts += sl->late_starts;
         res->stats.round_trips += sl->stats.round_trips;
         res->stats.polls += sl->stats.polls;
         res->stats.notifications += sl->stats.notifications;

@@ -57,6 +57,9 @@ struct scenario_expect {
                                     the file gives {unfenced: V, fenced: V}) */
 };
 
+/* arrival.distribution: the gaps between one client's intended starts */
+enum arrival_dist { ARRIVAL_POISSON = 0, ARRIVAL_CONSTANT };
+
 struct scenario {
     char path[4096];              /* file it was loaded from */
     char name[SCN_NAME_MAX];      /* name: required, [A-Za-z0-9_.-] */
@@ -96,6 +99,10 @@ struct scenario {
     int64_t business_ns;          /* workload.business: time inside the critical section, default 0 */
     int depth;                    /* workload.depth: nested acquires for kind reentrant, default 3 */
     int64_t think_ns;             /* workload.think: pause after each release, default 0 */
+    double arrival_rate;          /* arrival.rate: acquires per second across all clients,
+                                     open loop (harness/run/arrival.h); 0: closed loop */
+    int arrival_dist;             /* arrival.distribution: enum arrival_dist */
+    int64_t arrival_late_ns;      /* arrival.late: a start this far behind its instant is late */
     int fencing;                  /* workload.fencing of this run (set by the caller per step):
                                      the stock store checks the grants' fencing tokens */
     int n_fence_modes;            /* workload.fencing: false (default) | true | [false, true] */
