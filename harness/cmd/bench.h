@@ -1,5 +1,5 @@
 /*
- * bench.h - the pieces the `locklab bench` commands share (cmd_bench.c):
+ * bench.h - the pieces the `locklab bench` commands share (cmd_bench_common.c):
  * their option parser and the scenario and run they build on.
  */
 #ifndef LOCKLAB_BENCH_H
