@@ -76,6 +76,11 @@ void hist_init(struct hist *h)
     h->max = 0;
 }
 
+void hist_init_zeroed(struct hist *h)
+{
+    h->min = INT64_MAX;
+}
+
 void hist_record(struct hist *h, int64_t value_us)
 {
     int64_t v = value_us;
@@ -100,7 +105,10 @@ void hist_merge(struct hist *dst, const struct hist *src)
 {
     if (src->total == 0)
         return;
-    for (int i = 0; i < HIST_COUNTS; i++)
+    /* every count lies between the slots of min and max: the buckets
+     * outside were never written, and reading them would make a
+     * histogram in fresh shared memory take pages it never needed */
+    for (int i = slot_of(src->min), hi = slot_of(src->max); i <= hi; i++)
         dst->counts[i] += src->counts[i];
     dst->total += src->total;
     dst->clamped += src->clamped;

@@ -32,6 +32,11 @@ struct hist {
 /* Empty h. */
 void hist_init(struct hist *h);
 
+/* Empty h, which is all zero already (fresh anonymous memory): only its
+ * header is written, so the bucket pages a run never records into are
+ * never touched (a client group's thousands of histograms). */
+void hist_init_zeroed(struct hist *h);
+
 /* Record one value in microseconds; negative values count as 0, values above
  * one hour as one hour (counted in h->clamped). */
 void hist_record(struct hist *h, int64_t value_us);

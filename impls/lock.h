@@ -179,6 +179,34 @@ struct lock_opts_ctx {
     const void *loader; /* the loader's state, for given() */
 };
 
+struct evloop; /* common/evloop.h */
+
+/* What an asynchronous hook reports when it is done (on the loop's thread,
+ * never from inside the call that started it). err is valid during the
+ * call only. */
+typedef void (*lock_opened_fn)(void *arg, int rc, const struct lab_err *err);
+typedef void (*lock_acquired_fn)(void *arg, enum lock_status st, const struct lab_err *err);
+typedef void (*lock_released_fn)(void *arg, enum release_status rs, const struct lab_err *err);
+
+/* The hooks of a design that can run in a client group (run:
+ * clients_per_process, harness/run/group.c): one process multiplexes many
+ * logical clients on one event loop, so nothing here may block. The
+ * protocol, the outcomes and the counters are those of the blocking hooks;
+ * a retry pause is a timer on the loop. open() starts connecting and
+ * returns at once (0, or -1 with err filled); opened() then says whether
+ * the client is usable. At most one acquire or release is under way per
+ * client; key stays valid until it is done. When env->stop becomes
+ * non-zero the group makes every timer due: a waiting acquire then ends
+ * in LOCK_TIMEOUT. */
+struct lock_async_ops {
+    int (*open)(struct lock_client **out, const struct lock_env *env, struct evloop *loop,
+                lock_opened_fn opened, void *arg, struct lab_err *err);
+    void (*acquire)(struct lock_client *c, const char *key, int64_t wait_ns,
+                    lock_acquired_fn done, void *arg);
+    void (*release)(struct lock_client *c, const char *key, lock_released_fn done, void *arg);
+    void (*close)(struct lock_client *c);
+};
+
 struct lock_ops {
     const char *name;    /* as written in scenario files */
     const char *backend; /* "none", "redis", "zookeeper", "mysql" */
@@ -218,6 +246,11 @@ struct lock_ops {
                        struct lab_err *err);
     int (*stock_left)(const struct lock_servers *sv, const char *key, int64_t *left,
                       struct lab_err *err);
+
+    /* The same protocol without blocking, for client groups (optional;
+     * NULL: the design runs one process per client only, and a scenario
+     * with clients_per_process above 1 listing it does not load). */
+    const struct lock_async_ops *async;
 };
 
 /* Where the ZooKeeper designs keep their locks: LOCK_ZK_ROOT "/<key>" is a

@@ -26,8 +26,8 @@ static uint64_t jitter_next(void)
     return x;
 }
 
-int lock_poll_pause(const struct lock_env *env, int attempt, int64_t deadline,
-                    bool jitter_always)
+int64_t lock_poll_next(const struct lock_env *env, int attempt, int64_t deadline,
+                       bool jitter_always)
 {
     if (*env->stop)
         return 0;
@@ -40,7 +40,16 @@ int lock_poll_pause(const struct lock_env *env, int attempt, int64_t deadline,
     int64_t pause = step, half = step / 2;
     if (half > 0 && (env->retry_backoff || jitter_always))
         pause = half + (int64_t)(jitter_next() % (uint64_t)(step - half + 1));
-    lab_sleep_ns(pause < left ? pause : left, env->stop);
+    return pause < left ? pause : left;
+}
+
+int lock_poll_pause(const struct lock_env *env, int attempt, int64_t deadline,
+                    bool jitter_always)
+{
+    int64_t pause = lock_poll_next(env, attempt, deadline, jitter_always);
+    if (pause <= 0)
+        return (int)pause;
+    lab_sleep_ns(pause, env->stop);
     return 1;
 }
 

@@ -40,4 +40,10 @@ enum lock_status lock_poll(const struct lock_env *env, lock_try_fn attempt, stru
 int lock_poll_pause(const struct lock_env *env, int attempt, int64_t deadline,
                     bool jitter_always);
 
+/* The pause lock_poll_pause would sleep, without sleeping (for a design's
+ * asynchronous hooks, whose pause is a timer): > 0 ns, 0 when the run is
+ * stopping, -1 when the budget is spent. */
+int64_t lock_poll_next(const struct lock_env *env, int attempt, int64_t deadline,
+                       bool jitter_always);
+
 #endif

@@ -40,9 +40,7 @@ const char redis_compare_and_pexpire_lua[] =
     "end\n"
     "return 0\n";
 
-/* KEYS[1] lock, KEYS[2] its fence counter; ARGV[1] token, ARGV[2] ttl ms.
- * The new counter value when granted, 0 when the lock is taken. */
-static const char fenced_set_nx_px_lua[] =
+const char redis_fenced_set_nx_px_lua[] =
     "if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
     "  return redis.call('incr', KEYS[2])\n"
     "end\n"
@@ -384,7 +382,7 @@ int redis_fencing_setup(struct lock_client *c, struct lab_err *err)
 {
     if (!c->env->fencing)
         return 0;
-    c->acquire.src = fenced_set_nx_px_lua;
+    c->acquire.src = redis_fenced_set_nx_px_lua;
     c->attempt = fenced_try;
     return redis_script_load(c->rc, &c->acquire, err);
 }

@@ -39,6 +39,8 @@ struct lock_client {
     char held_key[256];
     void *ext;                     /* design-specific state (freed by the design) */
     unsigned reconnects;           /* times rc was replaced by a new connection */
+    struct redis_async *as;        /* in a client group: the asynchronous side
+                                      (redis_async.c; rc is NULL then), else NULL */
 };
 
 /* Connect to env's Redis with a random token. attempt is the design's
@@ -120,6 +122,9 @@ enum release_status redis_release_script(struct lock_client *c, const char *key,
 /* The Lua scripts several designs share (KEYS[1] key, ARGV[1] token, ARGV[2] ttl ms). */
 extern const char redis_compare_and_delete_lua[]; /* del if ours: 1 deleted, 0 not ours */
 extern const char redis_compare_and_pexpire_lua[]; /* pexpire if ours: 1 extended, 0 not */
+/* KEYS[1] lock, KEYS[2] its fence counter; ARGV[1] token, ARGV[2] ttl ms.
+ * The new counter value when granted, 0 when the lock is taken. */
+extern const char redis_fenced_set_nx_px_lua[];
 
 /* redis-lua's open (redis_lua.c) with another acquire attempt, which
  * redis-wait builds on: the compare-and-delete release, and fencing when

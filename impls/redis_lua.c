@@ -12,6 +12,7 @@
  * can then refuse the late writes of a holder whose lock expired.
  */
 #include "redis_common.h"
+#include "redis_async.h"
 #include "test_slow.h"
 
 /* Test-only (tests/it_baseline.sh, scripts/measure-gate): LOCKLAB_TEST_SLOW
@@ -76,6 +77,21 @@ static int rlua_open(struct lock_client **out, const struct lock_env *env, struc
     return redis_lua_open_with(out, env, rlua_try, err);
 }
 
+/* In a client group: the same commands, without blocking (redis_async.c). */
+static int rlua_async_open(struct lock_client **out, const struct lock_env *env,
+                          struct evloop *loop, lock_opened_fn opened, void *arg,
+                          struct lab_err *err)
+{
+    return redis_async_open(out, env, loop, REDIS_ASYNC_LUA, opened, arg, err);
+}
+
+static const struct lock_async_ops rlua_async = {
+    .open = rlua_async_open,
+    .acquire = redis_async_acquire,
+    .release = redis_async_release,
+    .close = redis_async_close,
+};
+
 const struct lock_ops lock_redis_lua = {
     .name = "redis-lua",
     .backend = "redis",
@@ -85,4 +101,5 @@ const struct lock_ops lock_redis_lua = {
     .acquire = rlua_acquire,
     .release = rlua_release,
     .close = redis_lock_close,
+    .async = &rlua_async,
 };

@@ -6,6 +6,7 @@
  * deletes the lock the next client now holds, letting a third one in.
  */
 #include "redis_common.h"
+#include "redis_async.h"
 
 static int ssd_try(struct lock_client *c, const char *key, struct lab_err *err)
 {
@@ -17,6 +18,21 @@ static int ssd_open(struct lock_client **out, const struct lock_env *env, struct
     return redis_lock_open(out, env, ssd_try, err);
 }
 
+/* In a client group: the same commands, without blocking (redis_async.c). */
+static int ssd_async_open(struct lock_client **out, const struct lock_env *env,
+                         struct evloop *loop, lock_opened_fn opened, void *arg,
+                         struct lab_err *err)
+{
+    return redis_async_open(out, env, loop, REDIS_ASYNC_SET_DEL, opened, arg, err);
+}
+
+static const struct lock_async_ops ssd_async = {
+    .open = ssd_async_open,
+    .acquire = redis_async_acquire,
+    .release = redis_async_release,
+    .close = redis_async_close,
+};
+
 const struct lock_ops lock_redis_set_del = {
     .name = "redis-set-del",
     .backend = "redis",
@@ -26,4 +42,5 @@ const struct lock_ops lock_redis_set_del = {
     .acquire = redis_poll_acquire,
     .release = redis_release_del,
     .close = redis_lock_close,
+    .async = &ssd_async,
 };

@@ -8,6 +8,7 @@
  */
 #include "failpoint.h"
 #include "redis_common.h"
+#include "redis_async.h"
 
 static const struct failpoint *sne_after_setnx; /* armed failpoint, NULL when not */
 
@@ -39,6 +40,21 @@ static const struct lock_failpoint sne_failpoints[] = {
     {NULL, NULL},
 };
 
+/* In a client group: the same commands, without blocking (redis_async.c). */
+static int sne_async_open(struct lock_client **out, const struct lock_env *env,
+                         struct evloop *loop, lock_opened_fn opened, void *arg,
+                         struct lab_err *err)
+{
+    return redis_async_open(out, env, loop, REDIS_ASYNC_SETNX_EXPIRE, opened, arg, err);
+}
+
+static const struct lock_async_ops sne_async = {
+    .open = sne_async_open,
+    .acquire = redis_async_acquire,
+    .release = redis_async_release,
+    .close = redis_async_close,
+};
+
 const struct lock_ops lock_redis_setnx_expire = {
     .name = "redis-setnx-expire",
     .backend = "redis",
@@ -48,5 +64,6 @@ const struct lock_ops lock_redis_setnx_expire = {
     .acquire = redis_poll_acquire,
     .release = redis_release_del,
     .close = redis_lock_close,
+    .async = &sne_async,
     .failpoints = sne_failpoints,
 };

@@ -303,7 +303,7 @@ static const struct bad_case {
     { "duration-overflow.yaml", "3:21", "duration '9999999999999h' for run.max_duration is too large" },
     { "ttl-zero.yaml", "3:13", "lock.ttl must be greater than 0" },
     { "wrong-type-int.yaml", "3:10",
-      "bad integer 'lots' for clients (expected a plain decimal integer from 1 to 1024)" },
+      "bad integer 'lots' for clients (expected a plain decimal integer from 1 to 10000)" },
     { "wrong-type-float.yaml", "3:10", "bad integer '1.5' for clients" },
     { "leading-zero.yaml", "3:10", "bad integer '010' for clients" },
     { "wrong-type-list.yaml", "1:7", "name must be a string" },
@@ -342,7 +342,7 @@ static const struct bad_case {
     { "undefined-alias.yaml", "3:13", "YAML syntax error: found undefined alias" },
     { "invalid-utf8.yaml", "1:10", "YAML syntax error: invalid leading UTF-8 octet" },
     { "clients-range.yaml", "3:10",
-      "clients is 2000, out of range (expected an integer from 1 to 1024)" },
+      "clients is 20000, out of range (expected an integer from 1 to 10000)" },
     { "clients-zero.yaml", "3:10", "clients is 0, out of range" },
     { "ops-negative.yaml", "3:23", "run.ops_per_client is -1, out of range (expected an integer >= 0)" },
     { "stock-range.yaml", "3:32", "workload.stock is 1000000001, out of range" },
@@ -512,9 +512,9 @@ static void test_sweeps(void)
     rc = load_text("name: t\nimpls: [redis-lua]\nclients: [2, 4, 2]\n", &s, err, sizeof err,
                    path);
     CHECK(rc == -1 && strstr(err, ":3:17: clients lists 2 twice"), "duplicate count: %s", err);
-    rc = load_text("name: t\nimpls: [redis-lua]\nclients: [1, 2000]\n", &s, err, sizeof err,
+    rc = load_text("name: t\nimpls: [redis-lua]\nclients: [1, 20000]\n", &s, err, sizeof err,
                    path);
-    CHECK(rc == -1 && strstr(err, ":3:14: clients[1] is 2000, out of range"), "range: %s", err);
+    CHECK(rc == -1 && strstr(err, ":3:14: clients[1] is 20000, out of range"), "range: %s", err);
     rc = load_text("name: t\nimpls: [redis-lua]\nworkload: {kind: stock}\nlock: {keys: per-client}\n",
                    &s, err, sizeof err, path);
     CHECK(rc == -1 && strstr(err, ":4:14: lock.keys per-client needs the counter"),

@@ -156,6 +156,13 @@ static int apply_impl_filter(struct scenario *s, const char *list)
                                 "files)\n", name);
                 return -1;
             }
+        const struct lock_ops *ops = scenario_impl(s, name);
+        if (s->clients_per_process > 1 && !ops->async) {
+            fprintf(stderr, "locklab: --impl: %s cannot run in client groups (%s has "
+                            "run.clients_per_process %d): it has no asynchronous hooks\n",
+                    name, s->path, s->clients_per_process);
+            return -1;
+        }
         snprintf(s->impls[s->n_impls++], SCN_NAME_MAX, "%s", name);
     }
     if (s->n_impls == 0) {

@@ -100,6 +100,16 @@ void fault_signal_client(pid_t pid, int sig);
 /* Client i of rg is about to die inside its critical section: close it. */
 void fault_exit_for_victim(struct region *rg, int i);
 
+/* Client i's process is hit (pid): what the record's hit says, "client 3
+ * (pid 1234)", or for a client group (group.c), whose process runs several
+ * clients and is hit whole, "clients 0-63 (group 0, pid 1234)". */
+void fault_hit_client_text(struct fault_record *r, const struct region *rg, int i, pid_t pid);
+
+/* Client i's process is about to die of a fault (a kill): every client it
+ * runs is marked killed by the fault (one client, or its whole group), and
+ * the critical sections they are inside end now (fault_exit_for_victim). */
+void fault_kill_clients_of(struct region *rg, int i);
+
 /* ----------------------------------------------- servers (fault_servers.c) */
 
 /* The server a target names among the design's roles, or NULL. */

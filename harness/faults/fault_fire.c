@@ -62,6 +62,27 @@ void fault_exit_for_victim(struct region *rg, int i)
     atomic_store(&sl->iv_phase, IV_RELEASING);
 }
 
+void fault_hit_client_text(struct fault_record *r, const struct region *rg, int i, pid_t pid)
+{
+    const struct client_slot *sl = &rg->slots[i];
+    if (sl->group_n > 1)
+        snprintf(r->hit, sizeof r->hit, "clients %d-%d (group %d, pid %d)", sl->group_first,
+                 sl->group_first + sl->group_n - 1, sl->group_first / sl->group_n, (int)pid);
+    else
+        snprintf(r->hit, sizeof r->hit, "client %d (pid %d)", i, (int)pid);
+}
+
+void fault_kill_clients_of(struct region *rg, int i)
+{
+    const struct client_slot *sl = &rg->slots[i];
+    int first = sl->group_n > 1 ? sl->group_first : i, n = sl->group_n > 1 ? sl->group_n : 1;
+    for (int j = first; j < first + n; j++) {
+        atomic_store(&rg->slots[j].fault_killed, 1);
+        if (atomic_load(&rg->slots[j].iv_phase) == IV_INSIDE)
+            fault_exit_for_victim(rg, j);
+    }
+}
+
 /* Hit client i (already stopped) with spec's action: its row acts. */
 static void hit_client(struct faults *F, int spec, int i, int64_t now, bool inside)
 {
@@ -77,7 +98,7 @@ static void hit_client(struct faults *F, int spec, int i, int64_t now, bool insi
     r->client = i;
     r->pid = pid;
     r->start_ns = now;
-    snprintf(r->hit, sizeof r->hit, "client %d (pid %d)", i, (int)pid);
+    fault_hit_client_text(r, F->rg, i, pid);
     r->holder = inside;
     snprintf(r->note, sizeof r->note, "%s", inside ? "inside its critical section" : "");
     fault_action_of(f->action)->hit_client(F, r, i, inside); /* the loader saw it has one */

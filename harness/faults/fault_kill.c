@@ -20,9 +20,8 @@
 
 static void kill_client(struct faults *F, struct fault_record *r, int client, bool inside)
 {
-    atomic_store(&F->rg->slots[client].fault_killed, 1);
-    if (inside)
-        fault_exit_for_victim(F->rg, client);
+    (void)inside; /* read again for each client of its process */
+    fault_kill_clients_of(F->rg, client);
     fault_signal_client(F->pids[client], SIGKILL); /* a stopped process dies of it as well */
     r->end_ns = r->start_ns;
     r->outcome = FAULT_DONE;
@@ -48,9 +47,7 @@ static void kill_at_failpoint(struct region *rg, const struct fault_spec *f,
                               struct fault_record *r, int ri, int idx)
 {
     (void)f;
-    atomic_store(&rg->slots[idx].fault_killed, 1);
-    if (atomic_load(&rg->slots[idx].iv_phase) == IV_INSIDE)
-        fault_exit_for_victim(rg, idx); /* as the engine does for a holder it kills */
+    fault_kill_clients_of(rg, idx); /* as the engine does for a holder it kills */
     r->end_ns = r->start_ns;
     fault_rec_publish(&rg->head->faults, ri);
     raise(SIGKILL);

@@ -259,7 +259,7 @@ void faults_at_failpoint(struct region *rg, const struct scenario *s, int idx,
     r->client = idx;
     r->pid = getpid();
     r->start_ns = lab_now_ns();
-    snprintf(r->hit, sizeof r->hit, "client %d (pid %d)", idx, (int)r->pid);
+    fault_hit_client_text(r, rg, idx, r->pid);
     r->holder = true;
     snprintf(r->note, sizeof r->note, "at %s", f->target_text);
     fault_action_of(f->action)->at_failpoint(rg, f, r, ri, idx); /* the loader saw it has one */

@@ -57,6 +57,9 @@ static const struct opt run_opts[] = {
       .max = INT64_MAX, .def = "0", .help = "lock/unlock rounds per client, 0 for no limit" },
     { .name = "max_duration", .type = OPT_DUR, FIELD(max_duration_ns), .min = 1, .def = "60s",
       .help = "longest a run may take" },
+    { .name = "clients_per_process", .type = OPT_INT, FIELD(clients_per_process), .min = 1,
+      .max = SCN_MAX_CLIENTS, .def = "1",
+      .help = "logical clients one process runs on an event loop (designs with async hooks)" },
     { .name = NULL }
 };
 
@@ -123,7 +126,7 @@ static struct opt top_opts[] = {
     { .name = "backends", .type = OPT_SECTION, .sub = NULL,
       .help = "how the lock servers are laid out" },
     { .name = "clients", .type = OPT_NODE, .fn = load_clients,
-      .help = "number of client processes (1..1024), or a list of them to sweep" },
+      .help = "number of clients (1..10000), or a list of them to sweep" },
     { .name = "run", .type = OPT_SECTION, .sub = run_opts, .help = "when a run ends" },
     { .name = "lock", .type = OPT_SECTION, .sub = lock_opts,
       .help = "how clients take the lock" },
@@ -225,6 +228,57 @@ static int read_document(struct opt_loader *L, yaml_parser_t *p, FILE *f, yaml_d
     return 0;
 }
 
+/* The value of key in mapping map (NULL: none, or map is not a mapping). */
+static const yaml_node_t *value_of(struct opt_loader *L, const yaml_node_t *map, const char *key)
+{
+    if (!map || map->type != YAML_MAPPING_NODE)
+        return NULL;
+    for (const yaml_node_pair_t *p = map->data.mapping.pairs.start;
+         p < map->data.mapping.pairs.top; p++) {
+        const yaml_node_t *k = node_at(L, p->key);
+        if (k && k->type == YAML_SCALAR_NODE && strcmp(scalar_text(k), key) == 0)
+            return node_at(L, p->value);
+    }
+    return NULL;
+}
+
+/* run.clients_per_process above 1 runs client groups (harness/run/group.c):
+ * every design listed must have asynchronous hooks (lock_ops.async), and
+ * what a group cannot do (the reentrant workload's nested acquires, hosts
+ * that put clients in namespaces of their own) is refused here. */
+static int groups_finish(struct opt_loader *L, const yaml_node_t *root)
+{
+    const struct scenario *s = L->s;
+    if (s->clients_per_process <= 1)
+        return 0;
+    const yaml_node_t *at = value_of(L, value_of(L, root, "run"), "clients_per_process");
+    if (s->workload == WORKLOAD_REENTRANT)
+        return fail_at(L, at, "run.clients_per_process above 1 cannot run the reentrant "
+                              "workload (its nested acquires block); use 1");
+    if (s->n_hosts > 0)
+        return fail_at(L, at, "run.clients_per_process above 1 cannot run with hosts (a "
+                              "process is in one host's namespace); use 1");
+    const yaml_node_t *impls = value_of(L, root, "impls");
+    for (int j = 0; j < s->n_impls; j++) {
+        const struct lock_ops *ops = scenario_impl(s, s->impls[j]);
+        if (!ops || ops->async)
+            continue;
+        const yaml_node_t *item = at;
+        if (impls && impls->type == YAML_SEQUENCE_NODE)
+            for (const yaml_node_item_t *it = impls->data.sequence.items.start;
+                 it < impls->data.sequence.items.top; it++) {
+                const yaml_node_t *n = node_at(L, *it);
+                if (n && n->type == YAML_SCALAR_NODE && strcmp(scalar_text(n), ops->name) == 0)
+                    item = n;
+            }
+        return fail_at(L, item,
+                       "%s cannot run in client groups (run.clients_per_process %d): it has "
+                       "no asynchronous hooks (docs/designs.md lists those that do); use "
+                       "clients_per_process 1 for it", ops->name, s->clients_per_process);
+    }
+    return 0;
+}
+
 static int load_root(struct opt_loader *L)
 {
     const yaml_node_t *root = yaml_document_get_root_node(L->doc);
@@ -270,7 +324,7 @@ static int load_root(struct opt_loader *L)
                            "%s keeps its own stock and its version: it needs workload kind "
                            "stock", ops->name);
     }
-    if (fault_load_finish(L) != 0)
+    if (groups_finish(L, root) != 0 || fault_load_finish(L) != 0)
         return -1;
     return designs_finish(L);
 }

@@ -78,6 +78,9 @@ struct key_slot {
 
 struct client_slot {
     atomic_int state;          /* enum slot_state */
+    int group_first;           /* the clients sharing its process (a client group,
+                                  run.clients_per_process): the first of them... */
+    int group_n;               /* ... and how many (1: a process of its own) */
     atomic_int fault_killed;   /* a fault killed it (not a crash) */
     int64_t acquired;          /* acquires granted */
     int64_t timeouts;          /* acquires that ran out of wait budget */

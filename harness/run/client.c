@@ -25,6 +25,7 @@
 #include "backend.h"
 #include "failpoint.h"
 #include "client.h"
+#include "client_cs.h"
 #include "cpu.h"
 #include "faults.h"
 #include "net.h"
@@ -36,27 +37,6 @@ static void client_on_signal(int sig)
     (void)sig;
     if (client_stop)
         *client_stop = 1;
-}
-
-static void slot_error(struct client_slot *sl, const struct lab_err *err)
-{
-    if (!sl->err[0])
-        snprintf(sl->err, sizeof sl->err, "%s", err->msg);
-}
-
-/* A lock operation failed: while a server fault is on (or settling) that
- * is the fault's doing and counted apart; otherwise it is an error of the
- * design or the lab, in *count. */
-static void lock_error(struct shared_head *h, struct client_slot *sl, int64_t *count,
-                       const struct lab_err *err)
-{
-    if (lab_now_ns() <= atomic_load(&h->excused_until_ns)) {
-        if (!sl->fault_errors++)
-            snprintf(sl->fault_err, sizeof sl->fault_err, "%s", err->msg);
-        return;
-    }
-    (*count)++;
-    slot_error(sl, err);
 }
 
 /* Reentrant workload: take the lock again, s->depth times, inside the
@@ -77,7 +57,7 @@ static int nested_acquire(struct shared_head *h, const struct scenario *s,
         if (st == LOCK_TIMEOUT)
             sl->nested_timeouts++;
         else
-            lock_error(h, sl, &sl->errors, err);
+            client_lock_error(h, sl, &sl->errors, err);
         break;
     }
     return held;
@@ -96,7 +76,7 @@ static void nested_release(struct shared_head *h, const struct lock_ops *ops,
         } else if (rs == RELEASE_NOT_OWNER)
             sl->release_not_owner++;
         else if (rs == RELEASE_ERROR)
-            lock_error(h, sl, &sl->release_errors, err);
+            client_lock_error(h, sl, &sl->release_errors, err);
     }
 }
 
@@ -106,20 +86,11 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
 {
     struct shared_head *h = rg->head;
     struct client_slot *sl = &rg->slots[idx];
-    struct oracle_interval *log = rg->iv + (int64_t)idx * rg->iv_cap;
     struct lab_err err = {0};
     char key[160];
-    int k = scenario_key_of(s, idx, key, sizeof key);
-    struct oracle_key *ok = &rg->keys[k].oracle;
+    struct client_cs cs;
+    client_cs_init(&cs, rg, ops, idx, scenario_key_of(s, idx, key, sizeof key));
     int64_t deadline = lab_now_ns() + s->max_duration_ns;
-    /* only a release that removes a lock from a shared store can remove
-     * someone else's; a process-local mutex has nothing to delete */
-    bool shared_store = backend_of(ops) != NULL;
-    bool has_ttl = (ops->caps & LOCK_CAP_TTL) != 0;
-    /* an optimistic design (lock.h): the unit is sold by its release (the
-     * conditional write), the business decides on the stock its acquire
-     * read, and a conflict is retried without counting as an operation */
-    bool optimistic = (ops->caps & LOCK_CAP_OPTIMISTIC) != 0;
     const struct failpoint *fp_grant = failpoint_find(ops->name, "after-grant");
     const struct failpoint *fp_release = failpoint_find(ops->name, "before-release");
     /* open loop: the acquire's latency counts from its intended start */
@@ -140,78 +111,25 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
             continue;
         }
         if (st == LOCK_ERROR) {
-            lock_error(h, sl, &sl->errors, &err);
+            client_lock_error(h, sl, &sl->errors, &err);
             lab_sleep_ns(s->retry_interval_ns, &h->stop); /* do not spin on a dead backend */
             continue;
         }
-        int64_t lease_floor = sl->stats.lease_floor_ns;
-        sl->cur = (struct oracle_interval){
-            .wait_ns = t_wait, .enter_ns = t_enter, .key = (uint32_t)k, .client = (uint32_t)idx,
-            .token = sl->stats.fence_token};
-        atomic_store(&sl->iv_phase, IV_ENTERING);
-        oracle_enter(ok, &sl->cur.enter_seq);
-        atomic_store(&sl->iv_phase, IV_INSIDE);
-        sl->acquired++;
-        hist_record(&sl->acquire, (t_enter - t_wait + 500) / 1000);
+        client_cs_enter(&cs, t_wait, t_enter);
         failpoint_hit(fp_grant, &h->stop);
         int nested =
             s->workload == WORKLOAD_REENTRANT ? nested_acquire(h, s, ops, lc, key, sl, &err) : 0;
-        enum workload_step ws = optimistic ? workload_business(wl, sl->stats.read_stock)
-                                           : workload_step(wl, sl->stats.fence_token, &err);
+        /* an optimistic design (lock.h): the unit is sold by its release
+         * (the conditional write), the business decides on the stock its
+         * acquire read, and a conflict is retried without counting as an
+         * operation */
+        enum workload_step ws = cs.optimistic ? workload_business(wl, sl->stats.read_stock)
+                                              : workload_step(wl, sl->stats.fence_token, &err);
         nested_release(h, ops, lc, key, sl, nested, &err);
-        int64_t t_exit = lab_now_ns();
-        sl->cur.exit_ns = t_exit;
-        atomic_store(&sl->iv_phase, IV_EXITING);
-        sl->cur.exit_seq = oracle_exit(ok);
-        atomic_store(&sl->iv_phase, IV_RELEASING);
-        hist_record(&sl->hold, (t_exit - t_enter + 500) / 1000);
-        if (ws == WORKLOAD_DONE && !optimistic)
-            sl->units++;
-        else if (ws == WORKLOAD_FAILED) {
-            sl->errors++;
-            slot_error(sl, &err);
-        } else if (ws == WORKLOAD_STALE) {
-            sl->stale_refused++;
-            sl->cur.flags |= ORACLE_REFUSED;
-        }
-
+        client_cs_exit(&cs, ws, &err);
         failpoint_hit(fp_release, &h->stop);
         enum release_status rs = ops->release(lc, key, &err);
-        int64_t t_released = lab_now_ns();
-        hist_record(&sl->release, (t_released - t_exit + 500) / 1000);
-        sl->cur.release_ns = t_released;
-        /* only a release that knows it removed our lock is evidence (an
-         * adapter's `released ?` is not: RELEASE_UNCHECKED) */
-        if (rs == RELEASE_OK && shared_store && !optimistic)
-            sl->cur.flags |= ORACLE_RELEASED_KEY;
-        /* the lock was gone although it could not have expired yet: the
-         * release is over when it returns, so returning before the floor
-         * means the check came before it */
-        if (rs == RELEASE_NOT_OWNER && has_ttl && lease_floor > 0 && t_released < lease_floor)
-            sl->cur.flags |= ORACLE_LOST_EARLY;
-        /* log the interval only now, complete, and publish it with a release
-         * store: a client killed at any moment leaves no half-written entry,
-         * and until the phase is back to NONE the parent can tell (by the
-         * last entry) whether this one made it in */
-        int64_t n_iv = atomic_load_explicit(&sl->n_iv, memory_order_relaxed);
-        if (n_iv < rg->iv_cap) {
-            log[n_iv] = sl->cur;
-            atomic_store_explicit(&sl->n_iv, n_iv + 1, memory_order_release);
-        } else {
-            sl->iv_dropped++; /* first: a death in between may count it twice, never zero times */
-        }
-        atomic_store(&sl->iv_phase, IV_NONE);
-        if (rs == RELEASE_OK || rs == RELEASE_UNCHECKED) {
-            sl->released++;
-            sl->released_unchecked += rs == RELEASE_UNCHECKED;
-            if (optimistic && ws == WORKLOAD_DONE)
-                sl->units++; /* the write that sold it went through */
-        } else if (rs == RELEASE_NOT_OWNER) {
-            sl->release_not_owner++;
-            if (optimistic && ws == WORKLOAD_DONE)
-                op--; /* a conflict: the same unit again, bounded by max_duration */
-        } else
-            lock_error(h, sl, &sl->release_errors, &err);
+        op += client_cs_released(&cs, ws, rs, &err);
         if (ws == WORKLOAD_SOLD_OUT)
             break;
         lab_sleep_ns(s->think_ns, &h->stop); /* outside the lock: others get their turn */
@@ -283,7 +201,7 @@ _Noreturn void client_main(const struct scenario *s, const struct lock_ops *ops,
     if (opened != 0 ||
         workload_open(&wl, s, fenced, &env->stock, &rg->keys[s->per_client_keys ? idx : 0].counter,
                       &h->stop, &err) != 0) {
-        slot_error(sl, &err);
+        client_slot_error(sl, &err);
         if (lc)
             ops->close(lc);
         atomic_store(&sl->state, SLOT_FAILED);

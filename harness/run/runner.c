@@ -37,6 +37,7 @@
 #include "adapter.h"
 #include "backend.h"
 #include "client.h"
+#include "group.h"
 #include "faults.h"
 
 #define READY_TIMEOUT_NS (30LL * 1000000000)
@@ -170,23 +171,37 @@ static void close_interval(struct region *rg, int i, struct run_result *res)
     atomic_store(&sl->iv_phase, IV_NONE);
 }
 
-/* Reap whatever has exited; returns how many clients are still alive. */
+/* Reap whatever has exited; returns how many clients are still alive. A
+ * client group (group.c) is one process: reaped once, through its first
+ * client, its CPU counted once, every client of it closed and noted. */
 static int reap(pid_t *pids, int n, struct region *rg, struct run_result *res, bool killed)
 {
     int alive = 0;
     for (int i = 0; i < n; i++) {
         if (pids[i] <= 0)
             continue;
+        struct client_slot *sl = &rg->slots[i];
+        if (sl->group_n > 1 && sl->group_first != i) {
+            alive++; /* its group's first client reaps it */
+            continue;
+        }
         int status;
         struct rusage ru;
         pid_t r = wait4(pids[i], &status, WNOHANG, &ru);
-        if (r == pids[i]) {
-            res->cpu.clients_ns += cpu_window_ns(&rg->slots[i].cpu, &ru);
-            close_interval(rg, i, res);
-            note_exit(res, &rg->slots[i], i, status, killed);
-            pids[i] = -pids[i];
-        } else {
+        if (r != pids[i]) {
             alive++;
+            continue;
+        }
+        res->cpu.clients_ns += cpu_window_ns(&sl->cpu, &ru);
+        int last = sl->group_n > 1 ? i + sl->group_n : i + 1;
+        for (int j = i; j < last && j < n; j++) {
+            int st = status;
+            /* a client of a group that could not open: as its own process exits */
+            if (j != i || sl->group_n > 1)
+                st = atomic_load(&rg->slots[j].state) == SLOT_FAILED ? 2 << 8 : status;
+            close_interval(rg, j, res);
+            note_exit(res, &rg->slots[j], j, st, killed);
+            pids[j] = -pids[j];
         }
     }
     return alive;
@@ -529,6 +544,25 @@ static int optimistic_stock(const struct scenario *s, const struct lock_ops *ops
     return left ? ops->stock_left(sv, key, left, err) : ops->stock_reset(sv, key, s->stock, err);
 }
 
+/* A group process holds two connections per client (the lock store and,
+ * for the stock workload, the stock store) besides its own: raise the
+ * open-file limit its children inherit to what that needs (root may raise
+ * the hard limit too), or say why not. 0 or -1 with err filled. */
+static int files_for_groups(int per, struct lab_err *err)
+{
+    rlim_t need = (rlim_t)per * 2 + 64;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
+        return 0;
+    struct rlimit want = {need, rl.rlim_max > need ? rl.rlim_max : need};
+    if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+        return 0;
+    lab_err_set(err, EMFILE, "clients_per_process %d needs %llu open files per process; the "
+                "limit is %llu (ulimit -Hn)", per, (unsigned long long)need,
+                (unsigned long long)rl.rlim_max);
+    return -1;
+}
+
 int runner_run(const struct scenario *s, const struct lock_ops *ops, const struct run_env *env,
                volatile int *stop, struct run_result *res, struct lab_err *err)
 {
@@ -592,16 +626,34 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
     fflush(NULL);
     pid_t parent = getpid();
     int forked = 0;
-    for (; forked < s->clients; forked++) {
+    /* one process per client, or per group of clients_per_process */
+    int per = s->clients_per_process > 1 && ops->async ? s->clients_per_process : 1;
+    for (int i = 0; i < s->clients; i++) {
+        rg.slots[i].group_first = i - i % per;
+        rg.slots[i].group_n = per > 1 ? (s->clients - rg.slots[i].group_first < per
+                                             ? s->clients - rg.slots[i].group_first : per)
+                                      : 1;
+    }
+    if (per > 1 && files_for_groups(per, err) != 0) {
+        free(pids);
+        munmap(rg.base, rg.size);
+        return -1;
+    }
+    while (forked < s->clients) {
+        int n = rg.slots[forked].group_n;
         pid_t pid = fork();
         if (pid < 0) {
             lab_err_set(err, errno, "fork: %s", strerror(errno));
             break;
         }
+        if (pid == 0 && per > 1)
+            group_main(s, ops, env, &rg, forked, n, parent);
         if (pid == 0)
             client_main(s, ops, env, &rg, forked, parent);
         setpgid(pid, pid); /* as the client does itself: whichever runs first */
-        pids[forked] = pid;
+        for (int j = 0; j < n; j++)
+            pids[forked + j] = pid;
+        forked += n;
     }
     live_pids = pids;
     live_n = forked;

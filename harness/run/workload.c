@@ -28,16 +28,7 @@
 
 #include "lock.h"
 
-/* The stock store's keys. */
-#define STOCK_KEY "stock"
-#define SOLD_KEY "sold"
-#define FENCE_KEY "fence"               /* highest token seen */
-#define STALE_WRITES_KEY "stale_writes" /* writes refused */
-#define STALE_READS_KEY "stale_reads"   /* reads refused */
-
-/* KEYS stock, fence, stale_reads; ARGV token. {1, stock} and the mark
- * raised to the token, or {0, mark} refused (token below the mark). */
-static const char fenced_read_lua[] =
+const char workload_fenced_read_lua[] =
     "local mark = tonumber(redis.call('get', KEYS[2]) or '0')\n"
     "local t = tonumber(ARGV[1])\n"
     "if t < mark then\n"
@@ -49,7 +40,7 @@ static const char fenced_read_lua[] =
 
 /* KEYS stock, sold, fence, stale_writes; ARGV token, new stock. 1 written
  * (stock set, sold counted), 0 refused. */
-static const char fenced_write_lua[] =
+const char workload_fenced_write_lua[] =
     "local t = tonumber(ARGV[1])\n"
     "if t < tonumber(redis.call('get', KEYS[3]) or '0') then\n"
     "  redis.call('incr', KEYS[4])\n"
@@ -66,8 +57,8 @@ struct workload_client {
     const volatile int *stop;  /* interrupts the business time */
     redisContext *rc;          /* stock store connection (stock workload) */
     bool fenced;               /* reads and writes carry the grant's token */
-    char read_sha[41];         /* fenced_read_lua, loaded */
-    char write_sha[41];        /* fenced_write_lua, loaded */
+    char read_sha[41];         /* workload_fenced_read_lua, loaded */
+    char write_sha[41];        /* workload_fenced_write_lua, loaded */
 };
 
 static redisContext *stock_connect(const struct workload_target *t, struct lab_err *err)
@@ -162,8 +153,8 @@ int workload_open(struct workload_client **out, const struct scenario *s, bool f
         free(w);
         return -1;
     }
-    if (fenced && (stock_script_load(w->rc, fenced_read_lua, w->read_sha, err) != 0 ||
-                   stock_script_load(w->rc, fenced_write_lua, w->write_sha, err) != 0)) {
+    if (fenced && (stock_script_load(w->rc, workload_fenced_read_lua, w->read_sha, err) != 0 ||
+                   stock_script_load(w->rc, workload_fenced_write_lua, w->write_sha, err) != 0)) {
         workload_close(w);
         return -1;
     }

@@ -65,6 +65,21 @@ enum workload_step workload_business(struct workload_client *w, int64_t stock);
 
 void workload_close(struct workload_client *w);
 
+/* The stock store's keys, and the fenced read and write (Lua), which the
+ * blocking client (workload.c) and a client group's (workload_async.c)
+ * both send. */
+#define STOCK_KEY "stock"
+#define SOLD_KEY "sold"
+#define FENCE_KEY "fence"               /* highest token seen */
+#define STALE_WRITES_KEY "stale_writes" /* writes refused */
+#define STALE_READS_KEY "stale_reads"   /* reads refused */
+/* KEYS stock, fence, stale_reads; ARGV token. {1, stock} and the mark
+ * raised to the token, or {0, mark} refused (token below the mark). */
+extern const char workload_fenced_read_lua[];
+/* KEYS stock, sold, fence, stale_writes; ARGV token, new stock. 1 written
+ * (stock set, sold counted), 0 refused. */
+extern const char workload_fenced_write_lua[];
+
 int workload_outcome(const struct scenario *s, const struct workload_target *t,
                      volatile int64_t *counter, int64_t units_reported,
                      struct workload_outcome *out, struct lab_err *err);

@@ -22,7 +22,7 @@
 
 #define SCN_MAX_IMPLS 32
 #define SCN_NAME_MAX 64
-#define SCN_MAX_CLIENTS 1024
+#define SCN_MAX_CLIENTS 10000
 #define SCN_OPTIONS_MAX 16384 /* bytes for the settings of every design (lock_ops.options) */
 #define SCN_STORE_SETTINGS_MAX 512 /* bytes for every store's settings (backend_ops.settings) */
 #define SCN_MAX_STEPS 16
@@ -84,6 +84,9 @@ struct scenario {
     int per_client_keys;     /* the mode of this run (set by the caller for each step) */
     int64_t ops_per_client;  /* run.ops_per_client: 0 = unbounded (default) */
     int64_t max_duration_ns; /* run.max_duration: default 60s; > 0 */
+    int clients_per_process; /* run.clients_per_process: logical clients one process runs
+                                on an event loop (harness/run/group.c); 1 (default): a
+                                process per client */
 
     char lock_key[128];        /* lock.key: default "locklab" */
     int64_t ttl_ns;            /* lock.ttl: default 10s; > 0 */

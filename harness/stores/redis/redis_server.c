@@ -31,7 +31,7 @@ static pid_t spawn_redis(struct server *s, struct lab_err *err)
     snprintf(port, sizeof port, "%d", s->port);
     char *argv[32] = {(char *)redis_binary(), "--port", port, "--bind", s->host,
                       "--save", "", "--appendonly", "no", "--dir", s->dir,
-                      "--daemonize", "no", "--protected-mode", "no", "--maxclients", "4096"};
+                      "--daemonize", "no", "--protected-mode", "no", "--maxclients", "16384"}; /* 10,000 clients and the lab */
     int n = 0;
     while (argv[n])
         n++;

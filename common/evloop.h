@@ -1,0 +1,62 @@
+/*
+ * evloop.h - a small event loop (epoll and a timer heap) for one process
+ * that multiplexes many clients: a client group (harness/run/group.c) and
+ * the asynchronous hooks of the designs that can run in one
+ * (lock_ops.async, impls/lock.h).
+ *
+ * Both sides need the same loop: a design's retry pause and a workload's
+ * business time are timers on it, its connections are watched by it. It is
+ * single-threaded and knows nothing of Redis; evloop_redis.h attaches a
+ * hiredis asynchronous context to it.
+ */
+#ifndef LOCKLAB_EVLOOP_H
+#define LOCKLAB_EVLOOP_H
+
+#include <stdint.h>
+
+#include "lab.h"
+
+#define EV_READ 1u
+#define EV_WRITE 2u
+
+struct evloop;
+
+/* A file descriptor watched by the loop. */
+struct ev_io {
+    int fd;
+    unsigned armed; /* EV_READ | EV_WRITE as registered now (0: not in the loop) */
+    void (*ready)(struct ev_io *io, unsigned events); /* called with EV_READ/EV_WRITE;
+                                                          an error or hang-up gives both */
+};
+
+/* A one-shot timer. */
+struct ev_timer {
+    int64_t at_ns; /* CLOCK_MONOTONIC when it fires */
+    int slot;      /* its place in the loop's heap, -1 when not armed (set it so before
+                      first use: evloop_timer_init) */
+    void (*fire)(struct ev_timer *t);
+};
+
+/* A new loop, or NULL with err filled. */
+struct evloop *evloop_new(struct lab_err *err);
+void evloop_free(struct evloop *L);
+
+/* Watch io for want (EV_READ | EV_WRITE; 0 stops watching it). A removed
+ * io whose events are pending in the batch being dispatched is skipped,
+ * so a callback may remove (and free) any io. 0 or -1 (errno). */
+int evloop_io(struct evloop *L, struct ev_io *io, unsigned want);
+
+void evloop_timer_init(struct ev_timer *t, void (*fire)(struct ev_timer *t));
+/* Arm t for at_ns (re-arming moves it); 0 or -1 out of memory. */
+int evloop_timer_at(struct evloop *L, struct ev_timer *t, int64_t at_ns);
+void evloop_timer_cancel(struct evloop *L, struct ev_timer *t);
+/* Make every armed timer due now (a run that stops cuts its sleeps short,
+ * as lab_sleep_ns does with its stop flag). */
+void evloop_timers_due_now(struct evloop *L);
+
+/* Wait for events or the first timer, at most max_wait_ns, and dispatch
+ * them (timers due first). Returns the number of events and timers
+ * handled, or -1 on an epoll error other than EINTR. */
+int evloop_run_once(struct evloop *L, int64_t max_wait_ns);
+
+#endif
