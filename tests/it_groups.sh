@@ -9,7 +9,9 @@
 #  - redis-set-del with a TTL shorter than the business time, 64 clients in
 #    4 groups of 16: the oracle catches the violation; a pause aimed at
 #    client 5 stops its whole process, and the record names the group's
-#    clients.
+#    clients;
+#  - an open loop in groups (arrival:) keeps its schedule: 100/s over 2 s
+#    on one hot key (capacity ~200/s) is 200 starts, few of them late.
 . "$(dirname "$0")/lib.sh"
 
 D=$WORK/scn
@@ -59,5 +61,24 @@ expect_eq "the pause landed" "$(jget "$S" $r.faults.0.outcome)" done
 hit=$(jget "$S" $r.faults.0.hit)
 check "the pause's record names the whole group of client 5 ($hit)" \
     grep -qx 'clients 0-15 (group 0, pid [0-9]*)' <<< "$hit"
+
+cat > "$D/open.yaml" <<'YAML'
+name: groups-open
+impls: [redis-lua]
+clients: 64
+run: {max_duration: 2s, clients_per_process: 32}
+lock: {key: gopen, ttl: 5s, wait: 5s, retry_interval: 1ms}
+workload: {kind: counter, business: 5ms}
+arrival: {rate: 100/s, distribution: constant}
+expect: {"*": safe}
+YAML
+"$LOCKLAB" run "$D/open.yaml" --out "$WORK/results" --quiet --no-plot > "$WORK/open.txt" 2>&1
+expect_eq "an open loop in groups met its expectation" "$?" 0
+S=$WORK/results/latest/summary.json
+r=results.impl=redis-lua
+in_range "open loop in groups: starts on the 100/s schedule over 2 s" \
+    "$(jget "$S" $r.arrival.starts)" 190 201
+in_range "open loop in groups: late starts (of 200, under capacity)" \
+    "$(jget "$S" $r.arrival.late)" 0 40
 expect_no_orphans "after the group runs"
 finish

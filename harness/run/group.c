@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 
+#include "arrival.h"
 #include "client_cs.h"
 #include "cpu.h"
 #include "evloop.h"
@@ -54,7 +55,10 @@ struct gclient {
     int64_t deadline;         /* max_duration from the start barrier */
     int64_t t_wait;           /* when the acquire under way started */
     enum workload_step ws;    /* the unit's outcome, until the release is done */
-    struct ev_timer timer;    /* think time, or the pause after an error */
+    struct ev_timer timer;    /* think time, the pause after an error, or the next arrival */
+    struct arrival arr;       /* open loop: when the next acquire is meant to start */
+    int64_t intended;         /* ... the one the timer waits for (due) */
+    bool due;
     bool lock_opening, wl_opening, failed, finished;
 };
 
@@ -170,7 +174,26 @@ static void next_op(struct gclient *c)
         finish(c);
         return;
     }
-    c->t_wait = lab_now_ns();
+    int64_t now = lab_now_ns();
+    c->t_wait = now;
+    if (c->arr.open) { /* open loop: wait for the intended start, count from it */
+        if (!c->due) {
+            c->intended = arrival_next(&c->arr);
+            if (c->intended >= c->deadline) {
+                finish(c);
+                return;
+            }
+            c->due = true;
+            if (c->intended > now) {
+                evloop_timer_at(g->L, &c->timer, c->intended);
+                return;
+            }
+        }
+        c->due = false;
+        c->cs.sl->arrivals++;
+        c->cs.sl->late_starts += arrival_took(&c->arr, c->intended, now);
+        c->t_wait = c->intended;
+    }
     g->ops->async->acquire(c->lc, c->key, s->wait_ns, on_acquired, c);
 }
 
@@ -316,6 +339,7 @@ _Noreturn void group_main(const struct scenario *s, const struct lock_ops *ops,
                 continue;
             atomic_store(&c->cs.sl->state, SLOT_RUNNING);
             c->deadline = deadline;
+            arrival_init(&c->arr, s, c->idx, lab_now_ns());
             g.running++;
         }
         for (int i = 0; i < n; i++)
