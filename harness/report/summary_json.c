@@ -96,6 +96,10 @@ static json_t *faults_json(const struct run_result *r)
                                              : json_null());
         }
         bool server = fault_took_service(f);
+        if (f->action == FAULT_PARTITION && f->holder) /* the holder cut off: until another's grant */
+            json_object_set_new(o, "next_grant_ms", f->recovery_ns >= 0
+                                                        ? json_real((double)f->recovery_ns / 1e6)
+                                                        : json_null());
         if ((f->action == FAULT_KILL && f->client >= 0) || server)
             json_object_set_new(o, "recovery_ms", f->recovery_ns >= 0
                                                       ? json_real((double)f->recovery_ns / 1e6)
