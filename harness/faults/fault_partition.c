@@ -12,7 +12,8 @@
  * record's note with how long they took (a bridge must reach both sides),
  * and the instants the cut took effect and healed are its phases ("cut",
  * "healed"); a shape's seed is noted, so the same split can be asked for.
- * On a store that elects, the first poll that sees another leader is
+ * Lock errors from the cut until the heal plus the grace are the cut's
+ * (fault_errors), as a server fault's are. On a store that elects, the first poll that sees another leader is
  * the phase "leader". With `when: holder` it waits (up to its window) until a client on the
  * first side is inside its critical section, and notes which. A cut that did not
  * show is `failed` and healed at once, never `done`. The cut is healed
@@ -183,6 +184,7 @@ static void heal(struct fault_record *r, const char *why)
     in_force.ruled = 0;
     in_force.on = false;
     r->end_ns = at;
+    r->back_ns = at; /* the links are whole again: the grace for lock errors runs from here */
     if (r->n_phases < FAULT_PHASES_MAX) {
         snprintf(r->phase[r->n_phases].name, sizeof r->phase[0].name, "healed");
         r->phase[r->n_phases++].at_ns = at;
@@ -267,6 +269,7 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
     snprintf(r->phase[0].name, sizeof r->phase[0].name, "cut");
     r->phase[0].at_ns = at;
     r->outcome = FAULT_ACTIVE;
+    fault_excuse_open(F, r); /* lock errors until the heal (and its grace) are the cut's */
     in_force.rec = idx;
     in_force.on = true;
     if (rc != 0) {

@@ -381,7 +381,11 @@ static void collect_faults(const struct scenario *s, struct region *rg, struct r
         if (r->action == FAULT_PARTITION && r->holder && r->client >= 0) {
             /* a holder cut off: how long until another client was granted */
             int64_t next = first_grant_from_but(all, n_iv, r->start_ns, r->client);
-            r->recovery_ns = next != INT64_MAX ? next - r->start_ns : -1;
+            r->taken_ns = next != INT64_MAX ? next - r->start_ns : -1;
+            for (int64_t k = 0; k < n_iv; k++) /* and when it left the section it held */
+                if ((int)all[k].client == r->client && all[k].enter_ns <= r->start_ns &&
+                    all[k].exit_ns >= r->start_ns)
+                    r->left_ns = all[k].exit_ns - r->start_ns;
             continue;
         }
         if (r->action != FAULT_KILL || r->client < 0 || r->outcome != FAULT_DONE)
@@ -455,6 +459,7 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
         res->intervals_dropped += sl->iv_dropped;
         units += sl->units;
         res->stale_refused_by_clients += sl->stale_refused;
+        res->aborted += sl->aborted;
         total_iv += atomic_load_explicit(&sl->n_iv, memory_order_acquire);
         hist_merge(&res->acquire, &sl->acquire);
         hist_merge(&res->hold, &sl->hold);
