@@ -1,7 +1,8 @@
 /*
  * lab.c - small shared helpers: error filling, verdict names, sleeping that
  * honours the run's stop flag, random tokens from the OS, and a process's
- * state as /proc shows it.
+ * state as /proc shows it, and a flag one thread raises to cut another's
+ * sleep short (lab_flag_raise).
  *
  * Lock tokens must be unpredictable and distinct across forked clients, so
  * they come from getrandom(2), never from rand(): forked processes would
@@ -15,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 void lab_err_set(struct lab_err *err, int code, const char *fmt, ...)
@@ -61,6 +64,30 @@ void lab_sleep_ns(int64_t ns, const volatile int *stop)
         if (stop && *stop)
             return;
         req = rem;
+    }
+}
+
+void lab_flag_raise(volatile int *flag)
+{
+    __atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
+    syscall(SYS_futex, flag, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+bool lab_sleep_or_flag(int64_t ns, const volatile int *stop, volatile int *flag)
+{
+    if (!flag) {
+        lab_sleep_ns(ns, stop);
+        return false;
+    }
+    int64_t end = lab_now_ns() + ns;
+    for (;;) {
+        if (__atomic_load_n(flag, __ATOMIC_SEQ_CST))
+            return true;
+        int64_t left = end - lab_now_ns();
+        if (left <= 0 || (stop && *stop))
+            return false;
+        struct timespec ts = {.tv_sec = left / 1000000000LL, .tv_nsec = left % 1000000000LL};
+        syscall(SYS_futex, flag, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0); /* woken, or timed out */
     }
 }
 

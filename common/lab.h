@@ -66,6 +66,13 @@ static inline int64_t lab_now_ns(void)
 /* Sleep for ns nanoseconds (restarting after signals unless *stop is set). */
 void lab_sleep_ns(int64_t ns, const volatile int *stop);
 
+/* A flag one thread raises and another sleeps on (a futex word of the
+ * process): lab_flag_raise sets it to 1 and wakes the sleeper at once;
+ * lab_sleep_or_flag sleeps ns, or less when *stop or *flag (NULL: none)
+ * is set, and says whether the flag cut it short. */
+void lab_flag_raise(volatile int *flag);
+bool lab_sleep_or_flag(int64_t ns, const volatile int *stop, volatile int *flag);
+
 /* The state letter of process pid from /proc (R, S, T, Z...), 0 when it
  * is gone. */
 char lab_proc_state(pid_t pid);

@@ -150,6 +150,12 @@ struct lock_env {
     struct lock_stats *stats;   /* counters to update (never NULL) */
     int fencing;                /* 1: put each grant's token in stats->fence_token (only
                                  * designs with LOCK_CAP_FENCING are asked; 0 costs nothing) */
+    volatile int *lost;         /* the design raises it (lab_flag_raise, from any of its
+                                 * threads) when it learns that the lock it holds may be lost
+                                 * (a ZooKeeper session suspended, with lock.on_disconnect:
+                                 * abort); the client loop lowers it before each acquire and,
+                                 * raised inside the critical section, abandons the unit before
+                                 * its write (counted as aborted). NULL: nobody listens */
     const char *log_dir;        /* a directory of this step in the run's results where the
                                  * design may keep files of its own (an adapter: its child's
                                  * stderr, client-N.txt), created by whoever writes first;

@@ -18,6 +18,12 @@
  * opens a new session. When a node of ours cannot be deleted because
  * ZooKeeper cannot be reached, the session is closed instead, so that the
  * node cannot outlive us and block every other client.
+ *
+ * lock.on_disconnect: abort (Curator's tech note 14): the completion
+ * thread raises lock_env.lost at the first session event that is not
+ * "connected" (the C client's CONNECTING after a lost connection, which
+ * Curator calls SUSPENDED; or EXPIRED), so the client leaves its critical
+ * section before writing; the release then closes the session.
  */
 #include "zk_common.h"
 
@@ -30,6 +36,18 @@
 #define ZK_CONNECT_TIMEOUT_NS (10LL * 1000000000)  /* first connect, at open */
 #define ZK_STOP_CHECK_NS (50LL * 1000000)          /* longest wait between looks at env->stop */
 #define ZK_DEFAULT_SESSION_MS 10000
+
+/* ---------------------------------------------------------------- setting */
+
+static const char *const on_disconnect_words[] = {"ignore", "abort", NULL}; /* index = value */
+
+const struct opt zk_option_rows[] = {
+    { .name = "on_disconnect", .type = OPT_CHOICE, OPT_FIELD(struct zk_options, on_disconnect),
+      .choices = on_disconnect_words, .def = "ignore",
+      .help = "ZooKeeper designs: abort treats a lost connection as a lost lock (Curator TN14): "
+              "the holder leaves before its write" },
+    { .name = NULL }
+};
 
 /* ---------------------------------------------------------------- events */
 
@@ -44,6 +62,11 @@ static void zk_watcher(zhandle_t *zh, int type, int state, const char *path, voi
      * wakes their successors without any release: not part of the measure */
     if (type != ZOO_SESSION_EVENT && type != ZOO_NOTWATCHING_EVENT && !*c->env->stop)
         c->env->stats->notifications++;
+    /* lock.on_disconnect: abort: the session suspended (disconnected, not
+     * yet expired) or gone, the lock counts as lost from now */
+    if (type == ZOO_SESSION_EVENT && state != ZOO_CONNECTED_STATE &&
+        state != ZOO_READONLY_STATE && c->abort_on_disconnect && c->env->lost)
+        lab_flag_raise(c->env->lost);
     c->wakes++;
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
@@ -315,6 +338,8 @@ int zk_lock_open(struct lock_client **out, const struct lock_env *env, struct la
         return -1;
     }
     c->env = env;
+    const struct zk_options *o = env->options;
+    c->abort_on_disconnect = o && o->on_disconnect == ZK_DISCONNECT_ABORT;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -405,6 +430,12 @@ enum release_status zk_hold_release(struct lock_client *c, const char *key, stru
     struct zk_hold h = c->held[i];
     memmove(&c->held[i], &c->held[i + 1], (size_t)(c->n_held - i - 1) * sizeof c->held[0]);
     c->n_held--;
+    if (c->abort_on_disconnect && c->env->lost && __atomic_load_n(c->env->lost, __ATOMIC_SEQ_CST)) {
+        /* the lock was given up at the disconnect: close the session, so
+         * the node goes with it whether or not the connection is back */
+        zk_session_drop(c);
+        return RELEASE_NOT_OWNER;
+    }
     return zk_delete_ours(c, h.path, h.gen, err);
 }
 

@@ -33,6 +33,19 @@
 #define ZK_KEY_MAX 256       /* longest lock key */
 #define ZK_MAX_HOLDS 8       /* locks (or non-reentrant nested grants) held at once */
 
+/* The ZooKeeper designs' own setting, one row they all share (a key of
+ * the lock section: lock.on_disconnect). ignore: a holder goes on through
+ * a lost connection, trusting its session (the library's default);
+ * abort: Curator's tech note 14, a lost connection (the session
+ * suspended, not yet expired) is a lost lock: the design raises
+ * lock_env.lost, the client abandons its critical section before its
+ * write, and the release closes the session instead of deleting. */
+enum zk_on_disconnect { ZK_DISCONNECT_IGNORE = 0, ZK_DISCONNECT_ABORT };
+struct zk_options {
+    int on_disconnect; /* enum zk_on_disconnect */
+};
+extern const struct opt zk_option_rows[];
+
 /* One lock this client holds: the node that carries it, and in which
  * session it was created (a lock created in an earlier session is gone). */
 struct zk_hold {
@@ -56,6 +69,7 @@ struct lock_client {
     char parent[sizeof ZK_ROOT + ZK_KEY_MAX]; /* that parent: ZK_ROOT "/<key>" */
     const char *const *subdirs;  /* persistent children of the parent the design keeps its
                                     nodes in (NULL-terminated), NULL when none */
+    bool abort_on_disconnect;    /* lock.on_disconnect: abort (read by the completion thread) */
     struct zk_hold held[ZK_MAX_HOLDS]; /* granted locks, innermost last */
     int n_held;
 };

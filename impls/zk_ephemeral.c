@@ -110,6 +110,8 @@ const struct lock_ops lock_zk_ephemeral = {
     .summary = "one ephemeral node, losers exists-watch it: every release wakes every waiter "
                "(herd); not reentrant",
     .caps = LOCK_CAP_NOTIFIES | LOCK_CAP_FENCING,
+    .options = zk_option_rows,
+    .options_size = sizeof(struct zk_options),
     .open = zk_lock_open,
     .acquire = zke_acquire,
     .release = zk_hold_release,

@@ -180,6 +180,8 @@ const struct lock_ops lock_zk_semaphore = {
     .summary = "Curator InterProcessSemaphoreMutex: a one-lease semaphore (internal mutex under "
                "locks/, lease nodes under leases/), not reentrant: recursion waits on itself",
     .caps = LOCK_CAP_NOTIFIES | LOCK_CAP_FENCING,
+    .options = zk_option_rows,
+    .options_size = sizeof(struct zk_options),
     .open = sem_open,
     .acquire = sem_acquire,
     .release = zk_hold_release, /* delete the lease */

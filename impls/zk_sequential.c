@@ -61,6 +61,8 @@ const struct lock_ops lock_zk_sequential = {
     .summary = "Curator InterProcessMutex: ephemeral-sequential queue, watch the predecessor "
                "only, reentrant; session expiry while paused gives two holders",
     .caps = LOCK_CAP_REENTRANT | LOCK_CAP_NOTIFIES | LOCK_CAP_FENCING,
+    .options = zk_option_rows,
+    .options_size = sizeof(struct zk_options),
     .open = zk_lock_open,
     .acquire = zks_acquire,
     .release = zks_release,

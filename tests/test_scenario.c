@@ -292,7 +292,7 @@ static const struct bad_case {
       "unknown key 'client' in the top-level mapping (expected one of: name, description, "
       "adapters, impls, backends, clients, run, lock, workload, arrival, hosts, faults, expect)" },
     { "unknown-key-nested.yaml", "5:3",
-      "unknown key 'ttls' in lock (expected one of: key, ttl, wait, retry_interval, retry, watchdog_lease, script, wait_replicas, wait_timeout, etcd_keepalive, keys)" },
+      "unknown key 'ttls' in lock (expected one of: key, ttl, wait, retry_interval, retry, watchdog_lease, script, wait_replicas, wait_timeout, on_disconnect, etcd_keepalive, keys)" },
     { "unknown-key-deep.yaml", "3:20",
       "unknown key 'topolgy' in backends.redis (expected one of: topology, replicas, masters, persistence, min_replicas_to_write, min_replicas_max_lag)" },
     { "duplicate-key.yaml", "5:1", "duplicate key 'clients' in the top-level mapping (first at 3:1)" },
@@ -632,7 +632,7 @@ static void test_redisson_lease(void)
     rc = load_text("name: t\nimpls: [redisson]\nlock: {leaseTime: 50ms}\n", &s, err, sizeof err,
                    path);
     CHECK(rc == -1 && strstr(err, ":3:8: unknown key 'leaseTime' in lock (expected one of: key, "
-                                  "ttl, wait, retry_interval, retry, watchdog_lease, script, wait_replicas, wait_timeout, etcd_keepalive, keys)"),
+                                  "ttl, wait, retry_interval, retry, watchdog_lease, script, wait_replicas, wait_timeout, on_disconnect, etcd_keepalive, keys)"),
           "a derived value is not a key: %s", err);
 }
 

@@ -409,9 +409,10 @@ static int fault_check(struct opt_loader *L, const yaml_node_t *entry, const cha
     if (!(row->keys & FA_OFFSET) && has_offset)
         return fail_at(L, entry, "%s: offset goes with %s, not %s", kp,
                        fault_action_join(words, sizeof words, act_offset, " or "), act);
-    if (f->when_holder && !server)
-        return fail_at(L, entry, "%s: when: holder holds back a server fault until a client "
-                                 "holds the lock; to hit the holder itself, write target: holder",
+    if (f->when_holder && !server && f->target != TARGET_NET)
+        return fail_at(L, entry, "%s: when: holder holds back a server fault or a partition "
+                                 "until a client holds the lock; to hit the holder itself, "
+                                 "write target: holder",
                        kp);
     return 0;
 }
@@ -548,8 +549,10 @@ static int partitions_finish(struct opt_loader *L)
                 for (int h = 0; h < s->n_hosts; h++)
                     host |= strcmp(s->hosts[h].name, m) == 0;
                 if (!host && fault_target_parse(m, &t) != 0)
-                    rc = fail_mark(L, &at, "faults[%d]: '%s' is no host of hosts:, client:N or "
-                                   "server role", i, m);
+                    rc = fail_mark(L, &at, "faults[%d]: '%s' is no host of hosts:, client:N, "
+                                   "holder or server role", i, m);
+                else if (!host && t.target == TARGET_HOLDER) /* a side of the holder's host */
+                    s->faults[i].when_holder = true;
             }
     }
     return rc;

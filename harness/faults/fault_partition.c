@@ -13,11 +13,12 @@
  * and the instants the cut took effect and healed are its phases ("cut",
  * "healed"); a shape's seed is noted, so the same split can be asked for.
  * A cut that did not show is `failed` and healed at once, never `done`.
- * Lock errors from the cut until 1 s after the heal are the partition's
+ * Lock errors from the cut until the heal plus the grace are the cut's
  * (fault_errors), as a server fault's are until its store serves again.
- * With when: holder it fires only while a client on the first side is
- * inside its critical section (a minority holder, as a split brain needs).
- * The cut is healed
+ * On a store that elects, the first poll that sees another leader is the
+ * phase "leader". With `when: holder` it waits (up to its window) until a
+ * client on the first side is inside its critical section (a minority
+ * holder, as a split brain needs), and notes which. The cut is healed
  * after its duration, at the end of the run whatever ends it (finish),
  * and, should locklab die, with the hosts' namespaces themselves.
  */
@@ -37,10 +38,33 @@ static struct {
     int64_t heal_at;
     unsigned ruled;        /* hosts with rules */
     int probe_from, probe_to; /* the probe across, to see the heal */
+    /* a store that elects (more than one server with a leader at the
+     * cut): asked every LEADER_POLL_NS until another leader serves */
+    char leader_before[32];
+    int64_t next_look;
 } in_force;
 
+#define LEADER_POLL_NS (20 * 1000000LL)
+
+/* when: holder: a client running on a host of side (a mask) inside its
+ * critical section now, read in the oracle's shared slots; -1 none. */
+static int holder_on(struct faults *F, unsigned side)
+{
+    for (int i = 0; i < F->n_clients; i++) {
+        int h = net_client_host(i);
+        if (F->pids[i] > 0 && h != NET_LAB && (side & (1u << h)) &&
+            atomic_load(&F->rg->slots[i].iv_phase) == IV_INSIDE)
+            return i;
+    }
+    return -1;
+}
+
+/* A side named `holder` and no client was inside (when: holder waits). */
+static bool no_holder;
+
 /* The host member m of a side stands for now, or -1 with why (not_used:
- * the design does not run that server). */
+ * the design does not run that server; no_holder: m is `holder` and no
+ * client on a host is inside its critical section now). */
 static int member_host(struct faults *F, const char *m, char *why, size_t n, bool *not_used)
 {
     int h = net_host_find(m);
@@ -51,6 +75,15 @@ static int member_host(struct faults *F, const char *m, char *why, size_t n, boo
     if (fault_target_parse(m, &t) != 0) {
         snprintf(why, n, "%s is no host, client or server", m);
         return -1;
+    }
+    if (t.target == TARGET_HOLDER) { /* the host of a client inside its critical section */
+        int i = holder_on(F, ~0u);
+        if (i < 0) {
+            no_holder = true;
+            snprintf(why, n, "no client on a host was inside its critical section");
+            return -1;
+        }
+        return net_client_host(i);
     }
     if (t.target == TARGET_CLIENT) {
         h = net_client_host(t.index);
@@ -153,8 +186,7 @@ static void heal(struct fault_record *r, const char *why)
     in_force.ruled = 0;
     in_force.on = false;
     r->end_ns = at;
-    if (r->excusing)
-        r->back_ns = at; /* the lock errors it caused are excused until the grace after */
+    r->back_ns = at; /* the links are whole again: the grace for lock errors runs from here */
     if (r->n_phases < FAULT_PHASES_MAX) {
         snprintf(r->phase[r->n_phases].name, sizeof r->phase[0].name, "healed");
         r->phase[r->n_phases++].at_ns = at;
@@ -172,19 +204,6 @@ static void heal(struct fault_record *r, const char *why)
     }
 }
 
-/* when: holder: a client on a host of side0 inside its critical section
- * now (read in its shared slot), or -1. */
-static int holder_on(struct faults *F, unsigned side0)
-{
-    for (int i = 0; i < F->n_clients; i++) {
-        int h = net_client_host(i);
-        if (F->pids[i] > 0 && h != NET_LAB && (side0 & (1u << h)) &&
-            atomic_load(&F->rg->slots[i].iv_phase) == IV_INSIDE)
-            return i;
-    }
-    return -1;
-}
-
 static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
 {
     const struct fault_spec *f = &F->s->faults[spec];
@@ -196,14 +215,17 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
         return FAULT_FIRED;
     }
     int bridge = -1, seed = 0;
+    no_holder = false;
     int k = f->shape ? shape_sides(F, f, side, &bridge, &seed, why, sizeof why, &not_used)
                      : sides_of(F, f, side, why, sizeof why, &not_used);
+    if (k < 0 && no_holder && f->when_holder && now < F->st[spec].window_end)
+        return FAULT_RETRY;
     if (k < 0 && (!f->shape || not_used)) {
         fault_rec_skip(F, spec, now, not_used, "%s", why);
         return FAULT_FIRED;
     }
-    int holder = f->when_holder ? holder_on(F, side[0]) : -1;
-    if (f->when_holder && holder < 0) {
+    int holder = -1; /* when: holder: a client of the first side holds the lock */
+    if (k >= 0 && f->when_holder && (holder = holder_on(F, side[0])) < 0) {
         if (now < F->st[spec].window_end)
             return FAULT_RETRY;
         char names[96];
@@ -249,6 +271,7 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
     snprintf(r->phase[0].name, sizeof r->phase[0].name, "cut");
     r->phase[0].at_ns = at;
     r->outcome = FAULT_ACTIVE;
+    fault_excuse_open(F, r); /* lock errors until the heal (and its grace) are the cut's */
     in_force.rec = idx;
     in_force.on = true;
     if (rc != 0) {
@@ -259,10 +282,23 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
         return FAULT_FIRED;
     }
     fault_note_add(r, "%s", f->reject ? "reject" : "drop");
+    if (holder >= 0) {
+        r->client = holder;
+        r->holder = true;
+        fault_note_add(r, "while client %d held the lock (granted %.1f ms before the cut)", holder,
+                       (double)(at - F->rg->slots[holder].cur.enter_ns) / 1e6);
+    }
     if (f->shape)
         fault_note_add(r, "seed %d", seed);
-    if (holder >= 0)
-        fault_note_add(r, "while client %d held the lock", holder);
+    in_force.leader_before[0] = '\0';
+    const struct backend_ops *be = backend_of(F->ops);
+    if (be && be->health) {
+        struct backend_health h;
+        be->health(F->ops, F->s, &h);
+        if (h.available && h.servers > 1)
+            snprintf(in_force.leader_before, sizeof in_force.leader_before, "%s", h.leader);
+    }
+    in_force.next_look = at + LEADER_POLL_NS;
     in_force.probe_from = first_host(side[0]);
     in_force.probe_to = first_host(side[1]);
     enum net_probe across = probe_note(r, "across", in_force.probe_from, in_force.probe_to);
@@ -284,18 +320,50 @@ static enum fault_fire partition_fire(struct faults *F, int spec, int64_t now)
                                          : "the bridge lost a side: healed");
     } else {
         in_force.heal_at = at + f->duration_ns;
-        fault_excuse_open(F, r); /* errors across the cut are its doing, as a server fault's */
     }
     fault_rec_publish(&F->rg->head->faults, idx);
     return FAULT_FIRED;
+}
+
+/* While the cut lasts, a store that elects is asked who leads: the first
+ * poll that sees another leader serve (alone) is the phase "leader", and
+ * the note says who and how long after the cut (the election's time as
+ * the store reports it). */
+static int64_t leader_look(struct faults *F, int64_t now)
+{
+    if (!in_force.leader_before[0])
+        return INT64_MAX;
+    if (now < in_force.next_look)
+        return in_force.next_look;
+    struct backend_health h;
+    backend_of(F->ops)->health(F->ops, F->s, &h);
+    struct fault_record *r = fault_rec(F, in_force.rec);
+    if (h.available && strcmp(h.leader, in_force.leader_before) != 0 &&
+        r->n_phases < FAULT_PHASES_MAX) {
+        int64_t at = lab_now_ns();
+        snprintf(r->phase[r->n_phases].name, sizeof r->phase[0].name, "leader");
+        r->phase[r->n_phases++].at_ns = at;
+        fault_note_add(r, "new leader %s %.2f s after the cut", h.leader,
+                       (double)(at - r->start_ns) / 1e9);
+        in_force.leader_before[0] = '\0';
+        return INT64_MAX;
+    }
+    in_force.next_look = now + LEADER_POLL_NS;
+    return in_force.next_look;
 }
 
 static int64_t partition_tick(struct faults *F, int64_t now)
 {
     if (!in_force.on)
         return INT64_MAX;
-    if (now < in_force.heal_at)
-        return in_force.heal_at;
+    if (now < in_force.heal_at) {
+        int64_t look = leader_look(F, now);
+        return look < in_force.heal_at ? look : in_force.heal_at;
+    }
+    if (in_force.leader_before[0])
+        fault_note_add(fault_rec(F, in_force.rec), "%s still led at the heal",
+                       in_force.leader_before);
+    in_force.leader_before[0] = '\0';
     heal(fault_rec(F, in_force.rec), NULL);
     return INT64_MAX;
 }

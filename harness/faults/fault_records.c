@@ -28,6 +28,8 @@ struct fault_record *fault_rec_new(struct fault_log *log, const struct scenario 
     snprintf(r->target, sizeof r->target, "%s", s->faults[spec].target_text);
     r->client = -1;
     r->recovery_ns = -1;
+    r->left_ns = -1;
+    r->taken_ns = -1;
     *idx = i;
     return r;
 }

@@ -39,8 +39,27 @@ int designs_fit(struct opt_loader *L)
 /* Once the file is read: each design derives and checks its settings. A
  * failure is placed at the design's first key in the file, else at its item
  * in impls. */
+/* A row several designs share (the same struct opt) was read into the
+ * first of them: the others get its value. */
+static void shared_rows_copy(struct opt_loader *L)
+{
+    for (int i = 0; i < lock_registry_count; i++)
+        for (const struct opt *d = lock_registry[i]->options; d && d->name; d++)
+            for (int j = 0; j < i; j++) {
+                const struct opt *o = lock_registry[j]->options;
+                while (o && o->name && o != d)
+                    o++;
+                if (o && o == d) {
+                    memcpy(L->s->options + options_offset(i) + d->off,
+                           L->s->options + options_offset(j) + d->off, d->size);
+                    break;
+                }
+            }
+}
+
 int designs_finish(struct opt_loader *L)
 {
+    shared_rows_copy(L);
     struct lock_opts_ctx ctx = {
         .ttl_ns = L->s->ttl_ns, .ttl_given = opt_given(L, &L->s->ttl_ns), .given = ctx_given,
         .loader = L };

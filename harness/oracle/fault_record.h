@@ -35,7 +35,12 @@ struct fault_record {
     bool not_used;          /* skipped because the design does not use the target */
     bool holder;            /* the client hit held the lock (or was taking it, at a failpoint) */
     int64_t recovery_ns;    /* a killed client: from the kill to the next grant; a server
-                               fault: from back_ns to the first grant after it; -1 none */
+                               fault (and a partition): from back_ns to the first grant
+                               after it; -1 none */
+    int64_t taken_ns;       /* a partition cutting off a holder (when: holder): from the cut
+                               to the first grant to another client; -1 none */
+    int64_t left_ns;        /* the same: from the cut until that holder left its critical
+                               section; -1 not seen */
     int64_t back_ns;        /* a server fault: when the store itself said it served again
                                (its health check), 0 while (or when never) back */
     bool excusing;          /* a fault on a server that acted: lock errors are its doing */

@@ -95,6 +95,8 @@ struct client_slot {
     int64_t stale_refused;     /* fencing: units the stock store refused as stale */
     int64_t arrivals;          /* open loop: acquires started on the schedule (run/arrival.h) */
     int64_t late_starts;       /* ... of them, started over arrival.late behind it */
+    int64_t aborted;           /* units abandoned before their write: the design said its
+                                  lock may be lost (lock_env.lost, lock.on_disconnect) */
     int64_t end_ns;            /* when the client finished its loop */
     atomic_llong n_iv;         /* intervals logged (complete entries only) */
     atomic_int iv_phase;       /* enum iv_phase of `cur` */

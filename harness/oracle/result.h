@@ -114,6 +114,8 @@ struct run_result {
         FENCING_UNSUPPORTED      /* asked for, but the design gives no sound token:
                                     the step ran unfenced */
     } fencing;
+    int64_t aborted;          /* units the clients abandoned before their write, told by
+                               * the design that the lock may be lost (lock.on_disconnect) */
     int64_t stale_refused_by_clients; /* fencing: refusals the clients saw (the store's
                                          own counts are in work) */
 

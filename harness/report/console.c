@@ -95,6 +95,11 @@ static void print_faults(FILE *f, const struct run_result *x)
     if (slowest >= 0)
         snprintf(back, sizeof back, "; granted %s after the store was back",
                  report_fmt_us(t, sizeof t, slowest / 1000));
+    for (int i = 0; i < x->n_faults; i++) /* a holder cut off: when another took the lock */
+        if (x->faults[i].action == FAULT_PARTITION && x->faults[i].holder &&
+            x->faults[i].taken_ns >= 0)
+            snprintf(back, sizeof back, "; another client granted %s after the cut",
+                     report_fmt_us(t, sizeof t, x->faults[i].taken_ns / 1000));
     fprintf(f, "%20s   faults: %d landed, %d skipped, %d failed%s%s%s%s%s%s%s\n", "", n[FAULT_DONE],
             n[FAULT_SKIPPED], n[FAULT_FAILED], not_used ? " (others not for this design)" : "",
             rec[0] ? "; recovery " : "", rec, back, elect, errs,
@@ -150,6 +155,9 @@ void report_print_row(FILE *f, const struct run_result *x)
                    "conflicts retried (%.0f%% of writes); overlaps are by design, the damage "
                    "judges\n", "", (long long)x->acquired, (long long)x->work.units_done,
                 (long long)x->release_not_owner, 100 * report_conflict_rate(x));
+    if (x->aborted)
+        fprintf(f, "%20s   aborted: %lld units left before their write, the lock reported "
+                "lost (lock.on_disconnect: abort)\n", "", (long long)x->aborted);
     if (x->fencing == FENCING_ON)
         fprintf(f, "%20s   fencing on: the stock store refused %lld stale writes and %lld stale "
                 "reads%s\n", "", (long long)x->work.stale_writes_rejected,

@@ -96,6 +96,15 @@ static json_t *faults_json(const struct run_result *r)
                                              : json_null());
         }
         bool server = fault_took_service(f);
+        if (f->action == FAULT_PARTITION && f->holder) { /* the holder cut off: until it
+                                                            left, until another's grant */
+            json_object_set_new(o, "next_grant_ms", f->taken_ns >= 0
+                                                        ? json_real((double)f->taken_ns / 1e6)
+                                                        : json_null());
+            json_object_set_new(o, "holder_left_ms", f->left_ns >= 0
+                                                         ? json_real((double)f->left_ns / 1e6)
+                                                         : json_null());
+        }
         if ((f->action == FAULT_KILL && f->client >= 0) || server)
             json_object_set_new(o, "recovery_ms", f->recovery_ns >= 0
                                                       ? json_real((double)f->recovery_ns / 1e6)
@@ -226,10 +235,11 @@ static json_t *result_json(const struct run_result *r, const char *run_dir)
     json_object_set_new(o, "unavailable", unavailable_json(r));
     json_object_set_new(o, "servers", servers_json(r));
     json_object_set_new(o, "workload",
-                        json_pack("{s:I, s:I, s:I}", "units_done", (json_int_t)r->work.units_done,
+                        json_pack("{s:I, s:I, s:I, s:I}", "units_done", (json_int_t)r->work.units_done,
                                   "final_value", (json_int_t)r->work.final_value,
                                   "stale_refused_by_clients",
-                                  (json_int_t)r->stale_refused_by_clients));
+                                  (json_int_t)r->stale_refused_by_clients, "aborted",
+                                  (json_int_t)r->aborted));
     json_object_set_new(
         o, "lock_stats",
         json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "round_trips",

@@ -31,6 +31,7 @@
 #include "net.h"
 
 static volatile int *client_stop; /* the region's stop flag */
+static volatile int client_lost;  /* lock_env.lost: the design says its lock may be lost */
 
 static void client_on_signal(int sig)
 {
@@ -103,6 +104,7 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
         int64_t t_wait = arrival_wait(&arr, deadline, &h->stop, &sl->arrivals, &sl->late_starts);
         if (t_wait == 0)
             break;
+        __atomic_store_n(&client_lost, 0, __ATOMIC_SEQ_CST); /* raised for this grant only */
         enum lock_status st = ops->acquire(lc, key, s->wait_ns, &err);
         int64_t t_enter = lab_now_ns();
         if (st == LOCK_TIMEOUT) {
@@ -186,6 +188,7 @@ _Noreturn void client_main(const struct scenario *s, const struct lock_ops *ops,
         .stop = &h->stop,
         .stats = &sl->stats,
         .fencing = fenced,
+        .lost = &client_lost,
         .log_dir = env->log_dir[0] ? env->log_dir : NULL,
     };
     struct lab_err err = {0};
@@ -200,7 +203,7 @@ _Noreturn void client_main(const struct scenario *s, const struct lock_ops *ops,
     }
     if (opened != 0 ||
         workload_open(&wl, s, fenced, &env->stock, &rg->keys[s->per_client_keys ? idx : 0].counter,
-                      &h->stop, &err) != 0) {
+                      &h->stop, &client_lost, &err) != 0) {
         client_slot_error(sl, &err);
         if (lc)
             ops->close(lc);

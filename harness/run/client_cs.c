@@ -72,6 +72,8 @@ void client_cs_exit(struct client_cs *cs, enum workload_step ws, const struct la
     else if (ws == WORKLOAD_FAILED) {
         sl->errors++;
         client_slot_error(sl, err);
+    } else if (ws == WORKLOAD_ABORTED) {
+        sl->aborted++; /* left before its write: the design said the lock may be lost */
     } else if (ws == WORKLOAD_STALE) {
         sl->stale_refused++;
         sl->cur.flags |= ORACLE_REFUSED;

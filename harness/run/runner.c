@@ -312,13 +312,20 @@ static void keep_holds(struct run_result *res, const struct oracle_interval *iv,
 }
 
 /* The first grant at or after t (INT64_MAX: none). */
-static int64_t first_grant_from(const struct oracle_interval *all, int64_t n_iv, int64_t t)
+/* The first grant at t or after to a client other than `but` (-1: any). */
+static int64_t first_grant_from_but(const struct oracle_interval *all, int64_t n_iv, int64_t t,
+                                    int but)
 {
     int64_t next = INT64_MAX;
     for (int64_t k = 0; k < n_iv; k++)
-        if (all[k].enter_ns >= t && all[k].enter_ns < next)
+        if (all[k].enter_ns >= t && all[k].enter_ns < next && (int)all[k].client != but)
             next = all[k].enter_ns;
     return next;
+}
+
+static int64_t first_grant_from(const struct oracle_interval *all, int64_t n_iv, int64_t t)
+{
+    return first_grant_from_but(all, n_iv, t, -1);
 }
 
 /* Server faults (fault records of servers, not clients or clocks): the
@@ -386,6 +393,16 @@ static void collect_faults(const struct scenario *s, struct region *rg, struct r
             snprintf(r->note, sizeof r->note, "never ended");
         }
         res->faults_landed += r->outcome == FAULT_DONE;
+        if (r->action == FAULT_PARTITION && r->holder && r->client >= 0) {
+            /* a holder cut off: how long until another client was granted */
+            int64_t next = first_grant_from_but(all, n_iv, r->start_ns, r->client);
+            r->taken_ns = next != INT64_MAX ? next - r->start_ns : -1;
+            for (int64_t k = 0; k < n_iv; k++) /* and when it left the section it held */
+                if ((int)all[k].client == r->client && all[k].enter_ns <= r->start_ns &&
+                    all[k].exit_ns >= r->start_ns)
+                    r->left_ns = all[k].exit_ns - r->start_ns;
+            continue;
+        }
         if (r->action != FAULT_KILL || r->client < 0 || r->outcome != FAULT_DONE)
             continue;
         int64_t next = first_grant_from(all, n_iv, r->start_ns + 1); /* after the kill */
@@ -462,6 +479,7 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
         res->intervals_dropped += sl->iv_dropped;
         units += sl->units;
         res->stale_refused_by_clients += sl->stale_refused;
+        res->aborted += sl->aborted;
         total_iv += atomic_load_explicit(&sl->n_iv, memory_order_acquire);
         hist_merge(&res->acquire, &sl->acquire);
         hist_merge(&res->hold, &sl->hold);

@@ -16,6 +16,11 @@
  * carried a token no older than the last write's. A unit refused at the
  * read ends there, one refused at the write leaves the stock as it was;
  * the store counts both (stale_reads, stale_writes).
+ *
+ * A design may say, during the business time, that its lock may be lost
+ * (lock_env.lost: a ZooKeeper session suspended, with lock.on_disconnect:
+ * abort): the sleep ends at once and the unit is abandoned before its
+ * write, as Curator's tech note 14 asks of a lock holder.
  */
 #include "workload.h"
 #include "redis_conn.h"
@@ -55,6 +60,7 @@ struct workload_client {
     const struct scenario *s;  /* business time, kind */
     volatile int64_t *counter; /* shared counter (counter workload) */
     const volatile int *stop;  /* interrupts the business time */
+    volatile int *lost;        /* the design's lost flag: abandons the unit before its write */
     redisContext *rc;          /* stock store connection (stock workload) */
     bool fenced;               /* reads and writes carry the grant's token */
     char read_sha[41];         /* workload_fenced_read_lua, loaded */
@@ -138,7 +144,7 @@ static int stock_script_load(redisContext *c, const char *src, char *sha, struct
 
 int workload_open(struct workload_client **out, const struct scenario *s, bool fenced,
                   const struct workload_target *t, volatile int64_t *counter,
-                  const volatile int *stop, struct lab_err *err)
+                  const volatile int *stop, volatile int *lost, struct lab_err *err)
 {
     struct workload_client *w = calloc(1, sizeof *w);
     if (!w) {
@@ -148,6 +154,7 @@ int workload_open(struct workload_client **out, const struct scenario *s, bool f
     w->s = s;
     w->counter = counter;
     w->stop = stop;
+    w->lost = lost;
     w->fenced = fenced;
     if (s->workload == WORKLOAD_STOCK && !(w->rc = stock_connect(t, err))) {
         free(w);
@@ -160,6 +167,13 @@ int workload_open(struct workload_client **out, const struct scenario *s, bool f
     }
     *out = w;
     return 0;
+}
+
+/* The business time, inside the critical section; true when the design
+ * raised its lost flag meanwhile (or before): the write must not follow. */
+static bool business_lost(struct workload_client *w)
+{
+    return lab_sleep_or_flag(w->s->business_ns, w->stop, w->lost);
 }
 
 /* Run a fenced script (by SHA) with token as its first argument: the
@@ -206,7 +220,8 @@ static enum workload_step stock_step_fenced(struct workload_client *w, int64_t t
         return WORKLOAD_STALE;
     if (stock <= 0)
         return WORKLOAD_SOLD_OUT;
-    lab_sleep_ns(w->s->business_ns, w->stop);
+    if (business_lost(w))
+        return WORKLOAD_ABORTED;
     static const char *const write_keys[] = {STOCK_KEY, SOLD_KEY, FENCE_KEY, STALE_WRITES_KEY};
     r = stock_fenced(w->rc, w->write_sha, 4, (const char **)write_keys, token, stock - 1, err);
     if (!r)
@@ -220,7 +235,8 @@ enum workload_step workload_step(struct workload_client *w, int64_t token, struc
 {
     if (w->s->workload != WORKLOAD_STOCK) {
         int64_t v = *w->counter;
-        lab_sleep_ns(w->s->business_ns, w->stop);
+        if (business_lost(w))
+            return WORKLOAD_ABORTED;
         *w->counter = v + 1;
         return WORKLOAD_DONE;
     }
@@ -231,7 +247,8 @@ enum workload_step workload_step(struct workload_client *w, int64_t token, struc
         return WORKLOAD_FAILED;
     if (stock <= 0)
         return WORKLOAD_SOLD_OUT;
-    lab_sleep_ns(w->s->business_ns, w->stop);
+    if (business_lost(w))
+        return WORKLOAD_ABORTED;
     if (stock_cmd(w->rc, NULL, err, "SET " STOCK_KEY " %lld", stock - 1) != 0 ||
         stock_cmd(w->rc, NULL, err, "INCR " SOLD_KEY) != 0)
         return WORKLOAD_FAILED;

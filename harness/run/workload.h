@@ -31,7 +31,9 @@ enum workload_step {
     WORKLOAD_DONE = 0,  /* one unit of work done */
     WORKLOAD_SOLD_OUT,  /* nothing left to do: the client stops */
     WORKLOAD_FAILED,    /* the resource failed; err says how */
-    WORKLOAD_STALE      /* fencing: the store refused the unit, its token was stale */
+    WORKLOAD_STALE,     /* fencing: the store refused the unit, its token was stale */
+    WORKLOAD_ABORTED    /* the design said the lock may be lost (lock_env.lost) before the
+                         * write: the unit was abandoned, nothing written */
 };
 
 /* Where the stock lives (ignored by the counter workload). */
@@ -49,10 +51,12 @@ int workload_reset(const struct scenario *s, const struct workload_target *t,
  * caps). A design without tokens runs such a step unfenced. */
 bool workload_fenced(const struct scenario *s, unsigned caps);
 
-/* Client: open the resource (fenced as workload_fenced says). */
+/* Client: open the resource (fenced as workload_fenced says). lost is
+ * the design's flag (lock_env.lost): raised during the business time, the
+ * unit ends there, before its write (WORKLOAD_ABORTED). */
 int workload_open(struct workload_client **out, const struct scenario *s, bool fenced,
                   const struct workload_target *t, volatile int64_t *counter,
-                  const volatile int *stop, struct lab_err *err);
+                  const volatile int *stop, volatile int *lost, struct lab_err *err);
 
 /* Client, holding the lock: one unit of work. token is the grant's fencing
  * token (lock_stats.fence_token), used when the client is fenced. */

@@ -394,6 +394,17 @@ static int add_row(struct opt_loader *L, struct key_row *rows, int *n, struct ke
     return 0;
 }
 
+/* A row several designs share (the very same struct opt: the ZooKeeper
+ * designs' on_disconnect) is one key, read into the first design's struct
+ * and copied to the others' (designs_finish). */
+static bool shared_row_seen(const struct key_row *rows, int n, const struct opt *d)
+{
+    for (int j = 0; j < n; j++)
+        if (rows[j].o == d)
+            return true;
+    return false;
+}
+
 /* The keys of a mapping as rows: a table's rows in order, and each
  * design's own rows (but its derived ones) where the table has its
  * OPT_DESIGNS row. Returns how many, or -1 (an internal error). */
@@ -410,7 +421,7 @@ static int section_rows(struct opt_loader *L, const struct opt *opts, char *base
         }
         for (int i = 0; i < lock_registry_count; i++)
             for (const struct opt *d = lock_registry[i]->options; d && d->name; d++)
-                if (!(d->flags & OPT_DERIVED) &&
+                if (!(d->flags & OPT_DERIVED) && !shared_row_seen(rows, n, d) &&
                     add_row(L, rows, &n,
                             (struct key_row){ d, L->s->options + options_offset(i), i },
                             where) != 0)
