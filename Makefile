@@ -27,7 +27,7 @@ demo: build
 # Every shipped scenario, one after the other.
 tour: build
 	@echo "make tour: every shipped scenario, about $(TOUR_MINUTES) minutes on 2 cores (docs/benchmarks.md)"
-	./$(BUILD)/locklab run scenarios/*.yaml
+	scripts/tour ./$(BUILD)/locklab
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure
