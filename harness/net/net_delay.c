@@ -36,6 +36,7 @@
 
 #include "net_proxy.h"
 #include "servers.h"
+#include "subproc.h"
 
 static struct {
     volatile pid_t pid;            /* the proxy, 0 when none runs */
@@ -72,44 +73,22 @@ static int proxy_start(struct lab_err *err)
         if (D.peers[h])
             conf.listen |= 1u << h;
     }
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) {
-        lab_err_set(err, errno, "pipe: %s", strerror(errno));
-        return -1;
-    }
-    pid_t parent = getpid();
-    pid_t pid = fork();
+    int ready = -1, why = 0;
+    pid_t pid = subproc_tied(&ready, &why);
     if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(1);
-        setpgid(0, 0); /* a terminal's Ctrl-C reaches locklab, which decides */
-        signal(SIGINT, SIG_IGN);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGPIPE, SIG_IGN);
-        close(p[0]);
         for (int h = 0; h < conf.n; h++) {
             char path[64];
             snprintf(path, sizeof path, "/proc/%d/ns/net", (int)net_host_pid(h));
             if ((conf.listen & (1u << h)) && (conf.ns_fd[h] = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-                int why = errno;
-                (void)!write(p[1], &why, sizeof why);
+                why = errno;
+                (void)!write(ready, &why, sizeof why);
                 _exit(1);
             }
         }
-        net_proxy_main(&conf, p[1]);
+        net_proxy_main(&conf, ready);
     }
-    close(p[1]);
-    int why = EIO;
-    ssize_t got = pid > 0 ? read(p[0], &why, sizeof why) : -1;
-    close(p[0]);
-    if (pid < 0 || got != (ssize_t)sizeof why || why) {
-        int e = pid < 0 ? errno : why;
-        if (pid > 0) {
-            kill(pid, SIGKILL);
-            waitpid(pid, NULL, 0);
-        }
-        lab_err_set(err, e, "cannot start the delaying proxy: %s", strerror(e));
+    if (pid < 0) {
+        lab_err_set(err, why, "cannot start the delaying proxy: %s", strerror(why));
         return -1;
     }
     D.pid = pid;

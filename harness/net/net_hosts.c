@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "servers.h"
+#include "subproc.h"
 
 static struct {
     bool on;
@@ -141,26 +142,14 @@ static int probe_listen(void)
  * probes. Its pid, or -1 with err filled. */
 static pid_t holder_start(bool listen_probes, struct lab_err *err)
 {
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) {
-        lab_err_set(err, errno, "pipe: %s", strerror(errno));
-        return -1;
-    }
-    pid_t parent = getpid();
-    pid_t pid = fork();
+    int ready = -1, why = 0;
+    pid_t pid = subproc_tied(&ready, &why);
     if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(1);
-        setpgid(0, 0); /* a terminal's Ctrl-C reaches locklab, not the holders */
-        signal(SIGINT, SIG_IGN);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGPIPE, SIG_IGN);
-        int why = 0, fd = -1;
+        int fd = -1;
         if (unshare(CLONE_NEWNET) != 0 || loopback_up() != 0 ||
             (listen_probes && (fd = probe_listen()) < 0))
             why = errno ? errno : EIO;
-        (void)!write(p[1], &why, sizeof why);
+        (void)!write(ready, &why, sizeof why);
         if (why)
             _exit(1);
         for (;;) {
@@ -171,18 +160,9 @@ static pid_t holder_start(bool listen_probes, struct lab_err *err)
                 pause();
         }
     }
-    close(p[1]);
-    int why = EIO;
-    ssize_t got = pid > 0 ? read(p[0], &why, sizeof why) : -1;
-    close(p[0]);
-    if (pid < 0 || got != (ssize_t)sizeof why || why) {
-        int e = pid < 0 ? errno : why;
-        if (pid > 0) {
-            kill(pid, SIGKILL);
-            waitpid(pid, NULL, 0);
-        }
-        lab_err_set(err, e, "cannot create a network namespace for a host: %s%s", strerror(e),
-                    e == EPERM ? " (hosts need root: CAP_SYS_ADMIN and CAP_NET_ADMIN)" : "");
+    if (pid < 0) {
+        lab_err_set(err, why, "cannot create a network namespace for a host: %s%s", strerror(why),
+                    why == EPERM ? " (hosts need root: CAP_SYS_ADMIN and CAP_NET_ADMIN)" : "");
         return -1;
     }
     return pid;

@@ -86,3 +86,40 @@ int subproc_capture(char *const argv[], char *out, size_t outlen)
             return -1;
     return status;
 }
+
+pid_t subproc_tied(int *ready_fd, int *why)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        *why = errno;
+        return -1;
+    }
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(1);
+        setpgid(0, 0);
+        signal(SIGINT, SIG_IGN);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGPIPE, SIG_IGN);
+        close(p[0]);
+        *ready_fd = p[1];
+        return 0;
+    }
+    int fork_errno = errno;
+    close(p[1]);
+    int said = EIO;
+    ssize_t got = pid > 0 ? read(p[0], &said, sizeof said) : -1;
+    close(p[0]);
+    if (pid < 0 || got != (ssize_t)sizeof said || said) {
+        *why = pid < 0 ? fork_errno : said;
+        if (pid > 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+        }
+        return -1;
+    }
+    return pid;
+}
