@@ -12,14 +12,7 @@
 # a SIGKILL of locklab mid-delay leaves no process of the run behind.
 . "$(dirname "$0")/lib.sh"
 
-if [ "$(id -u)" != 0 ]; then
-    echo "skipping: hosts need root (network namespaces)"
-    exit 77
-fi
-if ! command -v nft >/dev/null && [ ! -x /usr/sbin/nft ]; then
-    fail "nft is not installed (scripts/install-deps installs nftables)"
-    finish
-fi
+need_hosts
 
 D=$WORK
 OUT=$WORK/results

@@ -8,14 +8,7 @@
 # the run is left, and the next run removes the temporary folder it left.
 . "$(dirname "$0")/lib.sh"
 
-if [ "$(id -u)" != 0 ]; then
-    echo "skipping: hosts need root (network namespaces)"
-    exit 77
-fi
-if ! command -v nft >/dev/null && [ ! -x /usr/sbin/nft ]; then
-    fail "nft is not installed (scripts/install-deps installs nftables)"
-    finish
-fi
+need_hosts
 
 D=$WORK
 OUT=$WORK/results

@@ -9,10 +9,7 @@
 # shipped partition scenarios must load.
 . "$(dirname "$0")/lib.sh"
 
-if [ "$(id -u)" != 0 ]; then
-    echo "skipping: hosts need root (network namespaces)"
-    exit 77
-fi
+need_hosts
 T=$SRC/tests/scenarios/partition
 OUT=$WORK/results
 "$LOCKLAB" list > "$WORK/list.out" 2>&1

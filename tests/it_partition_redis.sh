@@ -11,10 +11,7 @@
 # cut) are measured and printed. The shipped files load.
 . "$(dirname "$0")/lib.sh"
 
-if [ "$(id -u)" != 0 ]; then
-    echo "skipping: hosts need root (network namespaces)"
-    exit 77
-fi
+need_hosts
 
 for f in "$SRC"/scenarios/partition-*.yaml; do
     "$LOCKLAB" list "$f" > /dev/null 2>&1

@@ -11,14 +11,7 @@
 # seed makes the same every time. The bad shapes are it_bad_input's.
 . "$(dirname "$0")/lib.sh"
 
-if [ "$(id -u)" != 0 ]; then
-    echo "skipping: hosts need root (network namespaces)"
-    exit 77
-fi
-if ! command -v nft >/dev/null && [ ! -x /usr/sbin/nft ]; then
-    fail "nft is not installed (scripts/install-deps installs nftables)"
-    finish
-fi
+need_hosts
 
 D=$WORK
 OUT=$WORK/results

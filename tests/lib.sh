@@ -207,6 +207,19 @@ cleanup() {
     rm -rf "$WORK"
 }
 
+# A test of hosts: root (network namespaces; skipped without, exit 77) and
+# nftables (a failure without: scripts/install-deps installs it).
+need_hosts() {
+    if [ "$(id -u)" != 0 ]; then
+        echo "skipping: hosts need root (network namespaces)"
+        exit 77
+    fi
+    if ! command -v nft >/dev/null && [ ! -x /usr/sbin/nft ]; then
+        fail "nft is not installed (scripts/install-deps installs nftables)"
+        finish
+    fi
+}
+
 finish() {
     cleanup
     trap - EXIT
