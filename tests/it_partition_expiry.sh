@@ -63,5 +63,22 @@ expect_eq "db-cut: safe as expected" "$?" 0 || cat "$WORK/db.out"
 echo "db-cut: $((SECONDS - T0)) s"
 S=$OUT/latest/summary.json
 cut results.impl=pg-advisory "pg-advisory" 1500 4000
+# the shipped minority-leader file as it is, one design: no leader for the
+# followers' syncLimit (5 s), so the waiters' 1.5 s budget runs out
+T0=$SECONDS
+"$LOCKLAB" run "$SRC/scenarios/zk-leader-partition.yaml" --impl zk-sequential --out "$OUT" \
+    --quiet --no-plot > "$WORK/leader.out" 2>&1
+expect_eq "zk-leader-partition: blocked as expected" "$?" 0 || cat "$WORK/leader.out"
+echo "zk-leader-partition: $((SECONDS - T0)) s"
+S=$OUT/latest/summary.json
+R=results.impl=zk-sequential.faults.0
+expect_eq "minority leader: the cut done" "$(jget "$S" $R.outcome)" done
+check "... probed across and inside: $(jget "$S" $R.note)" \
+    grep -Eq "across h[123]->h[123] no answer.*inside h[123]->h[123] connected" <<< "$(jget "$S" $R.note)"
+LEADER=$(awk -v a="$(jget "$S" $R.phases_ms.leader)" -v b="$(jget "$S" $R.phases_ms.cut)" \
+    'BEGIN { printf "%d", a - b }')
+in_range "... the majority's new leader serves alone after the cut (ms)" "$LEADER" 4500 7000
+expect_eq "... no two holders" "$(jget "$S" results.impl=zk-sequential.safety.violations)" 0
+
 expect_no_orphans "after the runs"
 finish
