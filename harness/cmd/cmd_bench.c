@@ -116,23 +116,6 @@ static int bare_path(const char *name, char *out, size_t n)
     return subproc_sibling(name, X_OK, out, n);
 }
 
-/* Run a bare loop once (args: the servers' connection string, seconds);
- * cycles per second, or -1. */
-static double run_bare(const char *bin, const char *conn, double seconds)
-{
-    char secbuf[32];
-    snprintf(secbuf, sizeof secbuf, "%.3f", seconds);
-    const char *argv[] = {bin, conn, secbuf, NULL};
-    char buf[512];
-    int status = subproc_capture((char *const *)argv, buf, sizeof buf);
-    const char *line = strstr(buf, "cycles=");
-    long long cycles, ns;
-    if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !line ||
-        sscanf(line, "cycles=%lld elapsed_ns=%lld", &cycles, &ns) != 2 || ns <= 0)
-        return -1;
-    return (double)cycles * 1e9 / (double)ns;
-}
-
 /* Run locklab's runner once with impl on the given backends; acquire+release
  * cycles per second, or -1. */
 static double run_locklab(const char *impl, struct scenario *s, double seconds,
@@ -218,7 +201,7 @@ static int bench_overhead(int argc, char **argv)
            seconds, be->title, sv.conn,
            flag_on ? be->bench_flag_note : "");
     /* warm the server up (a JVM compiles its hot paths in the first seconds) */
-    if (run_bare(bin, sv.conn, be->bench_warmup_s) < 0)
+    if (bench_run_bare(bin, sv.conn, be->bench_warmup_s, 0) < 0)
         fprintf(stderr, "locklab: warning: the warm-up loop failed\n");
     printf("%-6s %14s %14s %8s\n", "round", "bare cyc/s", "locklab cyc/s", "ratio");
     double bare[BENCH_MAX_ROUNDS], lab[BENCH_MAX_ROUNDS];
@@ -226,7 +209,7 @@ static int bench_overhead(int argc, char **argv)
     for (int i = 0; i < rounds && !lab_stop; i++) {
         for (int k = 0; k < 2; k++) {
             if ((i + k) % 2 == 0)
-                bare[i] = run_bare(bin, sv.conn, seconds);
+                bare[i] = bench_run_bare(bin, sv.conn, seconds, 0);
             else
                 lab[i] = run_locklab(impl, &s, seconds, &err);
         }
