@@ -103,6 +103,14 @@ struct lock_stats {
                                * ordered by the lock service; 0 = none */
     int64_t read_stock;       /* not a counter: LOCK_CAP_OPTIMISTIC, the stock the latest
                                * acquire read (the business decides on it: 0 is sold out) */
+    /* A notified design's handoffs split (impls/handoff_split.c): grants after
+     * a wake-up message, and the sums of their parts; attempts after a
+     * wake-up that lost. */
+    int64_t split_handoffs;
+    int64_t split_delivery_ns;   /* release sent -> message at the waiter's socket */
+    int64_t split_scheduling_ns; /* -> the waiter's next attempt sent (its wake-up) */
+    int64_t split_acquire_ns;    /* -> that attempt granted */
+    int64_t split_lost;
 };
 
 /* One server address. */

@@ -33,6 +33,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "handoff_split.h"
 #include "lock.h"
 #include "redis_conn.h"
 #include "backends.h"
@@ -332,6 +333,7 @@ static int bench_handoff(int argc, char **argv)
         hist_init(&handoff);
         hist_init(&release);
         int64_t wakeups = 0, releases = 0;
+        struct lock_stats split = {0};
         for (int r = 0; r < rounds && code == LAB_EXIT_OK && !lab_stop; r++) {
             /* one acquire per client: every grant after the first is a
              * handoff from a holder that leaves to a client that waited */
@@ -350,6 +352,7 @@ static int bench_handoff(int argc, char **argv)
             hist_merge(&release, &res->release);
             wakeups += res->stats.polls + res->stats.notifications;
             releases += res->released + res->release_not_owner;
+            handoff_split_add(&split, &res->stats);
             free(res);
         }
         if (code != LAB_EXIT_OK)
@@ -359,6 +362,17 @@ static int bench_handoff(int argc, char **argv)
         printf("%-28s %9lld %9.0f %9lld %12.0f %9.2f\n", runs[i].label, (long long)handoff.total,
                p50, (long long)hist_percentile(&handoff, 99), rel,
                releases ? (double)wakeups / (double)releases : 0);
+        if (split.split_handoffs > 0) {
+            double n = (double)split.split_handoffs;
+            printf("  split of %lld woken handoffs (means): delivery %.0f us, scheduling %.0f us,"
+                   "\n  winning acquire %.0f us (sum %.0f us); %.2f losing attempts per handoff\n",
+                   (long long)split.split_handoffs, (double)split.split_delivery_ns / n / 1e3,
+                   (double)split.split_scheduling_ns / n / 1e3,
+                   (double)split.split_acquire_ns / n / 1e3,
+                   (double)(split.split_delivery_ns + split.split_scheduling_ns +
+                            split.split_acquire_ns) / n / 1e3,
+                   (double)split.split_lost / n);
+        }
         fflush(stdout);
         if (!strcmp(runs[i].impl, "redisson")) {
             redisson_p50 = p50;
