@@ -75,6 +75,7 @@ static void bench_usage(FILE *f)
             "                             [--redis HOST:PORT]\n"
             "       locklab bench adapter [--cycles N] [--rounds R] [--max-us X]\n"
             "       locklab bench ceiling [--clients N[,N...]] [--seconds S]\n"
+            "                             [--backend redis|zookeeper] [--force-sync]\n"
             "\n"
             "overhead: compare a bare client loop with locklab doing the same cycle with\n"
             "one client, the counter workload and no business time, on the same embedded\n"
@@ -274,7 +275,11 @@ static void handoff_usage(FILE *f)
             "redis-lua polling every 100 ms, redis-lua with exponential backoff (1 ms to\n"
             "32 ms, jittered) and redisson (woken by pub/sub), next to the loopback round\n"
             "trip measured in the same run: an idle PING before, and each run's median\n"
-            "release (one round trip under the run's own load). Exits 1 when redisson's\n"
+            "release (one round trip under the run's own load). For redisson, the split of\n"
+            "the handoffs a waiter was woken for (means): delivery (the release sent to\n"
+            "the unlock message at the waiter's socket), scheduling (to the waiter's next\n"
+            "attempt sent: its process's wake-up), the winning acquire (to the grant), and\n"
+            "the attempts woken waiters lost per handoff. Exits 1 when redisson's\n"
             "median handoff is more than --max-rtts of its in-run round trips (default 5).\n");
 }
 
