@@ -11,6 +11,7 @@
  */
 #include "handoff_split.h"
 
+#include <math.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -43,6 +44,16 @@ int64_t handoff_split_arrival(int fd)
     return 0;
 }
 
+#define SPLIT_RATIO 1.25
+
+/* The bucket of a part of ns nanoseconds (lock_stats.split_buckets). */
+static int split_bucket(int64_t ns)
+{
+    double us = (double)ns / 1e3;
+    int i = us > 1 ? (int)(log(us) / log(SPLIT_RATIO)) : 0;
+    return i < LOCK_SPLIT_BUCKETS ? i : LOCK_SPLIT_BUCKETS - 1;
+}
+
 void handoff_split_note(struct lock_stats *st, int granted, int64_t exit_ns, int64_t arrive_ns,
                         int64_t sent_ns, int64_t now)
 {
@@ -56,6 +67,20 @@ void handoff_split_note(struct lock_stats *st, int granted, int64_t exit_ns, int
     st->split_delivery_ns += arrive_ns - exit_ns;
     st->split_scheduling_ns += sent_ns - arrive_ns;
     st->split_acquire_ns += now - sent_ns;
+    int64_t parts[3] = {arrive_ns - exit_ns, sent_ns - arrive_ns, now - sent_ns};
+    for (int k = 0; k < 3; k++)
+        st->split_buckets[k][split_bucket(parts[k])]++;
+}
+
+double handoff_split_p50(const struct lock_stats *st, int part)
+{
+    int64_t seen = 0;
+    for (int i = 0; i < LOCK_SPLIT_BUCKETS; i++) {
+        seen += st->split_buckets[part][i];
+        if (2 * seen >= st->split_handoffs && seen > 0)
+            return pow(SPLIT_RATIO, i + 0.5); /* the bucket's geometric middle */
+    }
+    return 0;
 }
 
 void handoff_split_add(struct lock_stats *sum, const struct lock_stats *one)
@@ -65,4 +90,7 @@ void handoff_split_add(struct lock_stats *sum, const struct lock_stats *one)
     sum->split_scheduling_ns += one->split_scheduling_ns;
     sum->split_acquire_ns += one->split_acquire_ns;
     sum->split_lost += one->split_lost;
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < LOCK_SPLIT_BUCKETS; i++)
+            sum->split_buckets[k][i] += one->split_buckets[k][i];
 }

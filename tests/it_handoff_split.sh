@@ -6,7 +6,8 @@
 # attempt sent; the winning acquire: -> granted), every part positive;
 # the parts add up to the handoffs' own
 # time (their sum within a factor of 3 of the handoff p50, and within a
-# factor of 2 of its mean); a release wakes several waiters, so woken
+# factor of 2 of its mean; the parts' medians, each positive, within a
+# factor of 3 of the p50); a release wakes several waiters, so woken
 # waiters lose attempts. A design that is not notified (redis-lua) has no
 # split.
 . "$(dirname "$0")/lib.sh"
@@ -38,5 +39,10 @@ in_range "the parts sum to about the handoff p50 ($p50 us)" "$total" \
     "$(awk -v v="$p50" 'BEGIN{print v / 3}')" "$(awk -v v="$p50" 'BEGIN{print v * 3}')"
 in_range "the parts sum to about the handoff mean ($mean us)" "$total" \
     "$(awk -v v="$mean" 'BEGIN{print v / 2}')" "$(awk -v v="$mean" 'BEGIN{print v * 2}')"
+p50sum=$(awk -v a="$(jget "$S" $R.handoff_split.p50_us.delivery)" \
+    -v b="$(jget "$S" $R.handoff_split.p50_us.scheduling)" \
+    -v c="$(jget "$S" $R.handoff_split.p50_us.acquire)" 'BEGIN{ if (a > 0 && b > 0 && c > 0) print a + b + c; else print "<missing>" }')
+in_range "the parts' medians sum to about the handoff p50 ($p50 us)" "$p50sum" \
+    "$(awk -v v="$p50" 'BEGIN{print v / 3}')" "$(awk -v v="$p50" 'BEGIN{print v * 3}')"
 expect_eq "a polling design has no split" "$(jget "$S" results.impl=redis-lua.handoff_split)" "<missing>"
 finish

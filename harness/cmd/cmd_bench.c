@@ -276,7 +276,7 @@ static void handoff_usage(FILE *f)
             "32 ms, jittered) and redisson (woken by pub/sub), next to the loopback round\n"
             "trip measured in the same run: an idle PING before, and each run's median\n"
             "release (one round trip under the run's own load). For redisson, the split of\n"
-            "the handoffs a waiter was woken for (means): delivery (the release sent to\n"
+            "the handoffs a waiter was woken for (p50 and mean): delivery (the release sent to\n"
             "the unlock message at the waiter's socket), scheduling (to the waiter's next\n"
             "attempt sent: its process's wake-up), the winning acquire (to the grant), and\n"
             "the attempts woken waiters lost per handoff. Exits 1 when redisson's\n"
@@ -369,14 +369,15 @@ static int bench_handoff(int argc, char **argv)
                releases ? (double)wakeups / (double)releases : 0);
         if (split.split_handoffs > 0) {
             double n = (double)split.split_handoffs;
-            printf("  split of %lld woken handoffs (means): delivery %.0f us, scheduling %.0f us,"
-                   "\n  winning acquire %.0f us (sum %.0f us); %.2f losing attempts per handoff\n",
-                   (long long)split.split_handoffs, (double)split.split_delivery_ns / n / 1e3,
+            printf("  split of %lld woken handoffs, p50 (mean) us: delivery %.0f (%.0f),\n"
+                   "  scheduling %.0f (%.0f), winning acquire %.0f (%.0f); %.2f losing attempts"
+                   " per handoff\n",
+                   (long long)split.split_handoffs, handoff_split_p50(&split, HANDOFF_DELIVERY),
+                   (double)split.split_delivery_ns / n / 1e3,
+                   handoff_split_p50(&split, HANDOFF_SCHEDULING),
                    (double)split.split_scheduling_ns / n / 1e3,
-                   (double)split.split_acquire_ns / n / 1e3,
-                   (double)(split.split_delivery_ns + split.split_scheduling_ns +
-                            split.split_acquire_ns) / n / 1e3,
-                   (double)split.split_lost / n);
+                   handoff_split_p50(&split, HANDOFF_ACQUIRE),
+                   (double)split.split_acquire_ns / n / 1e3, (double)split.split_lost / n);
         }
         fflush(stdout);
         if (!strcmp(runs[i].impl, "redisson")) {
