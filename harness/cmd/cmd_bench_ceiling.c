@@ -43,7 +43,7 @@ static void ceiling_usage(FILE *f)
 {
     fprintf(f,
             "usage: locklab bench ceiling [--clients N[,N...]] [--seconds S]\n"
-            "                             [--backend redis|zookeeper] [--force-sync]\n"
+            "                             [--backend B] [--force-sync]\n"
             "\n"
             "Each store beside its own ceiling, on one embedded server. For each client\n"
             "count N, the store's ceiling at N connections, then locklab's design with N\n"
@@ -51,16 +51,22 @@ static void ceiling_usage(FILE *f)
             "  redis: redis-benchmark (one thread, N connections) runs SET k v NX PX on\n"
             "    random keys and the release script (EVAL), each for about S seconds; the\n"
             "    ceiling is 1 / (1/SET + 1/EVAL) cycles/s; against redis-lua.\n"
-            "  zookeeper: a bare loop of N sessions in one process (the C client's\n"
-            "    asynchronous API), each on a parent of its own doing create\n"
+            "  zookeeper: a bare loop of N sessions in one thread (epoll, ZooKeeper's\n"
+            "    wire protocol), each on a parent of its own doing create\n"
             "    ephemeral-sequential + getChildren + delete, for S seconds; against\n"
             "    zk-sequential. forceSync off unless --force-sync.\n"
+            "  postgres: a bare loop of N libpq sessions, a thread and a key each, doing\n"
+            "    pg_advisory_lock + pg_advisory_unlock; against pg-advisory (at most 290:\n"
+            "    the lab starts PostgreSQL with max_connections=300).\n"
+            "  mysql: a bare loop of N connections, a thread and a name each, doing\n"
+            "    GET_LOCK + RELEASE_LOCK; against mysql-get-lock (at most 990: the lab\n"
+            "    starts MariaDB with max-connections=1000).\n"
             "Prints both, locklab/ceiling, locklab's acquire p50, the clients' and the\n"
             "server's cores, and whether the result was client-bound.\n"
             "\n"
             "  --clients N,...  client counts, 1..%d each (default 64,256,1024)\n"
             "  --seconds S      length of each measurement (default 3)\n"
-            "  --backend B      the store: redis (default) or zookeeper\n"
+            "  --backend B      the store: redis (default), zookeeper, postgres or mysql\n"
             "  --force-sync     zookeeper: fsync each write (forceSync on)\n",
             SCN_MAX_CLIENTS);
 }
