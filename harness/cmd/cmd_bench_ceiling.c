@@ -61,12 +61,16 @@ static void ceiling_usage(FILE *f)
             "  mysql: a bare loop of N connections, a thread and a name each, doing\n"
             "    GET_LOCK + RELEASE_LOCK; against mysql-get-lock (at most 990: the lab\n"
             "    starts MariaDB with max-connections=1000).\n"
+            "  etcd: a bare loop of N libcurl handles (the v3 JSON gateway), a thread and\n"
+            "    a key each, doing lease grant + txn create + txn delete-if-ours; against\n"
+            "    etcd-lease.\n"
             "Prints both, locklab/ceiling, locklab's acquire p50, the clients' and the\n"
             "server's cores, and whether the result was client-bound.\n"
             "\n"
             "  --clients N,...  client counts, 1..%d each (default 64,256,1024)\n"
             "  --seconds S      length of each measurement (default 3)\n"
-            "  --backend B      the store: redis (default), zookeeper, postgres or mysql\n"
+            "  --backend B      the store: redis (default), zookeeper, mysql, postgres\n"
+            "                   or etcd\n"
             "  --force-sync     zookeeper: fsync each write (forceSync on)\n",
             SCN_MAX_CLIENTS);
 }
