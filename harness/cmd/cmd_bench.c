@@ -75,7 +75,7 @@ static void bench_usage(FILE *f)
             "                             [--redis HOST:PORT]\n"
             "       locklab bench adapter [--cycles N] [--rounds R] [--max-us X]\n"
             "       locklab bench ceiling [--clients N[,N...]] [--seconds S]\n"
-            "                             [--backend redis|zookeeper] [--force-sync]\n"
+            "                             [--backend B] [--force-sync]\n"
             "\n"
             "overhead: compare a bare client loop with locklab doing the same cycle with\n"
             "one client, the counter workload and no business time, on the same embedded\n"

@@ -15,9 +15,12 @@
  * was the limit.
  *
  * Other stores: their bare loop at N connections at once (the backend's
- * bench_ceiling_loop, e.g. bench/bare_zk_many.c), the same requests as the
- * store's bench_impl cycle, each connection on a key of its own; against
- * that design with N clients on per-client keys.
+ * bench_ceiling_loop: ZooKeeper's bench/bare_zk_many.c, one epoll thread;
+ * the databases' and etcd's bare loops with a thread per connection,
+ * bench/bare_threads.c), the same requests as the store's bench_impl
+ * cycle, each connection on a key of its own, after a warm-up; against
+ * that design with N clients on per-client keys. The store's own switch
+ * (--force-sync: ZooKeeper's forceSync) as in `bench overhead`.
  */
 #include <errno.h>
 #include <stdbool.h>
