@@ -23,6 +23,10 @@
  * waiters its message woke, so in a loop with no pause between holds a
  * waiter can be passed over for its whole wait (woken hundreds of times)
  * and time out with the lock free between holds: `blocked`, by design.
+ * Where a woken handoff's time goes is measured on the way (handoff_split.h):
+ * the unlock message carries the release's send time instead of Redisson's
+ * "0", the pub/sub socket is stamped by the kernel on arrival, and the woken
+ * attempt's send and answer are noted.
  *
  * The pub/sub connection can break like any other (a server that closed
  * it, CLIENT KILL, a timeout). As Redisson resubscribes its listeners
