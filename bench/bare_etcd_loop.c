@@ -6,33 +6,28 @@
  * libcurl handle: POST /v3/lease/grant, POST /v3/kv/txn creating the key
  * with that lease if its create revision is 0, POST /v3/kv/txn deleting
  * it if it still holds our value; for a fixed time. It links nothing of
- * locklab's harness (its JSON is fixed text, the key and value base64
- * constants). `locklab bench overhead --backend etcd` runs it beside
- * locklab and prints the ratio of the two cycle rates.
+ * locklab's harness (its JSON is fixed text, the value a base64
+ * constant, the key encoded once). `locklab bench overhead --backend etcd` runs it beside
+ * locklab and prints the ratio of the two cycle rates. With CONNECTIONS,
+ * that many handles at once, a thread and a key each (bare_threads.c):
+ * the store's ceiling for `locklab bench ceiling --backend etcd`.
  *
- *   usage: locklab-bare-etcd HOST:PORT[,...] SECONDS (the first endpoint)
+ *   usage: locklab-bare-etcd HOST:PORT[,...] SECONDS [CONNECTIONS] (the first endpoint)
  *   prints: cycles=N elapsed_ns=E
  */
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define KEY "bG9ja2xhYi9iYXJl"       /* base64 "locklab/bare" */
+#include "bare_threads.h"
+
 #define VALUE "YmFyZS1sb29wLXRva2Vu" /* base64 "bare-loop-token" */
 
 struct answer {
     char text[4096];
     size_t len;
 };
-
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static size_t keep(char *p, size_t size, size_t nmemb, void *ud)
 {
@@ -62,60 +57,109 @@ static int post(CURL *h, const char *base, const char *path, const char *body, s
     return status == 200 ? 0 : -1;
 }
 
+/* text in base64 into out (room for 4/3 of it and more). */
+static void base64(const char *text, char *out)
+{
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t n = strlen(text), k = 0;
+    const unsigned char *p = (const unsigned char *)text;
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
+                     (i + 2 < n ? p[i + 2] : 0);
+        out[k++] = abc[v >> 18 & 63];
+        out[k++] = abc[v >> 12 & 63];
+        out[k++] = i + 1 < n ? abc[v >> 6 & 63] : '=';
+        out[k++] = i + 2 < n ? abc[v & 63] : '=';
+    }
+    out[k] = '\0';
+}
+
+/* One kept-alive handle, its endpoint and its key. */
+struct etcd_bare {
+    CURL *h;
+    struct curl_slist *hdr;
+    char base[128], key[48];
+    struct answer a;
+};
+
+static void *etcd_open(const char *conn, int index)
+{
+    char host[64];
+    int port;
+    if (sscanf(conn, "%63[^:]:%d", host, &port) != 2) {
+        fprintf(stderr, "bare loop: '%s' is not HOST:PORT\n", conn);
+        return NULL;
+    }
+    static int once;
+    if (!once++)
+        curl_global_init(CURL_GLOBAL_DEFAULT); /* before any thread starts */
+    struct etcd_bare *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    snprintf(b->base, sizeof b->base, "http://%s:%d", host, port);
+    char name[32];
+    snprintf(name, sizeof name, index < 0 ? "locklab/bare" : "locklab/bare-%d", index);
+    base64(name, b->key);
+    b->h = curl_easy_init();
+    b->hdr = curl_slist_append(NULL, "Content-Type: application/json");
+    if (!b->h || !b->hdr) {
+        fprintf(stderr, "bare loop: no curl handle\n");
+        free(b);
+        return NULL;
+    }
+    curl_easy_setopt(b->h, CURLOPT_HTTPHEADER, b->hdr);
+    curl_easy_setopt(b->h, CURLOPT_WRITEFUNCTION, keep);
+    curl_easy_setopt(b->h, CURLOPT_WRITEDATA, &b->a);
+    curl_easy_setopt(b->h, CURLOPT_TIMEOUT_MS, 5000L);
+    curl_easy_setopt(b->h, CURLOPT_NOSIGNAL, 1L);
+    return b;
+}
+
+static int etcd_cycle(void *state)
+{
+    struct etcd_bare *b = state;
+    char body[512];
+    if (post(b->h, b->base, "/v3/lease/grant", "{\"TTL\":10}", &b->a) != 0) {
+        fprintf(stderr, "bare loop: no lease: %s\n", b->a.text);
+        return -1;
+    }
+    const char *id = strstr(b->a.text, "\"ID\":\"");
+    if (!id) {
+        fprintf(stderr, "bare loop: no lease id: %s\n", b->a.text);
+        return -1;
+    }
+    snprintf(body, sizeof body,
+             "{\"compare\":[{\"key\":\"%s\",\"target\":\"CREATE\",\"create_revision\":0}],"
+             "\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"" VALUE
+             "\",\"lease\":%lld}}],\"failure\":[{\"request_range\":{\"key\":\"%s\"}}]}",
+             b->key, b->key, atoll(id + 6), b->key);
+    if (post(b->h, b->base, "/v3/kv/txn", body, &b->a) != 0 ||
+        !strstr(b->a.text, "\"succeeded\":true")) {
+        fprintf(stderr, "bare loop: the key was not created: %s\n", b->a.text);
+        return -1;
+    }
+    snprintf(body, sizeof body,
+             "{\"compare\":[{\"key\":\"%s\",\"target\":\"VALUE\",\"value\":\"" VALUE
+             "\"}],\"success\":[{\"request_delete_range\":{\"key\":\"%s\"}}]}",
+             b->key, b->key);
+    if (post(b->h, b->base, "/v3/kv/txn", body, &b->a) != 0 ||
+        !strstr(b->a.text, "\"succeeded\":true")) {
+        fprintf(stderr, "bare loop: release did not delete the key: %s\n", b->a.text);
+        return -1;
+    }
+    return 0;
+}
+
+static void etcd_close(void *state)
+{
+    struct etcd_bare *b = state;
+    curl_slist_free_all(b->hdr);
+    curl_easy_cleanup(b->h);
+    free(b);
+}
+
 int main(int argc, char **argv)
 {
-    char host[64], base[128], body[512];
-    int port;
-    if (argc != 3 || sscanf(argv[1], "%63[^:]:%d", host, &port) != 2) {
-        fprintf(stderr, "usage: %s HOST:PORT SECONDS\n", argv[0]);
-        return 2;
-    }
-    double seconds = atof(argv[2]);
-    snprintf(base, sizeof base, "http://%s:%d", host, port);
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    CURL *h = curl_easy_init();
-    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
-    struct answer a;
-    if (!h || !hdr)
-        return 3;
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, keep);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &a);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
-
-    long long cycles = 0, start = now_ns(), end = start + (long long)(seconds * 1e9), t = start;
-    while (t < end) {
-        if (post(h, base, "/v3/lease/grant", "{\"TTL\":10}", &a) != 0) {
-            fprintf(stderr, "bare loop: no lease: %s\n", a.text);
-            return 3;
-        }
-        const char *id = strstr(a.text, "\"ID\":\"");
-        if (!id) {
-            fprintf(stderr, "bare loop: no lease id: %s\n", a.text);
-            return 1;
-        }
-        long long lease = atoll(id + 6);
-        snprintf(body, sizeof body,
-                 "{\"compare\":[{\"key\":\"" KEY "\",\"target\":\"CREATE\",\"create_revision\":0}],"
-                 "\"success\":[{\"request_put\":{\"key\":\"" KEY "\",\"value\":\"" VALUE
-                 "\",\"lease\":%lld}}],\"failure\":[{\"request_range\":{\"key\":\"" KEY "\"}}]}",
-                 lease);
-        if (post(h, base, "/v3/kv/txn", body, &a) != 0 || !strstr(a.text, "\"succeeded\":true")) {
-            fprintf(stderr, "bare loop: the key was not created: %s\n", a.text);
-            return 1;
-        }
-        if (post(h, base, "/v3/kv/txn",
-                 "{\"compare\":[{\"key\":\"" KEY "\",\"target\":\"VALUE\",\"value\":\"" VALUE
-                 "\"}],\"success\":[{\"request_delete_range\":{\"key\":\"" KEY "\"}}]}",
-                 &a) != 0 || !strstr(a.text, "\"succeeded\":true")) {
-            fprintf(stderr, "bare loop: release did not delete the key: %s\n", a.text);
-            return 1;
-        }
-        cycles++;
-        t = now_ns();
-    }
-    printf("cycles=%lld elapsed_ns=%lld\n", cycles, t - start);
-    curl_slist_free_all(hdr);
-    curl_easy_cleanup(h);
-    return 0;
+    static const struct bare_loop loop = {etcd_open, etcd_cycle, etcd_close};
+    return bare_threads_main(argc, argv, &loop);
 }

@@ -8,25 +8,21 @@
  * for a fixed time. The key is a bigint, hashed from a name with 64-bit
  * FNV-1a as pg-advisory does. It links nothing of locklab's harness.
  * `locklab bench overhead --backend postgres` runs it side by side with
- * locklab itself and compares the two cycle rates.
+ * locklab itself and compares the two cycle rates. With CONNECTIONS, that
+ * many sessions at once, a thread and a key each (bare_threads.c): the
+ * store's ceiling for `locklab bench ceiling --backend postgres`.
  *
- *   usage: locklab-bare-pg CONNINFO SECONDS   (CONNINFO: "host=... port=...")
+ *   usage: locklab-bare-pg CONNINFO SECONDS [CONNECTIONS]  (CONNINFO: "host=... port=...")
  *   prints: cycles=N elapsed_ns=E
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <libpq-fe.h>
 
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
+#include "bare_threads.h"
 
 /* Run one statement; 0 when it succeeded. */
 static int ok(PGresult *r, const char *what)
@@ -38,64 +34,75 @@ static int ok(PGresult *r, const char *what)
     return -1;
 }
 
-int main(int argc, char **argv)
+/* One session, its key's id and its prepared statements. */
+struct pg_bare {
+    PGconn *pc;
+    char id[24];
+};
+
+static void *pg_open(const char *conninfo, int index)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s CONNINFO SECONDS\n", argv[0]);
-        return 2;
+    struct pg_bare *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->pc = PQconnectdb(conninfo);
+    if (PQstatus(b->pc) != CONNECTION_OK) {
+        fprintf(stderr, "bare loop: %s", PQerrorMessage(b->pc));
+        PQfinish(b->pc);
+        free(b);
+        return NULL;
     }
-    double seconds = atof(argv[2]);
-    PGconn *pc = PQconnectdb(argv[1]);
-    if (PQstatus(pc) != CONNECTION_OK) {
-        fprintf(stderr, "bare loop: %s", PQerrorMessage(pc));
-        PQfinish(pc);
-        return 3;
-    }
+    char name[32];
+    snprintf(name, sizeof name, index < 0 ? "locklab-bare" : "locklab-bare-%d", index);
     uint64_t h = 14695981039346656037ULL;
-    for (const unsigned char *p = (const unsigned char *)"locklab-bare"; *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
         h ^= *p;
         h *= 1099511628211ULL;
     }
-    char id[24];
-    snprintf(id, sizeof id, "%lld", (long long)(int64_t)h);
-    const char *params[] = {id};
-    PGresult *r = PQexec(pc, "SET lock_timeout = 30000");
+    snprintf(b->id, sizeof b->id, "%lld", (long long)(int64_t)h);
+    PGresult *r = PQexec(b->pc, "SET lock_timeout = 30000");
     int bad = ok(r, "SET");
     PQclear(r);
-    r = PQprepare(pc, "lock", "SELECT pg_advisory_lock($1::bigint)", 1, NULL);
+    r = PQprepare(b->pc, "lock", "SELECT pg_advisory_lock($1::bigint)", 1, NULL);
     bad = bad || ok(r, "prepare");
     PQclear(r);
-    r = PQprepare(pc, "unlock", "SELECT pg_advisory_unlock($1::bigint)", 1, NULL);
+    r = PQprepare(b->pc, "unlock", "SELECT pg_advisory_unlock($1::bigint)", 1, NULL);
     bad = bad || ok(r, "prepare");
     PQclear(r);
     if (bad) {
-        PQfinish(pc);
-        return 3;
+        PQfinish(b->pc);
+        free(b);
+        return NULL;
     }
+    return b;
+}
 
-    long long cycles = 0, start = now_ns(), end = start + (long long)(seconds * 1e9), t = start;
-    int status = 0;
-    while (t < end) {
-        r = PQexecPrepared(pc, "lock", 1, params, NULL, NULL, 0);
-        if (ok(r, "pg_advisory_lock") != 0) {
-            PQclear(r);
-            status = 1;
-            break;
-        }
-        PQclear(r);
-        r = PQexecPrepared(pc, "unlock", 1, params, NULL, NULL, 0);
-        if (ok(r, "pg_advisory_unlock") != 0 || strcmp(PQgetvalue(r, 0, 0), "t") != 0) {
-            fprintf(stderr, "bare loop: the unlock did not find the lock held\n");
-            PQclear(r);
-            status = 1;
-            break;
-        }
-        PQclear(r);
-        cycles++;
-        t = now_ns();
-    }
-    if (status == 0)
-        printf("cycles=%lld elapsed_ns=%lld\n", cycles, t - start);
-    PQfinish(pc);
-    return status;
+static int pg_cycle(void *state)
+{
+    struct pg_bare *b = state;
+    const char *params[] = {b->id};
+    PGresult *r = PQexecPrepared(b->pc, "lock", 1, params, NULL, NULL, 0);
+    int bad = ok(r, "pg_advisory_lock");
+    PQclear(r);
+    if (bad)
+        return -1;
+    r = PQexecPrepared(b->pc, "unlock", 1, params, NULL, NULL, 0);
+    bad = ok(r, "pg_advisory_unlock") != 0 || strcmp(PQgetvalue(r, 0, 0), "t") != 0;
+    if (bad)
+        fprintf(stderr, "bare loop: the unlock did not find the lock held\n");
+    PQclear(r);
+    return bad ? -1 : 0;
+}
+
+static void pg_close(void *state)
+{
+    struct pg_bare *b = state;
+    PQfinish(b->pc);
+    free(b);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct bare_loop loop = {pg_open, pg_cycle, pg_close};
+    return bare_threads_main(argc, argv, &loop);
 }

@@ -86,6 +86,8 @@ enum lock_caps {
     LOCK_CAP_OPTIMISTIC = 1u << 6
 };
 
+#define LOCK_SPLIT_BUCKETS 64
+
 /* What an implementation counts; lives in shared memory, one per client. */
 struct lock_stats {
     int64_t round_trips;      /* requests sent to the backend */
@@ -103,6 +105,17 @@ struct lock_stats {
                                * ordered by the lock service; 0 = none */
     int64_t read_stock;       /* not a counter: LOCK_CAP_OPTIMISTIC, the stock the latest
                                * acquire read (the business decides on it: 0 is sold out) */
+    /* A notified design's handoffs split (impls/handoff_split.c): grants after
+     * a wake-up message, and the sums of their parts; attempts after a
+     * wake-up that lost. */
+    int64_t split_handoffs;
+    int64_t split_delivery_ns;   /* release sent -> message at the waiter's socket */
+    int64_t split_scheduling_ns; /* -> the waiter's next attempt sent (its wake-up) */
+    int64_t split_acquire_ns;    /* -> that attempt granted */
+    int64_t split_lost;
+    /* ... and each part's spread, for its median: counts in buckets 1.25
+     * times wider than the one before (bucket i: 1.25^i us up to the next) */
+    int64_t split_buckets[3][LOCK_SPLIT_BUCKETS];
 };
 
 /* One server address. */

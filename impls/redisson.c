@@ -23,6 +23,10 @@
  * waiters its message woke, so in a loop with no pause between holds a
  * waiter can be passed over for its whole wait (woken hundreds of times)
  * and time out with the lock free between holds: `blocked`, by design.
+ * Where a woken handoff's time goes is measured on the way (handoff_split.h):
+ * the unlock message carries the release's send time instead of Redisson's
+ * "0", the pub/sub socket is stamped by the kernel on arrival, and the woken
+ * attempt's send and answer are noted.
  *
  * The pub/sub connection can break like any other (a server that closed
  * it, CLIENT KILL, a timeout). As Redisson resubscribes its listeners
@@ -58,6 +62,7 @@
  */
 #include "redis_common.h"
 #include "redis_conn.h"
+#include "handoff_split.h"
 
 #include <errno.h>
 #include <sys/poll.h> /* not <poll.h>: impls/poll.h shadows it on the include path */
@@ -69,7 +74,6 @@
 #define RSN_TIMEOUT_MS 10000              /* connect/command timeout, as redis_common's */
 #define RSN_STOP_CHECK_NS (50LL * 1000000) /* longest sleep between looks at env->stop */
 #define RSN_THREAD_ID "1"                 /* a client process is one thread */
-#define RSN_UNLOCK_MESSAGE "0"            /* Redisson's LockPubSub.UNLOCK_MESSAGE */
 
 /* ---------------------------------------------------------------- scripts */
 
@@ -140,6 +144,12 @@ struct redisson {
     bool watchdog;         /* no leaseTime (rsn_options.lease_ns 0): the watchdog renews */
     int pending_sub;       /* SUBSCRIBEs sent whose confirmation is not read yet */
     char channel[300];     /* channel of the key being waited for */
+    /* the handoff's split (handoff_split.h): when the latest bytes reached
+     * the pub/sub socket, the latest unlock message's release time and
+     * arrival, the latest attempt's send time, and whether a message woke
+     * the attempt being made */
+    int64_t read_arrival_ns, msg_exit_ns, msg_arrive_ns, try_sent_ns;
+    bool woken;
 };
 
 static struct redisson *rsn(struct lock_client *c)
@@ -181,6 +191,8 @@ static int ps_ready(struct lock_client *c, struct lab_err *err)
         return 0;
     ps_drop(c);
     st->ps = redis_store_open("Redis (pub/sub)", c->env, RSN_TIMEOUT_MS, err);
+    if (st->ps)
+        handoff_split_arm(st->ps->fd);
     return st->ps ? 1 : -1;
 }
 
@@ -234,6 +246,8 @@ static int ps_read(struct lock_client *c, int64_t deadline, redisReply **out,
             lab_err_set(err, errno, "redis pub/sub: poll: %s", strerror(errno));
             return -1;
         }
+        if (n > 0)
+            rsn(c)->read_arrival_ns = handoff_split_arrival(ps->fd);
         if (n > 0 && redisBufferRead(ps) != REDIS_OK)
             break;
     }
@@ -264,8 +278,13 @@ static int ps_note(struct lock_client *c, redisReply *r, struct lab_err *err)
         } else if (strcmp(what, "message") == 0) {
             c->env->stats->notifications++;
             const redisReply *ch = r->element[1];
-            if (ch->type == REDIS_REPLY_STRING && strcmp(ch->str, st->channel) == 0)
+            if (ch->type == REDIS_REPLY_STRING && strcmp(ch->str, st->channel) == 0) {
                 kind = PS_MESSAGE;
+                st->msg_arrive_ns = st->read_arrival_ns;
+                st->msg_exit_ns = r->element[2]->type == REDIS_REPLY_STRING
+                                      ? strtoll(r->element[2]->str, NULL, 10)
+                                      : 0;
+            }
         }
     } else {
         lab_err_set(err, EPROTO, "redis pub/sub: unexpected reply type %d", r->type);
@@ -342,6 +361,7 @@ static int rsn_try(struct lock_client *c, const char *key, long long *ttl_ms,
     if (redis_conn_ready(c, err) != 0)
         return -1;
     int64_t sent = lab_now_ns();
+    st->try_sent_ns = sent;
     redisReply *r = fenced ? redis_client_script(c, &c->acquire, 2, 4,
                                                fenced_argv, err)
                            : redis_client_script(c, &c->acquire, 1, 3, argv, err);
@@ -418,6 +438,10 @@ static enum lock_status rsn_acquire(struct lock_client *c, const char *key, int6
             subscribed = true;
         }
         got = rsn_try(c, key, &ttl, err);
+        if (st->woken && got >= 0)
+            handoff_split_note(c->env->stats, got > 0, st->msg_exit_ns, st->msg_arrive_ns,
+                               st->try_sent_ns, lab_now_ns());
+        st->woken = false;
         if (got != 0) {
             res = got > 0 ? LOCK_GRANTED : LOCK_ERROR;
             break;
@@ -439,6 +463,7 @@ static enum lock_status rsn_acquire(struct lock_client *c, const char *key, int6
         }
         if (*c->env->stop)
             break;
+        st->woken = woke > 0;
     }
     if (res == LOCK_GRANTED)
         rsn_granted(c, key);
@@ -462,7 +487,11 @@ static enum release_status rsn_release(struct lock_client *c, const char *key,
     char channel[sizeof st->channel];
     if (rsn_channel(channel, sizeof channel, key, err) != 0)
         return RELEASE_ERROR;
-    const char *argv[] = {key, channel, RSN_UNLOCK_MESSAGE, st->lease, st->owner};
+    /* the unlock message carries the time the release was sent (Redisson's
+     * is "0"; the waiters read only the channel): the handoff's split */
+    char message[24];
+    snprintf(message, sizeof message, "%lld", (long long)lab_now_ns());
+    const char *argv[] = {key, channel, message, st->lease, st->owner};
     redisReply *r = redis_conn_ready(c, err) == 0
                         ? redis_client_script(c, &c->release, 2, 5, argv, err)
                         : NULL;

@@ -37,6 +37,11 @@ void bench_scenario(struct scenario *s, const char *name, int clients, double se
  * when the run completed safe, else NULL with err filled. */
 struct run_result *bench_run(const struct scenario *s, const char *impl, struct lab_err *err);
 
+/* Run a bare loop once (args: the servers' connection string, seconds and,
+ * when sessions > 0, that many connections at once); cycles per second,
+ * or -1. */
+double bench_run_bare(const char *bin, const char *conn, double seconds, int sessions);
+
 /* `locklab bench ceiling` (cmd_bench_ceiling.c). */
 int bench_ceiling(int argc, char **argv);
 

@@ -33,6 +33,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "handoff_split.h"
 #include "lock.h"
 #include "redis_conn.h"
 #include "backends.h"
@@ -74,6 +75,7 @@ static void bench_usage(FILE *f)
             "                             [--redis HOST:PORT]\n"
             "       locklab bench adapter [--cycles N] [--rounds R] [--max-us X]\n"
             "       locklab bench ceiling [--clients N[,N...]] [--seconds S]\n"
+            "                             [--backend B] [--force-sync]\n"
             "\n"
             "overhead: compare a bare client loop with locklab doing the same cycle with\n"
             "one client, the counter workload and no business time, on the same embedded\n"
@@ -114,23 +116,6 @@ static void bench_usage(FILE *f)
 static int bare_path(const char *name, char *out, size_t n)
 {
     return subproc_sibling(name, X_OK, out, n);
-}
-
-/* Run a bare loop once (args: the servers' connection string, seconds);
- * cycles per second, or -1. */
-static double run_bare(const char *bin, const char *conn, double seconds)
-{
-    char secbuf[32];
-    snprintf(secbuf, sizeof secbuf, "%.3f", seconds);
-    const char *argv[] = {bin, conn, secbuf, NULL};
-    char buf[512];
-    int status = subproc_capture((char *const *)argv, buf, sizeof buf);
-    const char *line = strstr(buf, "cycles=");
-    long long cycles, ns;
-    if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !line ||
-        sscanf(line, "cycles=%lld elapsed_ns=%lld", &cycles, &ns) != 2 || ns <= 0)
-        return -1;
-    return (double)cycles * 1e9 / (double)ns;
 }
 
 /* Run locklab's runner once with impl on the given backends; acquire+release
@@ -218,7 +203,7 @@ static int bench_overhead(int argc, char **argv)
            seconds, be->title, sv.conn,
            flag_on ? be->bench_flag_note : "");
     /* warm the server up (a JVM compiles its hot paths in the first seconds) */
-    if (run_bare(bin, sv.conn, be->bench_warmup_s) < 0)
+    if (bench_run_bare(bin, sv.conn, be->bench_warmup_s, 0) < 0)
         fprintf(stderr, "locklab: warning: the warm-up loop failed\n");
     printf("%-6s %14s %14s %8s\n", "round", "bare cyc/s", "locklab cyc/s", "ratio");
     double bare[BENCH_MAX_ROUNDS], lab[BENCH_MAX_ROUNDS];
@@ -226,7 +211,7 @@ static int bench_overhead(int argc, char **argv)
     for (int i = 0; i < rounds && !lab_stop; i++) {
         for (int k = 0; k < 2; k++) {
             if ((i + k) % 2 == 0)
-                bare[i] = run_bare(bin, sv.conn, seconds);
+                bare[i] = bench_run_bare(bin, sv.conn, seconds, 0);
             else
                 lab[i] = run_locklab(impl, &s, seconds, &err);
         }
@@ -290,7 +275,11 @@ static void handoff_usage(FILE *f)
             "redis-lua polling every 100 ms, redis-lua with exponential backoff (1 ms to\n"
             "32 ms, jittered) and redisson (woken by pub/sub), next to the loopback round\n"
             "trip measured in the same run: an idle PING before, and each run's median\n"
-            "release (one round trip under the run's own load). Exits 1 when redisson's\n"
+            "release (one round trip under the run's own load). For redisson, the split of\n"
+            "the handoffs a waiter was woken for (p50 and mean): delivery (the release sent to\n"
+            "the unlock message at the waiter's socket), scheduling (to the waiter's next\n"
+            "attempt sent: its process's wake-up), the winning acquire (to the grant), and\n"
+            "the attempts woken waiters lost per handoff. Exits 1 when redisson's\n"
             "median handoff is more than --max-rtts of its in-run round trips (default 5).\n");
 }
 
@@ -349,6 +338,7 @@ static int bench_handoff(int argc, char **argv)
         hist_init(&handoff);
         hist_init(&release);
         int64_t wakeups = 0, releases = 0;
+        struct lock_stats split = {0};
         for (int r = 0; r < rounds && code == LAB_EXIT_OK && !lab_stop; r++) {
             /* one acquire per client: every grant after the first is a
              * handoff from a holder that leaves to a client that waited */
@@ -367,6 +357,7 @@ static int bench_handoff(int argc, char **argv)
             hist_merge(&release, &res->release);
             wakeups += res->stats.polls + res->stats.notifications;
             releases += res->released + res->release_not_owner;
+            handoff_split_add(&split, &res->stats);
             free(res);
         }
         if (code != LAB_EXIT_OK)
@@ -376,6 +367,18 @@ static int bench_handoff(int argc, char **argv)
         printf("%-28s %9lld %9.0f %9lld %12.0f %9.2f\n", runs[i].label, (long long)handoff.total,
                p50, (long long)hist_percentile(&handoff, 99), rel,
                releases ? (double)wakeups / (double)releases : 0);
+        if (split.split_handoffs > 0) {
+            double n = (double)split.split_handoffs;
+            printf("  split of %lld woken handoffs, p50 (mean) us: delivery %.0f (%.0f),\n"
+                   "  scheduling %.0f (%.0f), winning acquire %.0f (%.0f); %.2f losing attempts"
+                   " per handoff\n",
+                   (long long)split.split_handoffs, handoff_split_p50(&split, HANDOFF_DELIVERY),
+                   (double)split.split_delivery_ns / n / 1e3,
+                   handoff_split_p50(&split, HANDOFF_SCHEDULING),
+                   (double)split.split_scheduling_ns / n / 1e3,
+                   handoff_split_p50(&split, HANDOFF_ACQUIRE),
+                   (double)split.split_acquire_ns / n / 1e3, (double)split.split_lost / n);
+        }
         fflush(stdout);
         if (!strcmp(runs[i].impl, "redisson")) {
             redisson_p50 = p50;

@@ -12,9 +12,18 @@
  * gives both, the ratio, locklab's acquire p50, where the CPU went and
  * whether the result was client-bound (run/cpu.c): a ratio well below 1
  * with the clients' CPU above the server's says the lab, not the store,
- * was the limit. Only Redis has a ceiling here so far.
+ * was the limit.
+ *
+ * Other stores: their bare loop at N connections at once (the backend's
+ * bench_ceiling_loop: ZooKeeper's bench/bare_zk_many.c, one epoll thread;
+ * the databases' and etcd's bare loops with a thread per connection,
+ * bench/bare_threads.c), the same requests as the store's bench_impl
+ * cycle, each connection on a key of its own, after a warm-up; against
+ * that design with N clients on per-client keys. The store's own switch
+ * (--force-sync: ZooKeeper's forceSync) as in `bench overhead`.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,24 +41,40 @@
 #include "subproc.h"
 
 #define CEILING_MAX_STEPS 16
-#define CEILING_IMPL "redis-lua"
 
 static void ceiling_usage(FILE *f)
 {
     fprintf(f,
-            "usage: locklab bench ceiling [--clients N[,N...]] [--seconds S] [--backend redis]\n"
+            "usage: locklab bench ceiling [--clients N[,N...]] [--seconds S]\n"
+            "                             [--backend B] [--force-sync]\n"
             "\n"
             "Each store beside its own ceiling, on one embedded server. For each client\n"
-            "count N: redis-benchmark (one thread, N connections) runs SET k v NX PX on\n"
-            "random keys and the release script (EVAL), each for about S seconds; the\n"
-            "ceiling is 1 / (1/SET + 1/EVAL) cycles/s. Then locklab runs redis-lua with N\n"
-            "clients on a key each for S seconds. Prints both, locklab/ceiling, locklab's\n"
-            "acquire p50, the clients' and the server's cores, and whether the result\n"
-            "was client-bound.\n"
+            "count N, the store's ceiling at N connections, then locklab's design with N\n"
+            "clients on a key each (no contention) for S seconds, on the same server:\n"
+            "  redis: redis-benchmark (one thread, N connections) runs SET k v NX PX on\n"
+            "    random keys and the release script (EVAL), each for about S seconds; the\n"
+            "    ceiling is 1 / (1/SET + 1/EVAL) cycles/s; against redis-lua.\n"
+            "  zookeeper: a bare loop of N sessions in one thread (epoll, ZooKeeper's\n"
+            "    wire protocol), each on a parent of its own doing create\n"
+            "    ephemeral-sequential + getChildren + delete, for S seconds; against\n"
+            "    zk-sequential. forceSync off unless --force-sync.\n"
+            "  postgres: a bare loop of N libpq sessions, a thread and a key each, doing\n"
+            "    pg_advisory_lock + pg_advisory_unlock; against pg-advisory (at most 290:\n"
+            "    the lab starts PostgreSQL with max_connections=300).\n"
+            "  mysql: a bare loop of N connections, a thread and a name each, doing\n"
+            "    GET_LOCK + RELEASE_LOCK; against mysql-get-lock (at most 990: the lab\n"
+            "    starts MariaDB with max-connections=1000).\n"
+            "  etcd: a bare loop of N libcurl handles (the v3 JSON gateway), a thread and\n"
+            "    a key each, doing lease grant + txn create + txn delete-if-ours; against\n"
+            "    etcd-lease.\n"
+            "Prints both, locklab/ceiling, locklab's acquire p50, the clients' and the\n"
+            "server's cores, and whether the result was client-bound.\n"
             "\n"
             "  --clients N,...  client counts, 1..%d each (default 64,256,1024)\n"
             "  --seconds S      length of each measurement (default 3)\n"
-            "  --backend B      the store: redis (the only one with a ceiling so far)\n",
+            "  --backend B      the store: redis (default), zookeeper, mysql, postgres\n"
+            "                   or etcd\n"
+            "  --force-sync     zookeeper: fsync each write (forceSync on)\n",
             SCN_MAX_CLIENTS);
 }
 
@@ -118,13 +143,58 @@ static int ceiling_steps(const char *text, int *steps)
     return n;
 }
 
+/* What measures one store's ceiling: redis-benchmark's path and its two
+ * commands for Redis, else the store's bare loop at N connections. */
+struct ceiling_tool {
+    char bin[PATH_MAX];
+    bool redis;
+    const char *set_cmd[8], *eval_cmd[8];
+    char px[24];
+    double guess; /* requests per second, to size redis-benchmark's -n */
+};
+
+/* The ceiling at n connections in cycles/s (set and eval: redis-benchmark's
+ * two rates, or 0), or -1. */
+static double ceiling_measure(struct ceiling_tool *t, const struct lock_servers *sv, int n,
+                              double seconds, double *set, double *eval)
+{
+    *set = *eval = 0;
+    if (!t->redis)
+        return bench_run_bare(t->bin, sv->conn, seconds, n);
+    long requests = (long)(t->guess * seconds);
+    *set = ceiling_tool_rps(t->bin, &sv->node[0], n, requests, t->set_cmd);
+    *eval = ceiling_tool_rps(t->bin, &sv->node[0], n, requests, t->eval_cmd);
+    if (*set > 0)
+        t->guess = *set;
+    return *set > 0 && *eval > 0 ? 1 / (1 / *set + 1 / *eval) : -1;
+}
+
+/* Find what measures be's ceiling into t; 0, or the exit code after saying
+ * what is missing. */
+static int ceiling_tool_find(const struct backend_ops *be, struct ceiling_tool *t)
+{
+    t->redis = !strcmp(be->name, "redis");
+    t->guess = 60000;
+    if (t->redis && ceiling_find_tool(t->bin, sizeof t->bin) != 0) {
+        fprintf(stderr, "locklab: redis-benchmark is not on PATH (Debian: redis-tools)\n");
+        return LAB_EXIT_ENV;
+    }
+    if (!t->redis && subproc_sibling(be->bench_ceiling_loop, X_OK, t->bin, sizeof t->bin) != 0) {
+        fprintf(stderr, "locklab: the bare loop %s is missing; build it (make)\n", t->bin);
+        return LAB_EXIT_ENV;
+    }
+    return 0;
+}
+
 int bench_ceiling(int argc, char **argv)
 {
     double seconds = 3;
     const char *clients = "64,256,1024", *backend = "redis";
+    int force_sync = 0;
     struct bench_opt opts[] = {{"clients", .str = &clients},
                                {"seconds", .num = &seconds},
                                {"backend", .str = &backend},
+                               {"force-sync", .flag = &force_sync},
                                {NULL}};
     int parsed = bench_getopt("ceiling", argc, argv, opts, ceiling_usage);
     if (parsed >= 0)
@@ -137,20 +207,32 @@ int bench_ceiling(int argc, char **argv)
         fprintf(stderr, "locklab: bench ceiling: bad arguments (seconds 0..600)\n");
         return LAB_EXIT_USAGE;
     }
-    if (strcmp(backend, "redis") != 0) {
-        fprintf(stderr, "locklab: bench ceiling: --backend is redis, the only store with a "
-                        "ceiling so far, not '%s'\n", backend);
+    const struct backend_ops *be = backend_find(backend);
+    if (!be || !be->bench_impl || (strcmp(backend, "redis") && !be->bench_ceiling_loop)) {
+        fprintf(stderr, "locklab: bench ceiling: --backend is one of redis");
+        for (int i = 0; i < backend_count; i++)
+            if (backend_registry[i]->bench_ceiling_loop)
+                fprintf(stderr, ", %s", backend_registry[i]->name);
+        fprintf(stderr, ", not '%s'\n", backend);
         return LAB_EXIT_USAGE;
     }
-    char tool[PATH_MAX];
-    if (ceiling_find_tool(tool, sizeof tool) != 0) {
-        fprintf(stderr, "locklab: redis-benchmark is not on PATH (Debian: redis-tools)\n");
-        return LAB_EXIT_ENV;
-    }
-    const struct lock_ops *ops = lock_find(CEILING_IMPL);
+    for (int i = 0; i < n_steps; i++)
+        if (be->bench_ceiling_max && steps[i] > be->bench_ceiling_max) {
+            fprintf(stderr, "locklab: bench ceiling: %s takes at most %d connections as the "
+                            "lab starts it, not %d\n", be->name, be->bench_ceiling_max, steps[i]);
+            return LAB_EXIT_USAGE;
+        }
+    static struct ceiling_tool t;
+    int code = ceiling_tool_find(be, &t);
+    if (code)
+        return code;
+    const char *impl = be->bench_impl;
+    const struct lock_ops *ops = lock_find(impl);
     static struct scenario s;
     bench_scenario(&s, "ceiling", steps[0], seconds);
     s.per_client_keys = KEYS_PER_CLIENT;
+    if (be->bench_settings)
+        be->bench_settings(&s, force_sync);
     stop_install();
     struct backends b;
     backends_init(&b);
@@ -161,45 +243,54 @@ int bench_ceiling(int argc, char **argv)
         return LAB_EXIT_ENV;
     }
     struct lock_servers sv;
-    backend_of(ops)->servers(ops, &s, &sv);
-    char px[24];
-    snprintf(px, sizeof px, "%lld", (long long)(s.ttl_ns / 1000000));
-    const char *set_cmd[] = {"SET", "lock:__rand_int__", "token", "NX", "PX", px, NULL};
+    be->servers(ops, &s, &sv);
+    snprintf(t.px, sizeof t.px, "%lld", (long long)(s.ttl_ns / 1000000));
+    const char *set_cmd[] = {"SET", "lock:__rand_int__", "token", "NX", "PX", t.px, NULL};
     const char *eval_cmd[] = {"EVAL", redis_compare_and_delete_lua, "1", "lock:__rand_int__",
                               "token", NULL};
-    printf("ceiling: %s on %s, %.1f s per measurement; ceiling = redis-benchmark (one thread)\n"
-           "on SET NX PX and the release script, cycles/s = 1 / (1/SET + 1/EVAL)\n",
-           CEILING_IMPL, sv.conn, seconds);
+    memcpy(t.set_cmd, set_cmd, sizeof set_cmd);
+    memcpy(t.eval_cmd, eval_cmd, sizeof eval_cmd);
+    if (t.redis)
+        printf("ceiling: %s on %s, %.1f s per measurement; ceiling = redis-benchmark (one thread)\n"
+               "on SET NX PX and the release script, cycles/s = 1 / (1/SET + 1/EVAL)\n",
+               impl, sv.conn, seconds);
+    else
+        printf("ceiling: %s on %s, %.1f s per measurement%s;\nceiling = %s at N connections "
+               "at once, a key each:\n%s\n", impl, sv.conn, seconds,
+               be->bench_flag && force_sync ? be->bench_flag_note : "", be->bench_ceiling_loop,
+               be->bench_cycle);
+    /* warm the server up (a JVM compiles its hot paths in the first seconds) */
+    if (!t.redis && bench_run_bare(t.bin, sv.conn, be->bench_warmup_s, steps[0]) < 0)
+        fprintf(stderr, "locklab: warning: the warm-up loop failed\n");
     printf("%8s %10s %10s %12s %12s %7s %9s %10s %s\n", "clients", "SET/s", "EVAL/s",
            "ceiling c/s", "locklab c/s", "ratio", "acq p50", "cpu cl/sv", "client-bound");
-    int code = LAB_EXIT_OK;
-    double guess = 60000; /* requests per second, to size -n to about `seconds` */
     for (int i = 0; i < n_steps && !lab_stop; i++) {
-        long requests = (long)(guess * seconds);
-        double set = ceiling_tool_rps(tool, &sv.node[0], steps[i], requests, set_cmd);
-        double eval = ceiling_tool_rps(tool, &sv.node[0], steps[i], requests, eval_cmd);
-        if (set > 0)
-            guess = set;
+        double set, eval;
+        double ceiling = ceiling_measure(&t, &sv, steps[i], seconds, &set, &eval);
         s.clients = steps[i];
         s.max_duration_ns = (int64_t)(seconds * 1e9);
-        struct run_result *res = lab_stop ? NULL : bench_run(&s, CEILING_IMPL, &err);
+        struct run_result *res = lab_stop ? NULL : bench_run(&s, impl, &err);
         if (lab_stop) {
             free(res);
             break;
         }
-        if (set <= 0 || eval <= 0 || !res) {
+        if (ceiling <= 0 || !res) {
             fprintf(stderr, "locklab: %d clients failed: %s\n", steps[i],
-                    !res ? err.msg : "redis-benchmark did not complete");
+                    !res ? err.msg : t.redis ? "redis-benchmark did not complete"
+                                             : "the bare loop did not complete");
             free(res);
             code = LAB_EXIT_ENV;
             break;
         }
-        double ceiling = 1 / (1 / set + 1 / eval);
-        char cpu[32];
+        char cpu[32], rates[2][16] = {"-", "-"};
         snprintf(cpu, sizeof cpu, "%.2f/%.2f", cpu_cores(res->cpu.clients_ns, res->elapsed_s),
                  cpu_cores(res->cpu.servers_ns, res->elapsed_s));
-        printf("%8d %10.0f %10.0f %12.0f %12.0f %7.2f %7.2fms %10s %s\n", steps[i], set, eval,
-               ceiling, res->throughput_per_s, res->throughput_per_s / ceiling,
+        if (t.redis) {
+            snprintf(rates[0], sizeof rates[0], "%.0f", set);
+            snprintf(rates[1], sizeof rates[1], "%.0f", eval);
+        }
+        printf("%8d %10s %10s %12.0f %12.0f %7.2f %7.2fms %10s %s\n", steps[i], rates[0],
+               rates[1], ceiling, res->throughput_per_s, res->throughput_per_s / ceiling,
                (double)hist_percentile(&res->acquire, 50) / 1000, cpu,
                !res->cpu.client_bound ? "no" : res->cpu.store_idle ? "yes (store idle)"
                                                                    : "yes (saturated)");

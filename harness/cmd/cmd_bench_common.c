@@ -11,12 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "bench.h"
 #include "lock.h"
 #include "runner.h"
 #include "scenario_load.h"
 #include "stop.h"
+#include "subproc.h"
 
 /* Read an option's number (wrk's scan_time): a decimal integer when integer,
  * else a number as strtod() reads it, with nothing after it. 0, or -1 after
@@ -104,4 +106,23 @@ struct run_result *bench_run(const struct scenario *s, const char *impl,
                     res->first_error);
     free(res);
     return NULL;
+}
+
+/* Run a bare loop once (args: the servers' connection string, seconds and,
+ * when sessions > 0, that many connections at once); cycles per second,
+ * or -1. Its last line: cycles=N elapsed_ns=E. */
+double bench_run_bare(const char *bin, const char *conn, double seconds, int sessions)
+{
+    char secbuf[32], nbuf[16];
+    snprintf(secbuf, sizeof secbuf, "%.3f", seconds);
+    snprintf(nbuf, sizeof nbuf, "%d", sessions);
+    const char *argv[] = {bin, conn, secbuf, sessions > 0 ? nbuf : NULL, NULL};
+    char buf[512];
+    int status = subproc_capture((char *const *)argv, buf, sizeof buf);
+    const char *line = strstr(buf, "cycles=");
+    long long cycles, ns;
+    if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !line ||
+        sscanf(line, "cycles=%lld elapsed_ns=%lld", &cycles, &ns) != 2 || ns <= 0)
+        return -1;
+    return (double)cycles * 1e9 / (double)ns;
 }

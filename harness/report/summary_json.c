@@ -12,6 +12,7 @@
 #include "atomic_file.h"
 #include "cpu.h"
 #include "fault.h"
+#include "handoff_split.h"
 #include "report_parts.h"
 #include "report_stderr.h"
 
@@ -168,6 +169,28 @@ double report_conflict_rate(const struct run_result *r)
     return writes ? (double)r->release_not_owner / (double)writes : 0;
 }
 
+/* The handoffs a wake-up message led to, split into their parts (us):
+ * delivery (release sent -> message at the waiter's socket), scheduling
+ * (-> the waiter's attempt sent: its wake-up), the winning acquire (->
+ * granted), each part's mean and median; and the attempts woken waiters
+ * lost per handoff. */
+static json_t *handoff_split_json(const struct lock_stats *st)
+{
+    double n = (double)st->split_handoffs;
+    double d = (double)st->split_delivery_ns / n / 1e3, sc = (double)st->split_scheduling_ns / n / 1e3,
+           a = (double)st->split_acquire_ns / n / 1e3;
+    json_t *o = json_pack("{s:I, s:f, s:f, s:f, s:f, s:f}", "handoffs",
+                          (json_int_t)st->split_handoffs, "delivery_us", d, "scheduling_us", sc,
+                          "acquire_us", a, "total_us", d + sc + a, "losing_attempts_per_handoff",
+                          (double)st->split_lost / n);
+    json_object_set_new(o, "p50_us",
+                        json_pack("{s:f, s:f, s:f}", "delivery",
+                                  handoff_split_p50(st, HANDOFF_DELIVERY), "scheduling",
+                                  handoff_split_p50(st, HANDOFF_SCHEDULING), "acquire",
+                                  handoff_split_p50(st, HANDOFF_ACQUIRE)));
+    return o;
+}
+
 static json_t *optimistic_json(const struct run_result *r)
 {
     return json_pack("{s:I, s:I, s:I, s:f}", "attempts", (json_int_t)r->acquired, "commits",
@@ -248,6 +271,8 @@ static json_t *result_json(const struct run_result *r, const char *run_dir)
                   (json_int_t)r->stats.renewals, "renewal_failures",
                   (json_int_t)r->stats.renewal_failures, "unreplicated",
                   (json_int_t)r->stats.unreplicated));
+    if (r->stats.split_handoffs > 0) /* a notified design's handoffs, split (handoff_split.h) */
+        json_object_set_new(o, "handoff_split", handoff_split_json(&r->stats));
     if (r->ops->caps & LOCK_CAP_OPTIMISTIC) /* not a lock: its attempts, sales and conflicts */
         json_object_set_new(o, "optimistic", optimistic_json(r));
     /* NaN: not measured (an adapter's library does not show its wakeups) */

@@ -39,6 +39,7 @@
 #include "client.h"
 #include "group.h"
 #include "faults.h"
+#include "handoff_split.h"
 
 #define READY_TIMEOUT_NS (30LL * 1000000000)
 #define STOP_GRACE_NS (2LL * 1000000000)      /* after the duration bound */
@@ -476,6 +477,7 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
         res->stats.renewals += sl->stats.renewals;
         res->stats.renewal_failures += sl->stats.renewal_failures;
         res->stats.unreplicated += sl->stats.unreplicated;
+        handoff_split_add(&res->stats, &sl->stats);
         res->intervals_dropped += sl->iv_dropped;
         units += sl->units;
         res->stale_refused_by_clients += sl->stale_refused;

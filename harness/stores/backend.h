@@ -249,6 +249,14 @@ struct backend_ops {
     const char *bench_flag_help;
     const char *bench_flag_note;
     void (*bench_settings)(struct scenario *s, bool on);
+    /* Optional: `locklab bench ceiling --backend <name>`: the bare loop of
+     * bench_impl's cycle at N connections at once (a binary next to locklab,
+     * given the connection string, seconds and N; it prints cycles= and
+     * elapsed_ns= as the bare loop does), each connection on a key of its
+     * own, and the most connections the store accepts as this lab starts
+     * it (0: no limit of its own). Redis needs none: redis-benchmark is its. */
+    const char *bench_ceiling_loop;
+    int bench_ceiling_max;
 };
 
 /* The registry, in the order results compare stores. */

@@ -295,4 +295,5 @@ const struct backend_ops backend_etcd = {
     .bench_warmup_s = 0.5,
     .bench_usage = "etcd: POST /v3/lease/grant + /v3/kv/txn create-if-absent + /v3/kv/txn\n"
                    "delete-if-ours (libcurl, the v3 JSON gateway) against etcd-lease;\n",
+    .bench_ceiling_loop = "locklab-bare-etcd", /* no connection limit of its own */
 };

@@ -310,4 +310,5 @@ const struct backend_ops backend_zookeeper = {
     .bench_flag_help = "zookeeper: fsync each write (forceSync on)",
     .bench_flag_note = " (forceSync on)",
     .bench_settings = zk_bench_settings,
+    .bench_ceiling_loop = "locklab-bare-zk-many", /* maxClientCnxns=0: no limit */
 };
