@@ -67,4 +67,5 @@ const struct lock_ops lock_zk_sequential = {
     .acquire = zks_acquire,
     .release = zks_release,
     .close = zk_lock_close,
+    .async = &zk_sequential_async,
 };
