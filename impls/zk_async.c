@@ -1,8 +1,10 @@
 /*
- * zk_async.c - zk-sequential in a client group (lock_async_ops): the
- * requests of zk_queue.c and zk_common.c (create the persistent parents,
- * create our ephemeral-sequential node, list, read the predecessor with a
- * watch, delete) sent with the C client's asynchronous calls, as a state
+ * zk_async.c - zk-sequential and zk-ephemeral in a client group
+ * (lock_async_ops): the requests of zk_queue.c, zk_ephemeral.c and
+ * zk_common.c (create the persistent parents; zk-sequential: create our
+ * ephemeral-sequential node, list, read the predecessor with a watch;
+ * zk-ephemeral: create the one ephemeral node, exists-watch it when taken;
+ * both: delete) sent with the C client's asynchronous calls, as a state
  * machine on the group's event loop.
  *
  * Each logical client keeps its own session (its own zhandle), so a
@@ -39,6 +41,7 @@
 #include "evloop_post.h"
 
 #define ZKA_CONNECT_NS (10LL * 1000000000) /* the first connect, at open (as zk_lock_open) */
+#define ZKE_NODE "lock"                    /* zk-ephemeral's node under /locklab/<key> */
 
 /* What a client waits for. */
 enum step {
@@ -52,6 +55,8 @@ enum step {
     S_FIND,       /* list, to find our node whose create's reply was lost */
     S_CREATE,     /* create our ephemeral-sequential node */
     S_LIST,       /* list the queue */
+    S_ECREATE,    /* zk-ephemeral: create the lock node */
+    S_EWATCH,     /* zk-ephemeral: exists-watch the node someone holds */
     S_WATCH,      /* read the predecessor with a watch */
     S_WAIT,       /* until any event of the session, or the deadline */
     S_QUEUE_BACK, /* after a connection loss while queued */
@@ -68,6 +73,7 @@ struct zk_async {
     atomic_int refs;          /* the client's own, and one per letter on its way */
     bool closed;
     bool in_call;             /* inside a hook: an outcome waits for the loop */
+    bool ephemeral;           /* zk-ephemeral (else zk-sequential) */
     struct ev_timer timer;    /* the deadline of a wait, or an outcome delivered later */
     enum step step, resume;   /* what it waits for; after S_SESSION/S_RECOVER: what next */
     int ready;                /* what the session wait found: 1 connected, 0 no, -1 gone */
@@ -81,6 +87,8 @@ struct zk_async {
     bool first;               /* the first turn of the enter loop */
     uint64_t gen;             /* the session our node (or this turn) belongs to */
     int last_rc;              /* the code that sent us waiting */
+    bool maybe_created;       /* zk-ephemeral: the last create's outcome is unknown */
+    bool nested;              /* zk-ephemeral: this turn, we hold key already */
     /* the release */
     bool retried;
     /* the outcome */
@@ -109,7 +117,8 @@ struct zka_letter {
     int type, state;         /* an event */
     int rc;                  /* a reply's code */
     int pos;                 /* S_LIST: zk_queue_position; S_FIND: 1 found */
-    int64_t owner;           /* S_EXISTS: the node's ephemeralOwner */
+    int64_t owner;           /* S_EXISTS, S_EWATCH: the node's ephemeralOwner */
+    int64_t czxid;           /* S_ECREATE, S_EWATCH: the node's creating transaction */
     char base[96];           /* in: S_LIST our node's name, S_FIND its prefix */
     char out[ZK_PATH_MAX];   /* S_CREATE the path, S_LIST the predecessor, S_FIND the name */
 };
@@ -213,9 +222,19 @@ static void on_stat(int rc, const struct Stat *st, const void *data)
 {
     struct zka_letter *m = (struct zka_letter *)data;
     m->rc = rc;
-    if (rc == ZOK && st)
+    if (rc == ZOK && st) {
         m->owner = st->ephemeralOwner;
+        m->czxid = st->czxid;
+    }
     post(m);
+}
+
+static void on_string_stat(int rc, const char *value, const struct Stat *st, const void *data)
+{
+    struct zka_letter *m = (struct zka_letter *)data;
+    if (rc == ZOK && st)
+        m->czxid = st->czxid;
+    on_string(rc, value, data);
 }
 
 /* Send the request of step s on path (counted as one round trip); its
@@ -237,6 +256,16 @@ static void request(struct lock_client *c, enum step s, const char *path, const 
             rc = zoo_acreate(c->zh, path, "", 0, &ZOO_OPEN_ACL_UNSAFE,
                              s == S_CREATE ? ZOO_EPHEMERAL_SEQUENTIAL : ZOO_PERSISTENT,
                              on_string, m);
+            break;
+        case S_ECREATE: /* create2 (fencing): the same request, answered with the Stat */
+            rc = c->env->fencing ? zoo_acreate2(c->zh, path, "", 0, &ZOO_OPEN_ACL_UNSAFE,
+                                                ZOO_EPHEMERAL, on_string_stat, m)
+                                 : zoo_acreate(c->zh, path, "", 0, &ZOO_OPEN_ACL_UNSAFE,
+                                               ZOO_EPHEMERAL, on_string, m);
+            break;
+        case S_EWATCH:
+            a->seen = a->wakes;
+            rc = zoo_awexists(c->zh, path, on_event, a->sess, on_stat, m);
             break;
         case S_FIND:
         case S_LIST:
@@ -300,7 +329,15 @@ static void finish(struct lock_client *c, enum lock_status st, enum release_stat
     evloop_timer_at(a->L, &a->timer, 0);
 }
 
-static void acq_done(struct lock_client *c, enum lock_status st) { finish(c, st, RELEASE_OK); }
+static void acq_done(struct lock_client *c, enum lock_status st)
+{
+    /* zk-ephemeral giving up right after a create whose outcome is unknown:
+     * the node may exist, held by nobody; only closing the session is sure
+     * to remove it */
+    if (c->as->ephemeral && st != LOCK_GRANTED && c->as->maybe_created)
+        session_drop(c);
+    finish(c, st, RELEASE_OK);
+}
 static void rel_done(struct lock_client *c, enum release_status rs) { finish(c, LOCK_ERROR, rs); }
 
 static void acq_fail(struct lock_client *c, int rc, const char *what, const char *path)
@@ -447,12 +484,70 @@ static void create_failed(struct lock_client *c, int rc, const char *path)
     session_then(c, S_AGAIN, false);
 }
 
+/* zk-ephemeral: the lock node is ours now (its Stat's czxid the token). */
+static void e_granted(struct lock_client *c, const char *path, int64_t czxid)
+{
+    struct zk_async *a = c->as;
+    if (zk_hold_push(c, a->key, path, czxid, &a->err) == 0) {
+        acq_done(c, LOCK_GRANTED);
+        return;
+    }
+    snprintf(a->mine, sizeof a->mine, "%s", path);
+    a->gen = c->session_gen;
+    leave(c, LOCK_ERROR);
+}
+
+/* zk-ephemeral: a create or the exists-watch failed with rc. */
+static void e_failed(struct lock_client *c, int rc, const char *path)
+{
+    if (!zk_transient(rc) && !zk_session_gone(rc)) {
+        acq_fail(c, rc, "create", path);
+        return;
+    }
+    /* The session may still be there (and the create applied: the next
+     * turn finds the node carrying our session id), or it is gone and the
+     * next turn opens a new one. */
+    session_then(c, S_AGAIN, false);
+}
+
+static void on_ephemeral_reply(struct lock_client *c, const struct zka_letter *m)
+{
+    struct zk_async *a = c->as;
+    char path[ZK_PATH_MAX + sizeof ZKE_NODE];
+    snprintf(path, sizeof path, "%s/%s", c->parent, ZKE_NODE);
+    if (m->step == S_ECREATE) {
+        a->maybe_created = zk_transient(m->rc);
+        if (m->rc == ZOK)
+            e_granted(c, path, m->czxid);
+        else if (m->rc == ZNODEEXISTS)
+            request(c, S_EWATCH, path, NULL);
+        else
+            e_failed(c, m->rc, path);
+        return;
+    }
+    const clientid_t *id = c->zh ? zoo_client_id(c->zh) : NULL;
+    if (m->rc == ZOK && !a->nested && id && m->owner == id->client_id)
+        e_granted(c, path, m->czxid); /* our own create, whose reply a connection loss ate */
+    else if (m->rc == ZNONODE || (m->rc == ZOK && a->wakes != a->seen))
+        enter_turn(c); /* deleted meanwhile, or an event came: try again */
+    else if (m->rc == ZOK) {
+        a->step = S_WAIT;
+        evloop_timer_at(a->L, &a->timer, a->deadline);
+    } else {
+        e_failed(c, m->rc, path);
+    }
+}
+
 static void on_acquire_reply(struct lock_client *c, const struct zka_letter *m)
 {
     struct zk_async *a = c->as;
     char dir[ZK_PATH_MAX], path[2 * ZK_PATH_MAX];
     dir_of(c, dir, sizeof dir);
     switch (m->step) {
+    case S_ECREATE:
+    case S_EWATCH:
+        on_ephemeral_reply(c, m);
+        return;
     case S_ROOT:
     case S_PARENT:
         if (m->rc != ZOK && m->rc != ZNODEEXISTS) {
@@ -606,7 +701,12 @@ static void step_to(struct lock_client *c, enum step s)
     case S_CREATE: /* prepared: find our lost create, or create */
         a->gen = c->session_gen;
         dir_of(c, dir, sizeof dir);
-        if (a->unknown) {
+        if (a->ephemeral) { /* a nested acquire by the holder: its own node is in the way */
+            struct zk_hold *h = zk_hold_find(c, a->key);
+            a->nested = h && h->gen == c->session_gen;
+            snprintf(path, sizeof path, "%s/%s", dir, ZKE_NODE);
+            request(c, S_ECREATE, path, NULL);
+        } else if (a->unknown) {
             request(c, S_FIND, dir, a->name);
         } else {
             snprintf(path, sizeof path, "%s/%s", dir, a->name);
@@ -614,6 +714,10 @@ static void step_to(struct lock_client *c, enum step s)
         }
         return;
     case S_AGAIN:
+        if (a->ephemeral && a->ready <= 0) {
+            acq_done(c, a->ready == 0 ? LOCK_TIMEOUT : LOCK_ERROR);
+            return;
+        }
         if (a->ready < 0) {
             session_drop(c);
             acq_done(c, LOCK_ERROR);
@@ -654,7 +758,9 @@ static void on_letter_event(struct lock_client *c, const struct zka_letter *m)
     if (m->type != ZOO_SESSION_EVENT && m->type != ZOO_NOTWATCHING_EVENT && !*c->env->stop)
         c->env->stats->notifications++;
     a->wakes++;
-    if (a->step == S_WAIT) {
+    if (a->step == S_WAIT && a->ephemeral) {
+        enter_turn(c); /* whatever woke us: try to create again */
+    } else if (a->step == S_WAIT) {
         list_queue(c); /* whatever woke us: list again, as zk_wait's caller does */
     } else if ((a->step == S_SESSION || a->step == S_RECOVER) && m->type == ZOO_SESSION_EVENT) {
         session_then(c, a->resume, a->step == S_RECOVER); /* connected yet? */
@@ -685,6 +791,8 @@ static void on_timer(struct ev_timer *t)
     if (a->due) {
         a->due = false;
         deliver_now(c);
+    } else if (a->step == S_WAIT && a->ephemeral) {
+        acq_done(c, LOCK_TIMEOUT); /* the deadline, or the run stops */
     } else if (a->step == S_WAIT) {
         leave(c, LOCK_TIMEOUT); /* the deadline, or the run stops */
     } else if (a->step == S_SESSION || a->step == S_RECOVER) {
@@ -695,7 +803,7 @@ static void on_timer(struct ev_timer *t)
 /* ------------------------------------------------------------ hooks */
 
 static int zka_open(struct lock_client **out, const struct lock_env *env, struct evloop *loop,
-                    lock_opened_fn opened, void *arg, struct lab_err *err)
+                    bool ephemeral, lock_opened_fn opened, void *arg, struct lab_err *err)
 {
     *out = NULL;
     const struct zk_options *o = env->options;
@@ -720,6 +828,7 @@ static int zka_open(struct lock_client **out, const struct lock_env *env, struct
     c->as = a;
     a->c = c;
     a->L = loop;
+    a->ephemeral = ephemeral;
     atomic_init(&a->refs, 1);
     evloop_timer_init(&a->timer, on_timer);
     zoo_set_debug_level((ZooLogLevel)0);
@@ -742,7 +851,7 @@ static void zka_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
     a->arg = arg;
     a->in_call = true;
     struct zk_hold *h = zk_hold_find(c, key);
-    if (h) {
+    if (h && !a->ephemeral) {
         h->count++; /* reentrant: InterProcessMutex's lockCount, local only */
         acq_done(c, LOCK_GRANTED);
     } else if (c->n_held >= ZK_MAX_HOLDS) {
@@ -753,6 +862,7 @@ static void zka_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
         a->key = key;
         a->deadline = lab_now_ns() + wait_ns;
         a->unknown = false;
+        a->maybe_created = false;
         a->first = true;
         snprintf(a->name, sizeof a->name, "lock-%s-%llu-", c->id,
                  (unsigned long long)++c->creates);
@@ -808,8 +918,27 @@ static void zka_close(struct lock_client *c)
     }
 }
 
+static int zks_open(struct lock_client **out, const struct lock_env *env, struct evloop *loop,
+                    lock_opened_fn opened, void *arg, struct lab_err *err)
+{
+    return zka_open(out, env, loop, false, opened, arg, err);
+}
+
+static int zke_open(struct lock_client **out, const struct lock_env *env, struct evloop *loop,
+                    lock_opened_fn opened, void *arg, struct lab_err *err)
+{
+    return zka_open(out, env, loop, true, opened, arg, err);
+}
+
 const struct lock_async_ops zk_sequential_async = {
-    .open = zka_open,
+    .open = zks_open,
+    .acquire = zka_acquire,
+    .release = zka_release,
+    .close = zka_close,
+};
+
+const struct lock_async_ops zk_ephemeral_async = {
+    .open = zke_open,
     .acquire = zka_acquire,
     .release = zka_release,
     .close = zka_close,

@@ -116,4 +116,5 @@ const struct lock_ops lock_zk_ephemeral = {
     .acquire = zke_acquire,
     .release = zk_hold_release,
     .close = zk_lock_close,
+    .async = &zk_ephemeral_async,
 };

@@ -6,9 +6,10 @@
 #  - redis-lua, 2,000 clients in 4 processes on one hot key: safe, the
 #    shared counter exact and every release its own (the oracle and the
 #    counter would both see two holders);
-#  - zk-sequential (its own ZooKeeper session per logical client, the C
-#    client's async calls), 64 clients in 2 processes on one hot key: safe,
-#    the counter exact, one watch event per release (the recipe's queue);
+#  - zk-sequential and zk-ephemeral (a ZooKeeper session per logical
+#    client, the C client's async calls), 64 clients in 2 processes on one
+#    hot key: safe, the counter exact; zk-sequential's queue wakes one
+#    waiter per release, zk-ephemeral's herd many;
 #  - redis-set-del with a TTL shorter than the business time, 64 clients in
 #    4 groups of 16: the oracle catches the violation; a pause aimed at
 #    client 5 stops its whole process, and the record names the group's
@@ -53,7 +54,7 @@ expect: {"*": violation}
 YAML
 cat > "$D/zk.yaml" <<'YAML'
 name: groups-zk
-impls: [zk-sequential]
+impls: [zk-sequential, zk-ephemeral]
 clients: 64
 run: {ops_per_client: 5, max_duration: 30s, clients_per_process: 32}
 lock: {key: gzk, wait: 20s}
@@ -78,6 +79,10 @@ expect_exact "zk-sequential, 64 clients in 2 processes" $r 320
 expect_eq "zk-sequential: every client ran" "$(jget "$S" $r.clients)" 64
 in_range "zk-sequential: watch events per release (the queue wakes one)" \
     "$(jget "$S" $r.wakeups_per_release)" 0.9 1.01
+r=results.impl=zk-ephemeral
+expect_exact "zk-ephemeral, 64 clients in 2 processes" $r 320
+expect_gt "zk-ephemeral: watch events per release (every waiter wakes)" \
+    "$(jget "$S" $r.wakeups_per_release)" 3
 
 cat > "$D/open.yaml" <<'YAML'
 name: groups-open
