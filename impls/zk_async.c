@@ -28,7 +28,8 @@
  * Waits (a connecting session, the predecessor's watch) are cut short by
  * the deadline timer, which the group makes due when the run stops.
  * lock.on_disconnect: abort needs the client to leave its unit before the
- * write, which a group's workload does not do: such a client does not open.
+ * write, which a group's workload does not do: the loader refuses it
+ * (zk_finish_options).
  */
 #include "zk_common.h"
 
@@ -806,13 +807,6 @@ static int zka_open(struct lock_client **out, const struct lock_env *env, struct
                     bool ephemeral, lock_opened_fn opened, void *arg, struct lab_err *err)
 {
     *out = NULL;
-    const struct zk_options *o = env->options;
-    if (o && o->on_disconnect == ZK_DISCONNECT_ABORT) {
-        lab_err_set(err, ENOTSUP, "lock.on_disconnect: abort does not run in client groups "
-                    "(the group's workload cannot leave its unit before the write); use "
-                    "clients_per_process 1");
-        return -1;
-    }
     if (!zka_box && !(zka_box = evloop_mailbox_new(loop, err)))
         return -1;
     struct lock_client *c = calloc(1, sizeof *c);

@@ -49,6 +49,17 @@ const struct opt zk_option_rows[] = {
     { .name = NULL }
 };
 
+int zk_finish_options(void *options, const struct lock_opts_ctx *ctx, struct lab_err *err)
+{
+    const struct zk_options *o = options;
+    if (ctx->listed && ctx->clients_per_process > 1 && o->on_disconnect == ZK_DISCONNECT_ABORT) {
+        lab_err_set(err, EINVAL, "lock.on_disconnect: abort cannot run in client groups; use "
+                    "run.clients_per_process 1");
+        return -1;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- events */
 
 /* Every watch and session event of the client's session: count it and wake

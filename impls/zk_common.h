@@ -46,6 +46,10 @@ struct zk_options {
 };
 extern const struct opt zk_option_rows[];
 
+/* finish_options of the designs that run in client groups: on_disconnect:
+ * abort does not (the group's workload cannot abandon a unit); 0 or -1. */
+int zk_finish_options(void *options, const struct lock_opts_ctx *ctx, struct lab_err *err);
+
 /* One lock this client holds: the node that carries it, and in which
  * session it was created (a lock created in an earlier session is gone). */
 struct zk_hold {

@@ -2,7 +2,8 @@
 # clients in one process on an event loop, judged by the same oracle.
 #
 #  - a design without asynchronous hooks in a grouped scenario is a load
-#    error (exit 2) at its impls item, naming it;
+#    error (exit 2) at its impls item, naming it; so is a ZooKeeper design
+#    with lock.on_disconnect: abort;
 #  - redis-lua, 2,000 clients in 4 processes on one hot key: safe, the
 #    shared counter exact and every release its own (the oracle and the
 #    counter would both see two holders);
@@ -31,6 +32,17 @@ YAML
 expect_eq "a blocking design in groups: exit code" "$?" 2
 check "the error is at its impls item and names it" \
     grep -q "blocking.yaml:3:9: mysql-get-lock cannot run in client groups" "$WORK/out.txt"
+cat > "$D/zkabort.yaml" <<'YAML'
+name: groups-zk-abort
+impls: [zk-sequential]
+clients: 8
+run: {clients_per_process: 4}
+lock: {on_disconnect: abort}
+YAML
+"$LOCKLAB" run "$D/zkabort.yaml" --out "$WORK/results" --quiet > "$WORK/out.txt" 2>&1
+expect_eq "lock.on_disconnect: abort in groups: exit code" "$?" 2
+check "the error is at the design's impls item and names the setting" \
+    grep -q "zkabort.yaml:2:9: lock.on_disconnect: abort cannot run in client groups; use run.clients_per_process 1" "$WORK/out.txt"
 
 cat > "$D/safe.yaml" <<'YAML'
 name: groups-safe
