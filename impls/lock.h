@@ -192,6 +192,8 @@ struct lock_opts_ctx {
     bool ttl_given;     /* the file gave lock.ttl (at its default value still counts) */
     bool listed;        /* the design is in the scenario's impls (it may still run
                          * by `run --impl`, so check only what the file must give) */
+    int clients_per_process; /* run.clients_per_process: above 1 the design runs in
+                              * client groups (its async hooks) */
     /* whether the file gave the design's row stored at field (an address
      * inside its options struct), rather than leaving it to its default */
     bool (*given)(const struct lock_opts_ctx *ctx, const void *field);

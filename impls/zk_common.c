@@ -49,6 +49,17 @@ const struct opt zk_option_rows[] = {
     { .name = NULL }
 };
 
+int zk_finish_options(void *options, const struct lock_opts_ctx *ctx, struct lab_err *err)
+{
+    const struct zk_options *o = options;
+    if (ctx->listed && ctx->clients_per_process > 1 && o->on_disconnect == ZK_DISCONNECT_ABORT) {
+        lab_err_set(err, EINVAL, "lock.on_disconnect: abort cannot run in client groups; use "
+                    "run.clients_per_process 1");
+        return -1;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- events */
 
 /* Every watch and session event of the client's session: count it and wake
@@ -116,7 +127,7 @@ int zk_fail(struct lab_err *err, int rc, const char *what, const char *path)
 
 /* ---------------------------------------------------------------- session */
 
-static int session_timeout_ms(const struct lock_env *env)
+int zk_session_timeout_ms(const struct lock_env *env)
 {
     int64_t ms = env->servers->session_timeout_ns / 1000000;
     if (ms <= 0)
@@ -124,13 +135,12 @@ static int session_timeout_ms(const struct lock_env *env)
     return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
 }
 
-/* Start a new session (not yet connected). 0 or -1 with err filled. */
-static int session_open(struct lock_client *c, struct lab_err *err)
+zhandle_t *zk_handle_init(const struct lock_env *env, watcher_fn watcher, void *ctx,
+                          struct lab_err *err)
 {
-    const struct lock_env *env = c->env;
     if (!env->servers->conn[0]) {
         lab_err_set(err, EINVAL, "zookeeper: no ensemble given (lock_env.servers)");
-        return -1;
+        return NULL;
     }
     /* The client's threads inherit this mask: keep the run's signals for
      * the client's own thread. */
@@ -146,16 +156,22 @@ static int session_open(struct lock_client *c, struct lab_err *err)
     sigaddset(&block, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &block, &old);
     errno = 0;
-    c->zh = zookeeper_init(env->servers->conn, zk_watcher, session_timeout_ms(env), NULL, c, 0);
+    zhandle_t *zh = zookeeper_init(env->servers->conn, watcher, zk_session_timeout_ms(env), NULL,
+                                   ctx, 0);
     int e = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    c->session_gen++;
-    if (!c->zh) {
+    if (!zh)
         lab_err_set(err, e ? e : EINVAL, "zookeeper: cannot start a session with %s: %s",
                     env->servers->conn, strerror(e ? e : EINVAL));
-        return -1;
-    }
-    return 0;
+    return zh;
+}
+
+/* Start a new session (not yet connected). 0 or -1 with err filled. */
+static int session_open(struct lock_client *c, struct lab_err *err)
+{
+    c->zh = zk_handle_init(c->env, zk_watcher, c, err);
+    c->session_gen++;
+    return c->zh ? 0 : -1;
 }
 
 void zk_session_drop(struct lock_client *c)
@@ -274,8 +290,8 @@ int zk_delete(struct lock_client *c, const char *path)
 
 /* ---------------------------------------------------------------- parent */
 
-/* A key becomes one path component: no '/', not "." or "..", not empty. */
-static int key_check(const char *key, struct lab_err *err)
+/* (zk_common.h) */
+int zk_key_check(const char *key, struct lab_err *err)
 {
     size_t n = strlen(key);
     if (n == 0 || n >= ZK_KEY_MAX || strchr(key, '/') || strcmp(key, ".") == 0 ||
@@ -310,7 +326,7 @@ int zk_prepare(struct lock_client *c, const char *key, int64_t deadline, struct 
         return r;
     if (c->parent_key[0] && strcmp(c->parent_key, key) == 0)
         return 1;
-    if (key_check(key, err) != 0)
+    if (zk_key_check(key, err) != 0)
         return -1;
     char parent[sizeof c->parent], sub[sizeof c->parent + ZK_KEY_MAX];
     snprintf(parent, sizeof parent, "%s/%s", ZK_ROOT, key);
@@ -448,7 +464,7 @@ enum release_status zk_delete_ours(struct lock_client *c, const char *path, uint
     /* Two session timeouts: a server that stalls for most of one must not
      * turn a release into an error while the session still lives; by then
      * the client library has said CONNECTED again or EXPIRED. */
-    int64_t deadline = lab_now_ns() + 2 * (int64_t)session_timeout_ms(c->env) * 1000000;
+    int64_t deadline = lab_now_ns() + 2 * (int64_t)zk_session_timeout_ms(c->env) * 1000000;
     bool retried = false;
     for (;;) {
         if (retried) {

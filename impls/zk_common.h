@@ -46,6 +46,10 @@ struct zk_options {
 };
 extern const struct opt zk_option_rows[];
 
+/* finish_options of the designs that run in client groups: on_disconnect:
+ * abort does not (the group's workload cannot abandon a unit); 0 or -1. */
+int zk_finish_options(void *options, const struct lock_opts_ctx *ctx, struct lab_err *err);
+
 /* One lock this client holds: the node that carries it, and in which
  * session it was created (a lock created in an earlier session is gone). */
 struct zk_hold {
@@ -72,6 +76,7 @@ struct lock_client {
     bool abort_on_disconnect;    /* lock.on_disconnect: abort (read by the completion thread) */
     struct zk_hold held[ZK_MAX_HOLDS]; /* granted locks, innermost last */
     int n_held;
+    struct zk_async *as;         /* in a client group: the loop's side (zk_async.c), else NULL */
 };
 
 /* ---------------------------------------------------------------- session */
@@ -81,6 +86,15 @@ struct lock_client {
  * connect timeout or env->stop). Returns 0 or -1 with err filled; *out is
  * NULL on error. */
 int zk_lock_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err);
+
+/* The session timeout to ask for, in ms (env's, else the designs' default). */
+int zk_session_timeout_ms(const struct lock_env *env);
+
+/* zookeeper_init with env's ensemble and session timeout, the client's
+ * threads started with the run's signals blocked (they stay the caller's).
+ * The handle, or NULL with err filled. */
+zhandle_t *zk_handle_init(const struct lock_env *env, watcher_fn watcher, void *ctx,
+                          struct lab_err *err);
 
 /* Close the session (its ephemeral nodes go with it) and free c. */
 void zk_lock_close(struct lock_client *c);
@@ -93,6 +107,10 @@ int zk_session_ready(struct lock_client *c, int64_t deadline, struct lab_err *er
 /* Close the session now, so that whatever ephemeral node of ours could not
  * be deleted goes with it; the next zk_session_ready opens a new one. */
 void zk_session_drop(struct lock_client *c);
+
+/* A key becomes one path component: no '/', not "." or "..", not empty.
+ * 0, or -1 with err filled. */
+int zk_key_check(const char *key, struct lab_err *err);
 
 /* A connected session, the persistent parent of key (c->parent) and the
  * design's c->subdirs under it: 1 ready, 0 deadline or stop, -1 with err
@@ -203,9 +221,23 @@ void zk_leave(struct lock_client *c, const char *path, uint64_t gen);
 int zk_queue_lock(struct lock_client *c, const char *key, const char *sub, char *mine,
                   size_t len, int64_t deadline, struct lab_err *err);
 
+/* Where our node `mine` (a name, not a path) stands among the queue's
+ * children: 1 lowest (it holds), 0 not (pred = the next lower node's
+ * name), -1 it is not there. */
+int zk_queue_position(const struct String_vector *sv, const char *mine, char *pred,
+                      size_t predlen);
+
 /* zk-sequential's acquire: zk_queue_lock under key's parent, the node
  * recorded as a hold on grant (zk_hold_push). */
 enum lock_status zk_queue_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                                   struct lab_err *err);
+
+/* ---------------------------------------------------------------- groups (zk_async.c) */
+
+/* zk-sequential's and zk-ephemeral's hooks for client groups: the same
+ * requests through the C client's asynchronous calls, every completion
+ * handed to the loop's thread. */
+extern const struct lock_async_ops zk_sequential_async;
+extern const struct lock_async_ops zk_ephemeral_async;
 
 #endif

@@ -112,8 +112,10 @@ const struct lock_ops lock_zk_ephemeral = {
     .caps = LOCK_CAP_NOTIFIES | LOCK_CAP_FENCING,
     .options = zk_option_rows,
     .options_size = sizeof(struct zk_options),
+    .finish_options = zk_finish_options,
     .open = zk_lock_open,
     .acquire = zke_acquire,
     .release = zk_hold_release,
     .close = zk_lock_close,
+    .async = &zk_ephemeral_async,
 };

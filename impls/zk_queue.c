@@ -45,10 +45,9 @@ static long queue_seq(const char *name)
     return v;
 }
 
-/* Where node `mine` stands among the children: 1 lowest (it holds), 0 not
- * (pred = the next lower node's name), -1 it is not there. */
-static int queue_position(const struct String_vector *sv, const char *mine, char *pred,
-                          size_t predlen)
+/* (zk_common.h) */
+int zk_queue_position(const struct String_vector *sv, const char *mine, char *pred,
+                      size_t predlen)
 {
     long my = queue_seq(mine), best = -1;
     const char *best_name = NULL;
@@ -176,7 +175,7 @@ int zk_queue_lock(struct lock_client *c, const char *key, const char *sub, char 
         struct String_vector sv = {0, NULL};
         int rc = zk_children(c, dir, &sv);
         if (rc == ZOK) {
-            int pos = queue_position(&sv, base, pred, sizeof pred);
+            int pos = zk_queue_position(&sv, base, pred, sizeof pred);
             deallocate_String_vector(&sv);
             if (pos > 0)
                 return 1;

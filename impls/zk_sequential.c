@@ -63,8 +63,10 @@ const struct lock_ops lock_zk_sequential = {
     .caps = LOCK_CAP_REENTRANT | LOCK_CAP_NOTIFIES | LOCK_CAP_FENCING,
     .options = zk_option_rows,
     .options_size = sizeof(struct zk_options),
+    .finish_options = zk_finish_options,
     .open = zk_lock_open,
     .acquire = zks_acquire,
     .release = zks_release,
     .close = zk_lock_close,
+    .async = &zk_sequential_async,
 };

@@ -2,10 +2,15 @@
 # clients in one process on an event loop, judged by the same oracle.
 #
 #  - a design without asynchronous hooks in a grouped scenario is a load
-#    error (exit 2) at its impls item, naming it;
+#    error (exit 2) at its impls item, naming it; so is a ZooKeeper design
+#    with lock.on_disconnect: abort;
 #  - redis-lua, 2,000 clients in 4 processes on one hot key: safe, the
 #    shared counter exact and every release its own (the oracle and the
 #    counter would both see two holders);
+#  - zk-sequential and zk-ephemeral (a ZooKeeper session per logical
+#    client, the C client's async calls), 64 clients in 2 processes on one
+#    hot key: safe, the counter exact; zk-sequential's queue wakes one
+#    waiter per release, zk-ephemeral's herd many;
 #  - redis-set-del with a TTL shorter than the business time, 64 clients in
 #    4 groups of 16: the oracle catches the violation; a pause aimed at
 #    client 5 stops its whole process, and the record names the group's
@@ -19,14 +24,25 @@ mkdir -p "$D"
 cat > "$D/blocking.yaml" <<'YAML'
 name: groups-blocking
 impls: [redis-lua,
-        zk-sequential]
+        mysql-get-lock]
 clients: 8
 run: {clients_per_process: 4}
 YAML
 "$LOCKLAB" run "$D/blocking.yaml" --out "$WORK/results" --quiet > "$WORK/out.txt" 2>&1
 expect_eq "a blocking design in groups: exit code" "$?" 2
 check "the error is at its impls item and names it" \
-    grep -q "blocking.yaml:3:9: zk-sequential cannot run in client groups" "$WORK/out.txt"
+    grep -q "blocking.yaml:3:9: mysql-get-lock cannot run in client groups" "$WORK/out.txt"
+cat > "$D/zkabort.yaml" <<'YAML'
+name: groups-zk-abort
+impls: [zk-sequential]
+clients: 8
+run: {clients_per_process: 4}
+lock: {on_disconnect: abort}
+YAML
+"$LOCKLAB" run "$D/zkabort.yaml" --out "$WORK/results" --quiet > "$WORK/out.txt" 2>&1
+expect_eq "lock.on_disconnect: abort in groups: exit code" "$?" 2
+check "the error is at the design's impls item and names the setting" \
+    grep -q "zkabort.yaml:2:9: lock.on_disconnect: abort cannot run in client groups; use run.clients_per_process 1" "$WORK/out.txt"
 
 cat > "$D/safe.yaml" <<'YAML'
 name: groups-safe
@@ -48,7 +64,16 @@ faults:
   - {at: 200ms, action: pause, target: "client:5", duration: 300ms}
 expect: {"*": violation}
 YAML
-"$LOCKLAB" run "$D/safe.yaml" "$D/broken.yaml" --out "$WORK/results" --quiet --no-plot \
+cat > "$D/zk.yaml" <<'YAML'
+name: groups-zk
+impls: [zk-sequential, zk-ephemeral]
+clients: 64
+run: {ops_per_client: 5, max_duration: 30s, clients_per_process: 32}
+lock: {key: gzk, wait: 20s}
+workload: {kind: counter}
+expect: {"*": safe}
+YAML
+"$LOCKLAB" run "$D/safe.yaml" "$D/broken.yaml" "$D/zk.yaml" --out "$WORK/results" --quiet --no-plot \
     > "$WORK/run.txt" 2>&1
 expect_eq "both runs met their expectations" "$?" 0
 S=$WORK/results/latest/summary.json
@@ -61,6 +86,15 @@ expect_eq "the pause landed" "$(jget "$S" $r.faults.0.outcome)" done
 hit=$(jget "$S" $r.faults.0.hit)
 check "the pause's record names the whole group of client 5 ($hit)" \
     grep -qx 'clients 0-15 (group 0, pid [0-9]*)' <<< "$hit"
+r=results.impl=zk-sequential
+expect_exact "zk-sequential, 64 clients in 2 processes" $r 320
+expect_eq "zk-sequential: every client ran" "$(jget "$S" $r.clients)" 64
+in_range "zk-sequential: watch events per release (the queue wakes one)" \
+    "$(jget "$S" $r.wakeups_per_release)" 0.9 1.01
+r=results.impl=zk-ephemeral
+expect_exact "zk-ephemeral, 64 clients in 2 processes" $r 320
+expect_gt "zk-ephemeral: watch events per release (every waiter wakes)" \
+    "$(jget "$S" $r.wakeups_per_release)" 3
 
 cat > "$D/open.yaml" <<'YAML'
 name: groups-open

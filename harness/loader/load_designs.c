@@ -62,7 +62,7 @@ int designs_finish(struct opt_loader *L)
     shared_rows_copy(L);
     struct lock_opts_ctx ctx = {
         .ttl_ns = L->s->ttl_ns, .ttl_given = opt_given(L, &L->s->ttl_ns), .given = ctx_given,
-        .loader = L };
+        .clients_per_process = L->s->clients_per_process, .loader = L };
 
     for (int i = 0; i < lock_registry_count; i++) {
         const struct lock_ops *ops = lock_registry[i];
