@@ -382,12 +382,14 @@ static void plot_throughput(struct plot_ctx *c, const struct plot_scn *scn)
 {
     struct plot_set set = {0}, p99 = {0};
     double ylo = INFINITY, yhi = 0;
+    bool floored = false; /* a p99 under 1 us: drawn at 1 us */
     for (int k = 0; k < scn->ni; k++)
         for (int i = 0; i < c->n; i++) {
             const struct plot_entry *e = &c->e[i];
             if (strcmp(e->scenario, scn->name) != 0 || strcmp(e->impl, scn->impls[k]) != 0 ||
                 !isfinite(e->throughput) || e->clients < 1)
                 continue;
+            floored |= e->acquire_p99 < PLOT_FLOOR_US;
             char title[160];
             entry_title(scn, e, title, sizeof title);
             struct plot_series *s = line_of(&set, title, k + 1, entry_dt(e));
@@ -441,7 +443,8 @@ static void plot_throughput(struct plot_ctx *c, const struct plot_scn *scn)
             plot_args_num(&a, "logy", ylo > 0 && yhi / ylo > 20);
             plot_args_str(&a, "p99file", pdata);
             plot_args_str(&a, "unit", unit);
-            plot_args_str(&a, "note", "");
+            plot_args_str(&a, "note", floored ? "an acquire p99 under 1 µs (recorded as 0) is "
+                                                "drawn at 1 µs" : "");
             plot_draw(c, scn->name, "throughput", &a);
         }
     }
