@@ -532,9 +532,12 @@ static int run_all(struct scenario **scns, int n, const struct run_opts *o, stru
         prog.step = 0;
         prog.n_steps = round_runs(scns[i], o->reference);
         code = run_round_of(scns[i], &r, code);
-        if (!o->quiet && rep.n_results - first > 1 && plan_is_sweep(scns[i]))
+        if (!o->quiet && rep.n_results - first > 1 && plan_is_sweep(scns[i])) {
             report_print_comparison(stdout, (const struct run_result *const *)rep.results + first,
                                     rep.n_results - first);
+            report_print_footprint(stdout, (const struct run_result *const *)rep.results + first,
+                                   rep.n_results - first);
+        }
     }
     free(res);
     free(cur);

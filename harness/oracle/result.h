@@ -56,6 +56,9 @@ struct cpu_use {
                                figures measure the lab, not the lock service */
     bool store_idle;        /* the clients used 1.5 times the lock servers' CPU and
                                a quarter of the cores, the servers below 0.9 core */
+    int client_procs;       /* client processes reaped (a group is one) */
+    int64_t clients_rss_kib; /* their peak resident sets summed (wait4's ru_maxrss) */
+    int64_t harness_rss_kib; /* the parent's resident set after the clients were reaped */
 };
 
 struct run_result {

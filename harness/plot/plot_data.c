@@ -90,6 +90,8 @@ static int summary_entries(struct plot_summary *s, bool quiet, const char *path)
         json_t *cl = json_object_get(r, "clients");
         e->clients = json_is_integer(cl) ? (long)json_integer_value(cl) : 0;
         e->throughput = json_num_or_nan(r, "throughput_per_s");
+        e->acquire_p99 = json_num_or_nan(
+            json_object_get(json_object_get(r, "latency_us"), "acquire"), "p99");
         e->wakeups = json_num_or_nan(r, "wakeups_per_release");
         e->faults = json_is_array(json_object_get(r, "faults")) ? json_object_get(r, "faults")
                                                                 : NULL;

@@ -27,6 +27,7 @@ struct plot_entry {
     bool fenced;          /* fencing "on" or "unsupported" (asked for): a fenced step */
     long clients;         /* client processes */
     double throughput;    /* throughput_per_s, NAN when absent */
+    double acquire_p99;   /* latency_us.acquire.p99 in us, NAN when absent */
     double wakeups;       /* wakeups_per_release, NAN when absent */
     json_t *faults;       /* its faults[] (borrowed), NULL when absent */
 };

@@ -5,7 +5,8 @@
  * For each scenario in RUN_DIR/summary.json, four plots, each written next to
  * the results as RUN_DIR/<scenario>-<plot>.png and .svg: acquire latency by
  * percentile (from the .hgrm files, drawn the way HdrHistogram's plotter draws
- * them), throughput against clients, wakeups per release, and acquire latency
+ * them), throughput and acquire p99 against clients (two panels), wakeups per
+ * release, and acquire latency
  * over time (from the .timeline.tsv files, when the run wrote them).
  *
  * The C side only gathers numbers. This file decides what each plot shows:
@@ -363,28 +364,43 @@ static void plot_latency(struct plot_ctx *c, const struct plot_scn *scn)
 
 /* ------------------------------------------------- 2. throughput / clients */
 
+/* The series of entry e's line in set (the same title), a new one when it
+ * has none yet; NULL when out of memory. */
+static struct plot_series *line_of(struct plot_set *set, const char *title, int lt, int dt)
+{
+    for (int j = 0; j < set->n; j++)
+        if (!strcmp(set->s[j].title, title))
+            return &set->s[j];
+    return plot_set_add(set, title, lt, dt);
+}
+
+/* Throughput (top panel) and acquire p99 (bottom panel) against clients,
+ * one line per implementation, key mode and fencing in both: set holds the
+ * throughput, p99 the same lines' p99 in us (a step without a p99 is left
+ * out of the bottom panel only). */
 static void plot_throughput(struct plot_ctx *c, const struct plot_scn *scn)
 {
-    struct plot_set set = {0};
+    struct plot_set set = {0}, p99 = {0};
     double ylo = INFINITY, yhi = 0;
+    bool floored = false; /* a p99 under 1 us: drawn at 1 us */
     for (int k = 0; k < scn->ni; k++)
         for (int i = 0; i < c->n; i++) {
             const struct plot_entry *e = &c->e[i];
             if (strcmp(e->scenario, scn->name) != 0 || strcmp(e->impl, scn->impls[k]) != 0 ||
                 !isfinite(e->throughput) || e->clients < 1)
                 continue;
+            floored |= e->acquire_p99 < PLOT_FLOOR_US;
             char title[160];
             entry_title(scn, e, title, sizeof title);
-            struct plot_series *s = NULL;
-            for (int j = 0; j < set.n && !s; j++)
-                if (!strcmp(set.s[j].title, title))
-                    s = &set.s[j];
-            if (!s)
-                s = plot_set_add(&set, title, k + 1, entry_dt(e));
-            if (!s || plot_series_push(s, (double)e->clients, e->throughput) != 0) {
+            struct plot_series *s = line_of(&set, title, k + 1, entry_dt(e));
+            struct plot_series *q = line_of(&p99, title, k + 1, entry_dt(e));
+            if (!s || !q || plot_series_push(s, (double)e->clients, e->throughput) != 0 ||
+                (isfinite(e->acquire_p99) &&
+                 plot_series_push(q, (double)e->clients, e->acquire_p99) != 0)) {
                 fprintf(stderr, "locklab plot: out of memory\n");
                 plot_fail(c, LAB_EXIT_ENV);
                 plot_set_free(&set);
+                plot_set_free(&p99);
                 return;
             }
             ylo = fmin(ylo, e->throughput);
@@ -393,11 +409,13 @@ static void plot_throughput(struct plot_ctx *c, const struct plot_scn *scn)
     if (set.n == 0) {
         plot_note(c, "%s: no throughput figures: no throughput plot", scn->name);
         plot_set_free(&set);
+        plot_set_free(&p99);
         return;
     }
     bool single = true;
     for (int j = 0; j < set.n; j++) {
         plot_series_sort_x(&set.s[j]);
+        plot_series_sort_x(&p99.s[j]);
         if (set.s[j].x[0] != set.s[j].x[set.s[j].n - 1])
             single = false;
     }
@@ -405,23 +423,33 @@ static void plot_throughput(struct plot_ctx *c, const struct plot_scn *scn)
         plot_note(c, "%s: one client count per step: no throughput-against-clients plot "
                   "(the tables give the figures; a sweep over clients draws lines)", scn->name);
         plot_set_free(&set);
+        plot_set_free(&p99);
         return;
     }
-    char data[PATH_MAX];
-    if (plot_datafile(c, data, sizeof data, scn->name, "throughput") == 0) {
+    const char *unit;
+    double scale = latency_unit(plot_set_ymax(&p99), &unit);
+    char data[PATH_MAX], pdata[PATH_MAX];
+    if (plot_datafile(c, data, sizeof data, scn->name, "throughput") == 0 &&
+        plot_datafile(c, pdata, sizeof pdata, scn->name, "throughput-p99") == 0) {
         if (plot_set_write(&set, data, 1.0, -INFINITY) != 0) {
             plot_write_failed(c, data);
+        } else if (plot_set_write(&p99, pdata, scale, PLOT_FLOOR_US / scale) != 0) {
+            plot_write_failed(c, pdata);
         } else {
             struct plot_args a;
             plot_args_init(&a, scn->name, scn->subtitle, data, &set);
             plot_args_num(&a, "xmin", (double)(scn->lo > 0 ? scn->lo : 1));
             plot_args_num(&a, "xmax", (double)(scn->hi > 0 ? scn->hi : 1));
             plot_args_num(&a, "logy", ylo > 0 && yhi / ylo > 20);
-            plot_args_str(&a, "note", "");
+            plot_args_str(&a, "p99file", pdata);
+            plot_args_str(&a, "unit", unit);
+            plot_args_str(&a, "note", floored ? "an acquire p99 under 1 µs (recorded as 0) is "
+                                                "drawn at 1 µs" : "");
             plot_draw(c, scn->name, "throughput", &a);
         }
     }
     plot_set_free(&set);
+    plot_set_free(&p99);
 }
 
 /* ------------------------------------------------------------- 3. wakeups */

@@ -10,7 +10,8 @@
  *
  * One job a file: report.c the run directory, summary_json.c, junit.c
  * (the JUnit writer the baseline check shares), hgrm.c, console.c (the
- * table), compare.c (stores side by side); atomic_file.c writes them all.
+ * table), compare.c (stores side by side), footprint.c (the harness's own
+ * cost per step); atomic_file.c writes them all.
  */
 #ifndef LOCKLAB_REPORT_H
 #define LOCKLAB_REPORT_H
@@ -65,5 +66,11 @@ const char *report_exit_meaning(int exit_code);
  * store after the first the ratio of the first store's best rate to its
  * best. Prints nothing when the results hold fewer than two stores. */
 void report_print_comparison(FILE *f, const struct run_result *const *res, int n);
+
+/* After a sweep: one row per step with its cycle rate, the client
+ * processes that ran it, the clients' and lock servers' cores (! when
+ * client-bound), the client processes' peak RSS summed and per client, and
+ * the parent's RSS (summary.json's cpu object has the same figures). */
+void report_print_footprint(FILE *f, const struct run_result *const *res, int n);
 
 #endif

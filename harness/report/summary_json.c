@@ -131,7 +131,7 @@ static json_t *cpu_json(const struct run_result *r)
     json_t *servers = json_object();
     for (int i = 0; i < u->n_servers; i++)
         json_object_set_new(servers, u->server[i].name, json_real((double)u->server[i].ns / 1e9));
-    return json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:b, s:s?}", "cores", u->cores,
+    json_t *o = json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:b, s:s?}", "cores", u->cores,
                      "machine_busy", u->machine_busy,
                      "clients_s", (double)u->clients_ns / 1e9, "clients_cores",
                      cpu_cores(u->clients_ns, r->elapsed_s), "servers_s",
@@ -140,6 +140,19 @@ static json_t *cpu_json(const struct run_result *r)
                      (double)u->harness_ns / 1e9, "per_server_s", servers, "client_bound",
                      u->client_bound, "client_bound_why",
                      !u->client_bound ? NULL : u->store_idle ? "store-idle" : "saturated");
+    if (!o)
+        return NULL;
+    /* the harness's footprint: its client processes' peak RSS and the
+     * parent's, and both with the clients' CPU per logical client */
+    double per = r->clients > 0 ? 1.0 / r->clients : 0;
+    json_object_set_new(o, "client_processes", json_integer(u->client_procs));
+    json_object_set_new(o, "clients_rss_kib", json_integer(u->clients_rss_kib));
+    json_object_set_new(o, "harness_rss_kib", json_integer(u->harness_rss_kib));
+    json_object_set_new(o, "per_client",
+                        json_pack("{s:f, s:f}", "cpu_ms_per_s",
+                                  cpu_cores(u->clients_ns, r->elapsed_s) * 1e3 * per,
+                                  "rss_kib", (double)u->clients_rss_kib * per));
+    return o;
 }
 
 /* The open-loop schedule and how well it was kept; null for a closed loop. */

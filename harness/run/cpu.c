@@ -11,6 +11,11 @@
  * clients are reaped (PostgreSQL's reaped backends in cutime + cstime).
  * Only the design's own embedded servers are counted (roles() of its
  * backend), never the stock store, which is the workload's.
+ *
+ * Memory is read as cheaply: the runner adds up each client process's peak
+ * resident set from the rusage wait4 gives when it reaps it (nothing is read
+ * while the clients run), and the parent's own VmRSS once, after the reaping
+ * (cpu_self_rss_kib).
  */
 #include "cpu.h"
 
@@ -129,6 +134,20 @@ int64_t cpu_self_ns(void)
 {
     struct rusage ru;
     return getrusage(RUSAGE_SELF, &ru) == 0 ? cpu_rusage_ns(&ru) : 0;
+}
+
+int64_t cpu_self_rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    long long kib = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %lld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
 }
 
 void cpu_window_mark(struct cpu_window *w, pid_t child, bool end)

@@ -46,6 +46,10 @@ void cpu_sample(const struct lock_ops *ops, const struct scenario *s,
 /* The parent's own user + system time so far. */
 int64_t cpu_self_ns(void);
 
+/* The parent's resident set now (VmRSS of /proc/self/status), in KiB; 0
+ * when it cannot be read. One read per run. */
+int64_t cpu_self_rss_kib(void);
+
 /* In a client: take its CPU time now into w (end: at the end of the
  * window, else at its start), with that of its adapter child (0: none). */
 void cpu_window_mark(struct cpu_window *w, pid_t child, bool end);

@@ -194,6 +194,8 @@ static int reap(pid_t *pids, int n, struct region *rg, struct run_result *res, b
             continue;
         }
         res->cpu.clients_ns += cpu_window_ns(&sl->cpu, &ru);
+        res->cpu.clients_rss_kib += ru.ru_maxrss; /* KiB on Linux: the process's peak */
+        res->cpu.client_procs++;
         int last = sl->group_n > 1 ? i + sl->group_n : i + 1;
         for (int j = i; j < last && j < n; j++) {
             int st = status;
@@ -720,6 +722,7 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
     region_futex_wake_all(&rg.head->go);
     supervise(s, ops, env, &rg, pids, stop, res, start);
     res->cpu.harness_ns = cpu_self_ns() - self_before;
+    res->cpu.harness_rss_kib = cpu_self_rss_kib();
     cpu_sample(ops, s, &cpu_after);
     live_pids = NULL;
     live_n = 0;
