@@ -65,18 +65,19 @@ expect_no_orphans "after the failover scenario"
 
 # A failover must tell a lost grant from none to lose. Without `window`
 # it waits the lease plus the business time (and 1 s) for a fresh grant:
-# one replica, 4 s lease, 3 s business (a 1 s window found nothing here
-# and the run said safe), the grant comes and is lost.
+# one replica, 5 s lease, 4 s business (a 1 s window found nothing here
+# and the run said safe), the grant comes and is lost; the business
+# outlasts the sentinels' switch (2.2-2.4 s after the kill) by over 1 s.
 D=$WORK/scn
 mkdir -p "$D"
 cat > "$D/nowindow.yaml" <<'YAML'
 name: nowindow
 impls: [redis-lua]
 clients: 3
-run: {max_duration: 14s}
+run: {max_duration: 16s}
 backends: {redis: {topology: sentinel, replicas: 1}}
-lock: {ttl: 4s, wait: 20s, retry_interval: 10ms}
-workload: {kind: stock, business: 3s}
+lock: {ttl: 5s, wait: 20s, retry_interval: 10ms}
+workload: {kind: stock, business: 4s}
 faults:
   - {at: 1s, action: failover, target: redis-master}
 YAML
