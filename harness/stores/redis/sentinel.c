@@ -209,7 +209,7 @@ static bool sentinel_in_view(const struct server *s, const struct server *m, int
     redisReply *r = ask(s, cmd);
     bool ok = r && r->type == REDIS_REPLY_ARRAY;
     int port = -1, slaves = -1, others = -1;
-    const char *flags = "";
+    char flags[64] = ""; /* a copy: the reply is freed before why is written */
     for (size_t i = 0; ok && i + 1 < r->elements; i += 2) {
         const char *k = r->element[i]->str, *v = r->element[i + 1]->str;
         if (!k || !v)
@@ -221,7 +221,7 @@ static bool sentinel_in_view(const struct server *s, const struct server *m, int
         else if (!strcmp(k, "num-other-sentinels"))
             others = atoi(v);
         else if (!strcmp(k, "flags"))
-            flags = v;
+            snprintf(flags, sizeof flags, "%s", v);
     }
     ok = ok && port == m->port && slaves == want && others == SENTINEL_COUNT - 1 &&
          !strcmp(flags, "master");
