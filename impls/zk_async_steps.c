@@ -151,13 +151,17 @@ static void granted(struct lock_client *c)
         zka_acq_done(c, LOCK_GRANTED);
 }
 
-/* A create (or the search for it) failed with rc (zk_enter's loop). */
+/* A create (or the search for it) failed with rc (zk_enter's loop), in
+ * either recipe. */
 static void create_failed(struct lock_client *c, int rc, const char *path)
 {
     if (!zk_transient(rc) && !zk_session_gone(rc)) {
         zka_acq_fail(c, rc, "create", path);
         return;
     }
+    /* The session may still be there (and the create applied: the next
+     * turn finds the node carrying our session id), or it is gone and the
+     * next turn opens a new one. */
     zka_session_then(c, S_AGAIN, false);
 }
 
@@ -175,18 +179,6 @@ static void e_granted(struct lock_client *c, const char *path, int64_t czxid)
 }
 
 /* zk-ephemeral: a create or the exists-watch failed with rc. */
-static void e_failed(struct lock_client *c, int rc, const char *path)
-{
-    if (!zk_transient(rc) && !zk_session_gone(rc)) {
-        zka_acq_fail(c, rc, "create", path);
-        return;
-    }
-    /* The session may still be there (and the create applied: the next
-     * turn finds the node carrying our session id), or it is gone and the
-     * next turn opens a new one. */
-    zka_session_then(c, S_AGAIN, false);
-}
-
 static void on_ephemeral_reply(struct lock_client *c, const struct zka_letter *m)
 {
     struct zk_async *a = c->as;
@@ -199,7 +191,7 @@ static void on_ephemeral_reply(struct lock_client *c, const struct zka_letter *m
         else if (m->rc == ZNODEEXISTS)
             zka_request(c, S_EWATCH, path, NULL);
         else
-            e_failed(c, m->rc, path);
+            create_failed(c, m->rc, path);
         return;
     }
     const clientid_t *id = c->zh ? zoo_client_id(c->zh) : NULL;
@@ -211,7 +203,7 @@ static void on_ephemeral_reply(struct lock_client *c, const struct zka_letter *m
         a->step = S_WAIT;
         evloop_timer_at(a->L, &a->timer, a->deadline);
     } else {
-        e_failed(c, m->rc, path);
+        create_failed(c, m->rc, path);
     }
 }
 
