@@ -128,6 +128,12 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
         enum workload_step ws = cs.optimistic ? workload_business(wl, sl->stats.read_stock)
                                               : workload_step(wl, sl->stats.fence_token, &err);
         nested_release(h, ops, lc, key, sl, nested, &err);
+        /* the outer frame works on after its nested calls returned, as
+         * recursive code does: a design whose inner release gave the lock
+         * away shows it here, for a business time, not for a few
+         * microseconds between two releases */
+        if (nested > 0)
+            lab_sleep_ns(s->business_ns, &h->stop);
         client_cs_exit(&cs, ws, &err);
         failpoint_hit(fp_release, &h->stop);
         enum release_status rs = ops->release(lc, key, &err);
