@@ -72,11 +72,13 @@ expect_eq "a partition of a server on no host" "$(jget "$S" $F.outcome)" skipped
 printf 'name: bad\nimpls: [redis-lua]\nhosts: {h1: [client:7]}\n' > "$D/bad1.yaml"
 printf 'name: bad\nimpls: [redis-lua]\nfaults: [{at: 1s, action: partition, isolate: h1, duration: 1s}]\n' > "$D/bad2.yaml"
 printf 'name: bad\nimpls: [redis-lua]\nhosts: {h1: [client:0]}\nfaults: [{at: 1s, action: partition, groups: [[h1]], duration: 1s}]\n' > "$D/bad3.yaml"
-for b in bad1 bad2 bad3; do
+printf 'name: bad\nimpls: [zk-sequential]\nbackends: {zookeeper: {ensemble: 3}}\nhosts: {h1: [zookeeper:3]}\n' > "$D/bad4.yaml"
+for b in bad1 bad2 bad3 bad4; do
     "$LOCKLAB" run "$D/$b.yaml" --out "$OUT" --quiet --no-plot > /dev/null 2> "$D/$b.err"
     expect_eq "$b refused with exit 2" "$?" 2
 done
-check "... client:7 of 1 client named" grep -q "unknown member 'client:7'" "$D/bad1.err"
+check "... client:7 of 1 client named" grep -q "unknown member 'client:7'.*from 0 to 0" "$D/bad1.err"
+check "... zookeeper:3 of an ensemble of 3" grep -q "bad4.yaml:4:.*'zookeeper:3'.*from 0 to 2" "$D/bad4.err"
 check "... a partition without hosts named" grep -q "declare them" "$D/bad2.err"
 check "... one side is no partition" grep -q "two sides or more" "$D/bad3.err"
 

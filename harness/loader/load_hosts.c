@@ -37,7 +37,7 @@ static bool host_name_ok(const char *text, size_t len)
 
 static int largest_clients(const struct scenario *s)
 {
-    int most = s->clients;
+    int most = s->n_client_steps == 0 ? 1 : s->clients; /* no clients key: one */
     for (int i = 0; i < s->n_client_steps; i++)
         if (s->client_steps[i] > most)
             most = s->client_steps[i];
@@ -61,6 +61,17 @@ static int member_ok(const struct scenario *s, const char *m, char *why, size_t 
     const struct backend_role_name *r = backend_role_find(m, len);
     if (!r || !r->place || (colon && r->indexed == 0) || (!colon && r->indexed == 2)) {
         snprintf(why, n, "client:N, or a server to place: %s", backend_place_list());
+        return -1;
+    }
+    int count = colon ? backend_place_count(s, r) : 0;
+    char *end;
+    long i = colon ? strtol(colon + 1, &end, 10) : 0;
+    if (colon && (end == colon + 1 || *end || i < 0 || (count > 0 && i >= count))) {
+        if (count > 0)
+            snprintf(why, n, "%.*s:I with I from 0 to %d, as backends: starts them", (int)len,
+                     m, count - 1);
+        else
+            snprintf(why, n, "%.*s:I with I a number from 0", (int)len, m);
         return -1;
     }
     return 0;

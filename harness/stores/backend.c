@@ -96,6 +96,17 @@ const struct backend_role_name *backend_role_find(const char *name, size_t len)
     return NULL;
 }
 
+int backend_place_count(const struct scenario *s, const struct backend_role_name *r)
+{
+    for (int i = 0; i < backend_count; i++) {
+        const struct backend_ops *be = backend_registry[i];
+        for (const struct backend_role_name *q = be->role_names; q && q->name; q++)
+            if (q == r)
+                return be->place_count ? be->place_count(s, r) : 0;
+    }
+    return 0;
+}
+
 /* Every store's role names (only those hosts: may place: place_only)
  * into list, once. */
 static const char *role_list(char *list, size_t n, bool place_only)

@@ -176,6 +176,10 @@ struct backend_ops {
      * order messages list them, ended by {NULL}. roles() names its servers
      * with these only. */
     const struct backend_role_name *role_names;
+    /* Optional: how many servers of the indexed role r (an entry of
+     * role_names) the settings in s start, so that a hosts: member past
+     * them is refused when the file is read; 0 when not known. */
+    int (*place_count)(const struct scenario *s, const struct backend_role_name *r);
 
     /* The embedded servers design ops uses in s, by role; how many (0 when
      * they are external: a fault cannot reach them). */
@@ -294,6 +298,9 @@ const void *backend_settings(const struct scenario *s, const struct backend_ops 
 /* The role name of any store that is the first len bytes of name (len:
  * strlen(name) for the whole), or NULL. */
 const struct backend_role_name *backend_role_find(const char *name, size_t len);
+/* How many servers of role r the settings in s start (backend_ops.place_count),
+ * 0 when its store does not say. */
+int backend_place_count(const struct scenario *s, const struct backend_role_name *r);
 
 /* Every store's role names for messages, in registry order:
  * "redis, redis-node:I, zookeeper[:I], ...". */

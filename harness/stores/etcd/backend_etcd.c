@@ -264,6 +264,12 @@ static int etcd_adapter_env(const char *word, struct lock_servers *sv, struct la
     return backend_env_put(sv, err, "ETCDCTL_ENDPOINTS=%s", sv->conn);
 }
 
+/* backend_ops.place_count: etcd-member:I is a member of the cluster. */
+static int etcd_place_count(const struct scenario *s, const struct backend_role_name *r)
+{
+    return r == &etcd_role_names[E_MEMBER] ? etcd_settings_of(s)->members : 0;
+}
+
 const struct backend_ops backend_etcd = {
     .name = "etcd",
     .title = "etcd",
@@ -283,6 +289,7 @@ const struct backend_ops backend_etcd = {
     .server_wakeups = etcd_server_wakeups,
     .describe = etcd_describe,
     .role_names = etcd_role_names,
+    .place_count = etcd_place_count,
     .roles = etcd_roles,
     .no_role = etcd_no_role,
     .adapter_kinds = etcd_adapter_kinds,

@@ -393,6 +393,20 @@ static int redis_start_stock(struct server *srv, struct lab_err *err)
     return servers_redis_start(srv, "stock", err);
 }
 
+/* backend_ops.place_count: the replicas and sentinels of the sentinel
+ * topology and redlock's masters, as the settings start them. */
+static int redis_place_count(const struct scenario *s, const struct backend_role_name *r)
+{
+    const struct redis_settings *rs = redis_settings_of(s);
+    if (r == &redis_role_names[R_REPLICA])
+        return rs->replicas;
+    if (r == &redis_role_names[R_SENTINEL])
+        return SENTINEL_COUNT;
+    if (r == &redis_role_names[R_NODE])
+        return rs->masters;
+    return 0;
+}
+
 const struct backend_ops backend_redis = {
     .name = "redis",
     .title = "Redis",
@@ -413,6 +427,7 @@ const struct backend_ops backend_redis = {
     .server_ops = redis_server_ops,
     .describe = redis_describe,
     .role_names = redis_role_names,
+    .place_count = redis_place_count,
     .roles = redis_roles,
     .adapter_kinds = redis_adapter_kinds,
     .adapter_env = redis_adapter_env,

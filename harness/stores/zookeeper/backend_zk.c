@@ -274,6 +274,12 @@ static int zk_adapter_env(const char *word, struct lock_servers *sv, struct lab_
                            (long long)(sv->session_timeout_ns / 1000000));
 }
 
+/* backend_ops.place_count: zookeeper:I is a server of the ensemble. */
+static int zk_place_count(const struct scenario *s, const struct backend_role_name *r)
+{
+    return r == &zk_role_names[Z_SERVER] ? zk_settings_of(s)->ensemble : 0;
+}
+
 const struct backend_ops backend_zookeeper = {
     .name = "zookeeper",
     .title = "ZooKeeper",
@@ -293,6 +299,7 @@ const struct backend_ops backend_zookeeper = {
     .server_wakeups = zk_server_wakeups,
     .describe = zk_describe,
     .role_names = zk_role_names,
+    .place_count = zk_place_count,
     .roles = zk_roles,
     .adapter_kinds = zk_adapter_kinds,
     .adapter_env = zk_adapter_env,
