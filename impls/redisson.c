@@ -561,9 +561,8 @@ static int rsn_finish_options(void *options, const struct lock_opts_ctx *ctx,
     bool leased = ctx->ttl_given && !ctx->given(ctx, &o->watchdog_lease_ns);
     o->lease_ns = leased ? ctx->ttl_ns : 0;
     if (ctx->listed && ctx->clients_per_process > 1 && !leased) {
-        lab_err_set(err, EINVAL, "redisson's watchdog (no lock.ttl, or lock.watchdog_lease) "
-                    "cannot run in client groups: give lock.ttl, its leaseTime, or use "
-                    "run.clients_per_process 1");
+        lab_err_set(err, EINVAL, "redisson's watchdog cannot run in client groups: give "
+                    "lock.ttl (its lease) or use run.clients_per_process 1");
         return -1;
     }
     return 0;
