@@ -60,6 +60,8 @@
  * the grant's token, as Redisson's RFencedLock hands out a token; a nested
  * hold keeps the outer one's.
  */
+#include "redisson.h"
+
 #include "redis_common.h"
 #include "redis_conn.h"
 #include "handoff_split.h"
@@ -79,7 +81,7 @@
 
 /* KEYS[1] lock; ARGV[1] lease ms, ARGV[2] owner. nil when granted (first
  * or nested hold), else the PTTL of the holder's lock. */
-static const char rsn_acquire_lua[] =
+const char rsn_acquire_lua[] =
     "if redis.call('exists', KEYS[1]) == 0 then\n"
     "  redis.call('hincrby', KEYS[1], ARGV[2], 1)\n"
     "  redis.call('pexpire', KEYS[1], ARGV[1])\n"
@@ -97,7 +99,7 @@ static const char rsn_acquire_lua[] =
  * a first hold INCRs the counter, a nested hold keeps the token of the
  * outer one (the counter's value, which only a grant moves and nobody can
  * move while we hold the lock); {0, PTTL} when someone else holds it. */
-static const char rsn_fenced_acquire_lua[] =
+const char rsn_fenced_acquire_lua[] =
     "if redis.call('exists', KEYS[1]) == 0 then\n"
     "  redis.call('hincrby', KEYS[1], ARGV[2], 1)\n"
     "  redis.call('pexpire', KEYS[1], ARGV[1])\n"
@@ -112,7 +114,7 @@ static const char rsn_fenced_acquire_lua[] =
 
 /* KEYS[1] lock, KEYS[2] channel; ARGV[1] unlock message, ARGV[2] lease ms,
  * ARGV[3] owner. nil: not ours; 0: still held (nested); 1: released. */
-static const char rsn_release_lua[] =
+const char rsn_release_lua[] =
     "if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then\n"
     "  return nil\n"
     "end\n"
@@ -157,8 +159,7 @@ static struct redisson *rsn(struct lock_client *c)
     return c->ext;
 }
 
-/* Redisson's channel name for a lock. -1 with err filled when too long. */
-static int rsn_channel(char *out, size_t len, const char *key, struct lab_err *err)
+int rsn_channel(char *out, size_t len, const char *key, struct lab_err *err)
 {
     int n = snprintf(out, len, "redisson_lock__channel:{%s}", key);
     if (n < 0 || (size_t)n >= len) {
@@ -539,12 +540,6 @@ static int rsn_renew(void *arg, const char *key)
 
 /* ---------------------------------------------------------------- settings */
 
-/* redisson's own settings, keys of the scenario's lock: section. */
-struct rsn_options {
-    int64_t watchdog_lease_ns; /* lock.watchdog_lease: the lease the watchdog renews */
-    int64_t lease_ns;          /* derived: Redisson's leaseTime, 0 = lock() with the watchdog */
-};
-
 static const struct opt rsn_option_rows[] = {
     { .name = "watchdog_lease", .type = OPT_DUR,
       OPT_FIELD(struct rsn_options, watchdog_lease_ns), .min = 1, .def = "30s",
@@ -563,9 +558,13 @@ static int rsn_finish_options(void *options, const struct lock_opts_ctx *ctx,
                               struct lab_err *err)
 {
     struct rsn_options *o = options;
-    (void)err;
     bool leased = ctx->ttl_given && !ctx->given(ctx, &o->watchdog_lease_ns);
     o->lease_ns = leased ? ctx->ttl_ns : 0;
+    if (ctx->listed && ctx->clients_per_process > 1 && !leased) {
+        lab_err_set(err, EINVAL, "redisson's watchdog cannot run in client groups: give "
+                    "lock.ttl (its lease) or use run.clients_per_process 1");
+        return -1;
+    }
     return 0;
 }
 
@@ -643,4 +642,5 @@ const struct lock_ops lock_redisson = {
     .options = rsn_option_rows,
     .options_size = sizeof(struct rsn_options),
     .finish_options = rsn_finish_options,
+    .async = &redisson_async,
 };

@@ -3,7 +3,8 @@
 #
 #  - a design without asynchronous hooks in a grouped scenario is a load
 #    error (exit 2) at its impls item, naming it; so is a ZooKeeper design
-#    with lock.on_disconnect: abort;
+#    with lock.on_disconnect: abort, and redisson without a lease (its
+#    watchdog runs one process per client only);
 #  - redis-lua, 2,000 clients in 4 processes on one hot key: safe, the
 #    shared counter exact and every release its own (the oracle and the
 #    counter would both see two holders);
@@ -11,6 +12,12 @@
 #    client, the C client's async calls), 64 clients in 2 processes on one
 #    hot key: safe, the counter exact; zk-sequential's queue wakes one
 #    waiter per release, zk-ephemeral's herd many;
+#  - redisson, 64 clients in 4 groups of 16 on one hot key: safe, the
+#    counter exact (each logical client is its own owner "<uuid>:<thread
+#    id>"; a shared one would let the hash lock grant two at once), and as
+#    one Redisson JVM per group, one pub/sub connection per group: a release
+#    reaches at most 4 subscribers (one process per client: up to 63), and
+#    woken handoffs are split;
 #  - redis-set-del with a TTL shorter than the business time, 64 clients in
 #    4 groups of 16: the oracle catches the violation; a pause aimed at
 #    client 5 stops its whole process, and the record names the group's
@@ -43,6 +50,16 @@ YAML
 expect_eq "lock.on_disconnect: abort in groups: exit code" "$?" 2
 check "the error is at the design's impls item and names the setting" \
     grep -q "zkabort.yaml:2:9: lock.on_disconnect: abort cannot run in client groups; use run.clients_per_process 1" "$WORK/out.txt"
+cat > "$D/rsnwd.yaml" <<'YAML'
+name: groups-redisson-watchdog
+impls: [redisson]
+clients: 8
+run: {clients_per_process: 4}
+YAML
+"$LOCKLAB" run "$D/rsnwd.yaml" --out "$WORK/results" --quiet > "$WORK/out.txt" 2>&1
+expect_eq "redisson's watchdog in groups: exit code" "$?" 2
+check "the error is at its impls item and asks for a lease" \
+    grep -q "rsnwd.yaml:2:9: redisson's watchdog cannot run in client groups: give lock.ttl (its lease) or use run.clients_per_process 1" "$WORK/out.txt"
 
 cat > "$D/safe.yaml" <<'YAML'
 name: groups-safe
@@ -64,6 +81,15 @@ faults:
   - {at: 200ms, action: pause, target: "client:5", duration: 300ms}
 expect: {"*": violation}
 YAML
+cat > "$D/rsn.yaml" <<'YAML'
+name: groups-redisson
+impls: [redisson]
+clients: 64
+run: {ops_per_client: 5, max_duration: 30s, clients_per_process: 16}
+lock: {key: grsn, ttl: 10s, wait: 20s}
+workload: {kind: counter, business: 1ms, think: 2ms}
+expect: {"*": safe}
+YAML
 cat > "$D/zk.yaml" <<'YAML'
 name: groups-zk
 impls: [zk-sequential, zk-ephemeral]
@@ -73,13 +99,19 @@ lock: {key: gzk, wait: 20s}
 workload: {kind: counter}
 expect: {"*": safe}
 YAML
-"$LOCKLAB" run "$D/safe.yaml" "$D/broken.yaml" "$D/zk.yaml" --out "$WORK/results" --quiet --no-plot \
+"$LOCKLAB" run "$D/safe.yaml" "$D/rsn.yaml" "$D/broken.yaml" "$D/zk.yaml" --out "$WORK/results" --quiet --no-plot \
     > "$WORK/run.txt" 2>&1
 expect_eq "both runs met their expectations" "$?" 0
 S=$WORK/results/latest/summary.json
 r=results.impl=redis-lua
 expect_exact "redis-lua, 2,000 clients in 4 processes" $r 6000
 expect_eq "redis-lua: every client ran" "$(jget "$S" $r.clients)" 2000
+r=results.impl=redisson
+expect_exact "redisson, 64 clients in 4 groups of 16" $r 320
+expect_eq "redisson: every client ran" "$(jget "$S" $r.clients)" 64
+in_range "redisson: pub/sub messages per release (one subscription per group: at most 4)" \
+    "$(jget "$S" $r.wakeups_per_release)" 0.01 4
+expect_gt "redisson: woken handoffs split in groups" "$(jget "$S" $r.handoff_split.handoffs)" 0
 r=results.impl=redis-set-del
 expect_violation "redis-set-del in groups, TTL < business" $r
 expect_eq "the pause landed" "$(jget "$S" $r.faults.0.outcome)" done
