@@ -16,7 +16,9 @@
  * every step of the state machine runs on the loop's thread. A letter
  * carries the session generation it belongs to; one from a session closed
  * since is dropped. A client is freed once it is closed and no letter of
- * it is on its way (refs). The single-threaded library (zookeeper_st,
+ * it is on its way (refs); at a group's end the sessions are closed by a
+ * few closer threads at once (zka_session_drop_later), as a close waits
+ * for the server's reply. The single-threaded library (zookeeper_st,
  * whose zookeeper_interest/zookeeper_process would put the sockets on the
  * loop itself) exports the same symbols and cannot be linked beside it.
  *
@@ -149,9 +151,10 @@ static void zka_close(struct lock_client *c)
     struct zk_async *a = c->as;
     a->closed = true;
     evloop_timer_cancel(a->L, &a->timer);
-    zka_session_drop(c); /* the session's nodes go with it */
+    zka_session_drop_later(c); /* the session's nodes go with it */
     zka_unref(c);
     if (--zka_open_clients == 0) {
+        zka_closers_join(); /* then no completion thread posts a letter any more */
         evloop_mailbox_free(zka_box); /* the letters left free their clients */
         zka_box = NULL;
     }

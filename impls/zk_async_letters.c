@@ -12,6 +12,8 @@
  */
 #include "zk_async_parts.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +41,109 @@ void zka_session_drop(struct lock_client *c)
     c->as->sess = NULL;
     c->session_gen++;
     c->parent_key[0] = '\0';
+}
+
+/* ------------------------------------------------------------ closing at the end */
+
+/* zookeeper_close waits for the server's reply to the close and joins the
+ * handle's two threads. One after another, the 1,000 closes of a group at
+ * the end of a run took longer than the run's stop grace on a busy server
+ * (10,000 clients: every group killed, its sessions left to expire 10 s
+ * later under the next step). So a group's final closes go to a few
+ * closer threads, whose round trips overlap; the last client's close
+ * waits for them (zka_closers_join). Each handle waiting keeps a reference
+ * to its client, since its completion thread may still post a letter. */
+#define ZKA_CLOSERS 32
+
+struct zka_closing {
+    struct zka_closing *next;
+    struct lock_client *c;
+    zhandle_t *zh;
+    struct zka_sess *sess;
+};
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct zka_closing *head; /* handed over, not yet taken */
+    bool done;                /* no more will come: finish the queue and end */
+    int n;                    /* closer threads running */
+    pthread_t t[ZKA_CLOSERS];
+} closers = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static void *closer_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&closers.mu);
+    for (;;) {
+        struct zka_closing *k = closers.head;
+        if (!k && closers.done)
+            break;
+        if (!k) {
+            pthread_cond_wait(&closers.cv, &closers.mu);
+            continue;
+        }
+        closers.head = k->next;
+        pthread_mutex_unlock(&closers.mu);
+        zookeeper_close(k->zh); /* joins its threads: none of its letters comes after */
+        free(k->sess);
+        zka_unref(k->c);
+        free(k);
+        pthread_mutex_lock(&closers.mu);
+    }
+    pthread_mutex_unlock(&closers.mu);
+    return NULL;
+}
+
+/* Start the closer threads, with every signal blocked (the group's own
+ * thread takes the run's); 0, or -1 when none could start. */
+static int closers_start(void)
+{
+    if (closers.n > 0)
+        return 0;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    closers.done = false;
+    while (closers.n < ZKA_CLOSERS &&
+           pthread_create(&closers.t[closers.n], NULL, closer_main, NULL) == 0)
+        closers.n++;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return closers.n > 0 ? 0 : -1;
+}
+
+void zka_session_drop_later(struct lock_client *c)
+{
+    struct zka_closing *k = c->zh ? malloc(sizeof *k) : NULL;
+    if (!k || closers_start() != 0) {
+        free(k);
+        zka_session_drop(c); /* here and now */
+        return;
+    }
+    atomic_fetch_add(&c->as->refs, 1);
+    *k = (struct zka_closing){.c = c, .zh = c->zh, .sess = c->as->sess};
+    c->zh = NULL;
+    c->as->sess = NULL;
+    c->session_gen++;
+    c->parent_key[0] = '\0';
+    pthread_mutex_lock(&closers.mu);
+    k->next = closers.head;
+    closers.head = k;
+    pthread_cond_signal(&closers.cv);
+    pthread_mutex_unlock(&closers.mu);
+}
+
+void zka_closers_join(void)
+{
+    if (closers.n == 0)
+        return;
+    pthread_mutex_lock(&closers.mu);
+    closers.done = true;
+    pthread_cond_broadcast(&closers.cv);
+    pthread_mutex_unlock(&closers.mu);
+    for (int i = 0; i < closers.n; i++)
+        pthread_join(closers.t[i], NULL);
+    closers.n = 0;
 }
 
 /* ------------------------------------------------------------ letters */

@@ -110,6 +110,11 @@ extern struct evloop_mailbox *zka_box; /* one loop per process: the group's */
 void zka_unref(struct lock_client *c);
 /* Close c's session (its nodes go with it) and start a new generation. */
 void zka_session_drop(struct lock_client *c);
+/* The same, at the client's close: the session is closed by a closer
+ * thread, overlapping the round trips of a group's closes. */
+void zka_session_drop_later(struct lock_client *c);
+/* Wait until every session handed to the closer threads is closed. */
+void zka_closers_join(void);
 /* A handle's watcher: every watch and session event, posted as a letter. */
 void zka_on_event(zhandle_t *zh, int type, int state, const char *path, void *ctx);
 /* Send the request of step s on path; its reply comes back as a letter. */

@@ -160,6 +160,13 @@ zhandle_t *zk_handle_init(const struct lock_env *env, watcher_fn watcher, void *
                                    ctx, 0);
     int e = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* The C client resolves its host list again each time its I/O thread
+     * looks at the socket (every request and reply), unless told not to:
+     * a getaddrinfo with a netlink dump each time, about a third of a
+     * group's CPU at 256 sessions. The lab's hosts are addresses, never
+     * names that could move: resolve only when a connection is lost. */
+    if (zh)
+        zoo_set_servers_resolution_delay(zh, -1);
     if (!zh)
         lab_err_set(err, e ? e : EINVAL, "zookeeper: cannot start a session with %s: %s",
                     env->servers->conn, strerror(e ? e : EINVAL));
