@@ -41,12 +41,14 @@
 #include "subproc.h"
 
 #define CEILING_MAX_STEPS 16
+#define CEILING_GROUP_DEFAULT 1000 /* clients a group process runs, as the scale sweep */
 
 static void ceiling_usage(FILE *f)
 {
     fprintf(f,
             "usage: locklab bench ceiling [--clients N[,N...]] [--seconds S]\n"
-            "                             [--backend B] [--force-sync]\n"
+            "                             [--backend B] [--clients-per-process M]\n"
+            "                             [--force-sync]\n"
             "\n"
             "Each store beside its own ceiling, on one embedded server. For each client\n"
             "count N, the store's ceiling at N connections, then locklab's design with N\n"
@@ -74,8 +76,14 @@ static void ceiling_usage(FILE *f)
             "  --seconds S      length of each measurement (default 3)\n"
             "  --backend B      the store: redis (default), zookeeper, mysql, postgres\n"
             "                   or etcd\n"
+            "  --clients-per-process M\n"
+            "                   locklab's side in client groups of at most M clients a\n"
+            "                   process, N spread evenly over ceil(N/M) processes\n"
+            "                   (default %d for a design with asynchronous hooks, as\n"
+            "                   redis-lua and zk-sequential have; 1: one process per\n"
+            "                   client, the only way for the others)\n"
             "  --force-sync     zookeeper: fsync each write (forceSync on)\n",
-            SCN_MAX_CLIENTS);
+            SCN_MAX_CLIENTS, CEILING_GROUP_DEFAULT);
 }
 
 /* redis-benchmark on PATH, into out; -1 when it is not there. */
@@ -149,7 +157,7 @@ struct ceiling_tool {
     char bin[PATH_MAX];
     bool redis;
     const char *set_cmd[8], *eval_cmd[8];
-    char px[24];
+    char px[24], sha[41];
     double guess; /* requests per second, to size redis-benchmark's -n */
 };
 
@@ -167,6 +175,39 @@ static double ceiling_measure(struct ceiling_tool *t, const struct lock_servers 
     if (*set > 0)
         t->guess = *set;
     return *set > 0 && *eval > 0 ? 1 / (1 / *set + 1 / *eval) : -1;
+}
+
+/* The two commands a redis-lua cycle sends (redis_async.c, and the
+ * blocking path's redis_set_nx_px and redis_release_script), for
+ * redis-benchmark on random keys of the lab's shape: SET key token NX PX ttl
+ * and EVALSHA sha 1 key token ttl, the release script loaded first (SCRIPT
+ * LOAD, as a client does when it opens) so Redis runs it by its SHA1
+ * without hashing its text, as it does for the lab. The token is as long
+ * as a client's (16 random bytes in hex). 0, or -1 with err filled. */
+static int ceiling_redis_commands(struct ceiling_tool *t, const struct lock_endpoint *ep,
+                                  int64_t ttl_ns, struct lab_err *err)
+{
+    static const char key[] = "locklab-ceiling-__rand_int__",
+                      token[] = "0123456789abcdef0123456789abcdef";
+    redisContext *rc = redisConnect(ep->host, ep->port);
+    if (!rc || rc->err) {
+        lab_err_set(err, ECONNREFUSED, "cannot connect to Redis at %s:%d", ep->host, ep->port);
+        if (rc)
+            redisFree(rc);
+        return -1;
+    }
+    struct redis_script release = {.src = redis_compare_and_delete_lua};
+    int rc_load = redis_script_load(rc, &release, err);
+    redisFree(rc);
+    if (rc_load != 0)
+        return -1;
+    memcpy(t->sha, release.sha, sizeof t->sha);
+    snprintf(t->px, sizeof t->px, "%lld", (long long)(ttl_ns / 1000000));
+    const char *set_cmd[] = {"SET", key, token, "NX", "PX", t->px, NULL};
+    const char *eval_cmd[] = {"EVALSHA", t->sha, "1", key, token, t->px, NULL};
+    memcpy(t->set_cmd, set_cmd, sizeof set_cmd);
+    memcpy(t->eval_cmd, eval_cmd, sizeof eval_cmd);
+    return 0;
 }
 
 /* Find what measures be's ceiling into t; 0, or the exit code after saying
@@ -191,9 +232,11 @@ int bench_ceiling(int argc, char **argv)
     double seconds = 3;
     const char *clients = "64,256,1024", *backend = "redis";
     int force_sync = 0;
+    double per_opt = 0; /* 0: the default for the design */
     struct bench_opt opts[] = {{"clients", .str = &clients},
                                {"seconds", .num = &seconds},
                                {"backend", .str = &backend},
+                               {"clients-per-process", .num = &per_opt, .integer = true},
                                {"force-sync", .flag = &force_sync},
                                {NULL}};
     int parsed = bench_getopt("ceiling", argc, argv, opts, ceiling_usage);
@@ -203,8 +246,10 @@ int bench_ceiling(int argc, char **argv)
     int n_steps = ceiling_steps(clients, steps);
     if (n_steps < 0)
         return LAB_EXIT_USAGE;
-    if (optind < argc || seconds <= 0 || seconds > 600) {
-        fprintf(stderr, "locklab: bench ceiling: bad arguments (seconds 0..600)\n");
+    if (optind < argc || seconds <= 0 || seconds > 600 || per_opt < 0 ||
+        per_opt > SCN_MAX_CLIENTS) {
+        fprintf(stderr, "locklab: bench ceiling: bad arguments (seconds 0..600, "
+                        "--clients-per-process 1..%d)\n", SCN_MAX_CLIENTS);
         return LAB_EXIT_USAGE;
     }
     const struct backend_ops *be = backend_find(backend);
@@ -228,6 +273,12 @@ int bench_ceiling(int argc, char **argv)
         return code;
     const char *impl = be->bench_impl;
     const struct lock_ops *ops = lock_find(impl);
+    int per = per_opt > 0 ? (int)per_opt : ops->async ? CEILING_GROUP_DEFAULT : 1;
+    if (per > 1 && !ops->async) {
+        fprintf(stderr, "locklab: bench ceiling: %s cannot run in client groups (it has no "
+                        "asynchronous hooks): --clients-per-process 1\n", impl);
+        return LAB_EXIT_USAGE;
+    }
     static struct scenario s;
     bench_scenario(&s, "ceiling", steps[0], seconds);
     s.per_client_keys = KEYS_PER_CLIENT;
@@ -244,16 +295,15 @@ int bench_ceiling(int argc, char **argv)
     }
     struct lock_servers sv;
     be->servers(ops, &s, &sv);
-    snprintf(t.px, sizeof t.px, "%lld", (long long)(s.ttl_ns / 1000000));
-    const char *set_cmd[] = {"SET", "lock:__rand_int__", "token", "NX", "PX", t.px, NULL};
-    const char *eval_cmd[] = {"EVAL", redis_compare_and_delete_lua, "1", "lock:__rand_int__",
-                              "token", NULL};
-    memcpy(t.set_cmd, set_cmd, sizeof set_cmd);
-    memcpy(t.eval_cmd, eval_cmd, sizeof eval_cmd);
+    if (t.redis && ceiling_redis_commands(&t, &sv.node[0], s.ttl_ns, &err) != 0) {
+        fprintf(stderr, "locklab: %s\n", err.msg);
+        backends_stop(&b);
+        return LAB_EXIT_ENV;
+    }
     if (t.redis)
         printf("ceiling: %s on %s, %.1f s per measurement; ceiling = redis-benchmark (one thread)\n"
-               "on SET NX PX and the release script, cycles/s = 1 / (1/SET + 1/EVAL)\n",
-               impl, sv.conn, seconds);
+               "on SET NX PX and the release script by EVALSHA (as redis-lua sends them),\n"
+               "cycles/s = 1 / (1/SET + 1/EVALSHA)\n", impl, sv.conn, seconds);
     else
         printf("ceiling: %s on %s, %.1f s per measurement%s;\nceiling = %s at N connections "
                "at once, a key each:\n%s\n", impl, sv.conn, seconds,
@@ -262,12 +312,17 @@ int bench_ceiling(int argc, char **argv)
     /* warm the server up (a JVM compiles its hot paths in the first seconds) */
     if (!t.redis && bench_run_bare(t.bin, sv.conn, be->bench_warmup_s, steps[0]) < 0)
         fprintf(stderr, "locklab: warning: the warm-up loop failed\n");
-    printf("%8s %10s %10s %12s %12s %7s %9s %10s %s\n", "clients", "SET/s", "EVAL/s",
-           "ceiling c/s", "locklab c/s", "ratio", "acq p50", "cpu cl/sv", "client-bound");
+    printf("locklab in client groups of at most %d clients a process%s\n", per,
+           per == 1 ? " (one process per client)" : "");
+    printf("%8s %10s %10s %12s %12s %7s %9s %10s %6s %8s %s\n", "clients", "SET/s",
+           "EVALSHA/s", "ceiling c/s", "locklab c/s", "ratio", "acq p50", "cpu cl/sv", "procs",
+           "RSS MiB", "client-bound");
     for (int i = 0; i < n_steps && !lab_stop; i++) {
         double set, eval;
         double ceiling = ceiling_measure(&t, &sv, steps[i], seconds, &set, &eval);
         s.clients = steps[i];
+        int procs = (steps[i] + per - 1) / per; /* N spread evenly over them */
+        s.clients_per_process = (steps[i] + procs - 1) / procs;
         s.max_duration_ns = (int64_t)(seconds * 1e9);
         struct run_result *res = lab_stop ? NULL : bench_run(&s, impl, &err);
         if (lab_stop) {
@@ -289,9 +344,12 @@ int bench_ceiling(int argc, char **argv)
             snprintf(rates[0], sizeof rates[0], "%.0f", set);
             snprintf(rates[1], sizeof rates[1], "%.0f", eval);
         }
-        printf("%8d %10s %10s %12.0f %12.0f %7.2f %7.2fms %10s %s\n", steps[i], rates[0],
-               rates[1], ceiling, res->throughput_per_s, res->throughput_per_s / ceiling,
-               (double)hist_percentile(&res->acquire, 50) / 1000, cpu,
+        /* every client process's peak RSS summed, and the parent's */
+        double rss = (double)(res->cpu.clients_rss_kib + res->cpu.harness_rss_kib) / 1024;
+        printf("%8d %10s %10s %12.0f %12.0f %7.2f %7.2fms %10s %6d %8.0f %s\n", steps[i],
+               rates[0], rates[1], ceiling, res->throughput_per_s,
+               res->throughput_per_s / ceiling, (double)hist_percentile(&res->acquire, 50) / 1000,
+               cpu, res->cpu.client_procs, rss,
                !res->cpu.client_bound ? "no" : res->cpu.store_idle ? "yes (store idle)"
                                                                    : "yes (saturated)");
         fflush(stdout);
