@@ -20,7 +20,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#define EV_BATCH 256
+#define EV_BATCH 1024
 
 struct evloop {
     int ep;                         /* the epoll descriptor */

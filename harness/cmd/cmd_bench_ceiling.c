@@ -232,7 +232,7 @@ int bench_ceiling(int argc, char **argv)
     double seconds = 3;
     const char *clients = "64,256,1024", *backend = "redis";
     int force_sync = 0;
-    double per_opt = 0; /* 0: the default for the design */
+    double per_opt = -1; /* -1: the default for the design */
     struct bench_opt opts[] = {{"clients", .str = &clients},
                                {"seconds", .num = &seconds},
                                {"backend", .str = &backend},
@@ -246,8 +246,8 @@ int bench_ceiling(int argc, char **argv)
     int n_steps = ceiling_steps(clients, steps);
     if (n_steps < 0)
         return LAB_EXIT_USAGE;
-    if (optind < argc || seconds <= 0 || seconds > 600 || per_opt < 0 ||
-        per_opt > SCN_MAX_CLIENTS) {
+    if (optind < argc || seconds <= 0 || seconds > 600 ||
+        (per_opt != -1 && (per_opt < 1 || per_opt > SCN_MAX_CLIENTS))) {
         fprintf(stderr, "locklab: bench ceiling: bad arguments (seconds 0..600, "
                         "--clients-per-process 1..%d)\n", SCN_MAX_CLIENTS);
         return LAB_EXIT_USAGE;
