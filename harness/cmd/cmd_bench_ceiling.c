@@ -41,6 +41,7 @@
 #include "subproc.h"
 
 #define CEILING_MAX_STEPS 16
+#define CEILING_MAX_ROUNDS 9
 #define CEILING_GROUP_DEFAULT 1000 /* clients a group process runs, as the scale sweep */
 
 static void ceiling_usage(FILE *f)
@@ -48,7 +49,7 @@ static void ceiling_usage(FILE *f)
     fprintf(f,
             "usage: locklab bench ceiling [--clients N[,N...]] [--seconds S]\n"
             "                             [--backend B] [--clients-per-process M]\n"
-            "                             [--force-sync]\n"
+            "                             [--rounds R] [--force-sync]\n"
             "\n"
             "Each store beside its own ceiling, on one embedded server. For each client\n"
             "count N, the store's ceiling at N connections, then locklab's design with N\n"
@@ -82,8 +83,12 @@ static void ceiling_usage(FILE *f)
             "                   (default %d for a design with asynchronous hooks, as\n"
             "                   redis-lua and zk-sequential have; 1: one process per\n"
             "                   client, the only way for the others)\n"
+            "  --rounds R       measure each count R times, ceiling then locklab (1..%d,\n"
+            "                   default 1); the row is the round with the median ratio,\n"
+            "                   each round's ratio and machine busy follow it (a shared\n"
+            "                   machine's load swings between measurements)\n"
             "  --force-sync     zookeeper: fsync each write (forceSync on)\n",
-            SCN_MAX_CLIENTS, CEILING_GROUP_DEFAULT);
+            SCN_MAX_CLIENTS, CEILING_GROUP_DEFAULT, CEILING_MAX_ROUNDS);
 }
 
 /* redis-benchmark on PATH, into out; -1 when it is not there. */
@@ -227,16 +232,89 @@ static int ceiling_tool_find(const struct backend_ops *be, struct ceiling_tool *
     return 0;
 }
 
+/* One round at one client count: the ceiling, then locklab. */
+struct ceiling_row {
+    double set, eval, ceiling, rate, ratio, acq_p50_ms, cl_cores, sv_cores, busy, rss_mib;
+    int procs;
+    const char *bound;
+};
+
+/* Measure one round into r; 0, or the exit code after saying what failed. */
+static int ceiling_round(struct ceiling_tool *t, const struct lock_servers *sv,
+                         const struct scenario *s, const char *impl, double seconds,
+                         struct ceiling_row *r)
+{
+    struct lab_err err = {0};
+    r->ceiling = ceiling_measure(t, sv, s->clients, seconds, &r->set, &r->eval);
+    struct run_result *res = lab_stop ? NULL : bench_run(s, impl, &err);
+    if (lab_stop) {
+        free(res);
+        return 0;
+    }
+    if (r->ceiling <= 0 || !res) {
+        fprintf(stderr, "locklab: %d clients failed: %s\n", s->clients,
+                !res ? err.msg : t->redis ? "redis-benchmark did not complete"
+                                          : "the bare loop did not complete");
+        free(res);
+        return LAB_EXIT_ENV;
+    }
+    r->rate = res->throughput_per_s;
+    r->ratio = r->rate / r->ceiling;
+    r->acq_p50_ms = (double)hist_percentile(&res->acquire, 50) / 1000;
+    r->cl_cores = cpu_cores(res->cpu.clients_ns, res->elapsed_s);
+    r->sv_cores = cpu_cores(res->cpu.servers_ns, res->elapsed_s);
+    r->busy = res->cpu.machine_busy;
+    r->procs = res->cpu.client_procs;
+    /* every client process's peak RSS summed, and the parent's */
+    r->rss_mib = (double)(res->cpu.clients_rss_kib + res->cpu.harness_rss_kib) / 1024;
+    r->bound = !res->cpu.client_bound ? "no" : res->cpu.store_idle ? "yes (store idle)"
+                                                                   : "yes (saturated)";
+    free(res);
+    return 0;
+}
+
+/* The table's row for n clients: the round with the median ratio (the
+ * lower middle one of an even count), and each round's ratio after it. */
+static void ceiling_print(int n, const struct ceiling_row *row, int rounds)
+{
+    int order[CEILING_MAX_ROUNDS];
+    for (int i = 0; i < rounds; i++) {
+        int k = i;
+        for (; k > 0 && row[order[k - 1]].ratio > row[i].ratio; k--)
+            order[k] = order[k - 1];
+        order[k] = i;
+    }
+    const struct ceiling_row *r = &row[order[(rounds - 1) / 2]];
+    char cpu[32], rates[2][16] = {"-", "-"};
+    snprintf(cpu, sizeof cpu, "%.2f/%.2f", r->cl_cores, r->sv_cores);
+    if (r->set > 0) {
+        snprintf(rates[0], sizeof rates[0], "%.0f", r->set);
+        snprintf(rates[1], sizeof rates[1], "%.0f", r->eval);
+    }
+    printf("%8d %10s %10s %12.0f %12.0f %7.2f %7.2fms %10s %6d %8.0f %s\n", n, rates[0],
+           rates[1], r->ceiling, r->rate, r->ratio, r->acq_p50_ms, cpu, r->procs, r->rss_mib,
+           r->bound);
+    if (rounds > 1) {
+        printf("         rounds (ratio, machine busy):");
+        for (int i = 0; i < rounds; i++)
+            printf(" %.2f %.0f%%", row[i].ratio, row[i].busy * 100);
+        printf("\n");
+    }
+    fflush(stdout);
+}
+
 int bench_ceiling(int argc, char **argv)
 {
     double seconds = 3;
     const char *clients = "64,256,1024", *backend = "redis";
     int force_sync = 0;
     double per_opt = -1; /* -1: the default for the design */
+    double rounds_opt = 1;
     struct bench_opt opts[] = {{"clients", .str = &clients},
                                {"seconds", .num = &seconds},
                                {"backend", .str = &backend},
                                {"clients-per-process", .num = &per_opt, .integer = true},
+                               {"rounds", .num = &rounds_opt, .integer = true},
                                {"force-sync", .flag = &force_sync},
                                {NULL}};
     int parsed = bench_getopt("ceiling", argc, argv, opts, ceiling_usage);
@@ -247,11 +325,14 @@ int bench_ceiling(int argc, char **argv)
     if (n_steps < 0)
         return LAB_EXIT_USAGE;
     if (optind < argc || seconds <= 0 || seconds > 600 ||
-        (per_opt != -1 && (per_opt < 1 || per_opt > SCN_MAX_CLIENTS))) {
+        (per_opt != -1 && (per_opt < 1 || per_opt > SCN_MAX_CLIENTS)) || rounds_opt < 1 ||
+        rounds_opt > CEILING_MAX_ROUNDS) {
         fprintf(stderr, "locklab: bench ceiling: bad arguments (seconds 0..600, "
-                        "--clients-per-process 1..%d)\n", SCN_MAX_CLIENTS);
+                        "--clients-per-process 1..%d, --rounds 1..%d)\n", SCN_MAX_CLIENTS,
+                CEILING_MAX_ROUNDS);
         return LAB_EXIT_USAGE;
     }
+    int rounds = (int)rounds_opt;
     const struct backend_ops *be = backend_find(backend);
     if (!be || !be->bench_impl || (strcmp(backend, "redis") && !be->bench_ceiling_loop)) {
         fprintf(stderr, "locklab: bench ceiling: --backend is one of redis");
@@ -317,43 +398,18 @@ int bench_ceiling(int argc, char **argv)
     printf("%8s %10s %10s %12s %12s %7s %9s %10s %6s %8s %s\n", "clients", "SET/s",
            "EVALSHA/s", "ceiling c/s", "locklab c/s", "ratio", "acq p50", "cpu cl/sv", "procs",
            "RSS MiB", "client-bound");
-    for (int i = 0; i < n_steps && !lab_stop; i++) {
-        double set, eval;
-        double ceiling = ceiling_measure(&t, &sv, steps[i], seconds, &set, &eval);
+    for (int i = 0; i < n_steps && !lab_stop && !code; i++) {
+        struct ceiling_row row[CEILING_MAX_ROUNDS];
+        int done = 0;
         s.clients = steps[i];
         int procs = (steps[i] + per - 1) / per; /* N spread evenly over them */
         s.clients_per_process = (steps[i] + procs - 1) / procs;
         s.max_duration_ns = (int64_t)(seconds * 1e9);
-        struct run_result *res = lab_stop ? NULL : bench_run(&s, impl, &err);
-        if (lab_stop) {
-            free(res);
-            break;
-        }
-        if (ceiling <= 0 || !res) {
-            fprintf(stderr, "locklab: %d clients failed: %s\n", steps[i],
-                    !res ? err.msg : t.redis ? "redis-benchmark did not complete"
-                                             : "the bare loop did not complete");
-            free(res);
-            code = LAB_EXIT_ENV;
-            break;
-        }
-        char cpu[32], rates[2][16] = {"-", "-"};
-        snprintf(cpu, sizeof cpu, "%.2f/%.2f", cpu_cores(res->cpu.clients_ns, res->elapsed_s),
-                 cpu_cores(res->cpu.servers_ns, res->elapsed_s));
-        if (t.redis) {
-            snprintf(rates[0], sizeof rates[0], "%.0f", set);
-            snprintf(rates[1], sizeof rates[1], "%.0f", eval);
-        }
-        /* every client process's peak RSS summed, and the parent's */
-        double rss = (double)(res->cpu.clients_rss_kib + res->cpu.harness_rss_kib) / 1024;
-        printf("%8d %10s %10s %12.0f %12.0f %7.2f %7.2fms %10s %6d %8.0f %s\n", steps[i],
-               rates[0], rates[1], ceiling, res->throughput_per_s,
-               res->throughput_per_s / ceiling, (double)hist_percentile(&res->acquire, 50) / 1000,
-               cpu, res->cpu.client_procs, rss,
-               !res->cpu.client_bound ? "no" : res->cpu.store_idle ? "yes (store idle)"
-                                                                   : "yes (saturated)");
-        fflush(stdout);
-        free(res);
+        for (; done < rounds && !lab_stop; done++)
+            if ((code = ceiling_round(&t, &sv, &s, impl, seconds, &row[done])) != 0)
+                break;
+        if (!code && !lab_stop)
+            ceiling_print(steps[i], row, done);
     }
     backends_stop(&b);
     return lab_stop ? LAB_EXIT_INTERRUPTED : code;
