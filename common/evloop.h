@@ -71,8 +71,9 @@ void evloop_defer(struct evloop *L, struct ev_defer *d);
 void evloop_defer_cancel(struct evloop *L, struct ev_defer *d);
 
 /* Wait for events or the first timer, at most max_wait_ns, and dispatch
- * them (timers due first, the deferred work just before the wait). Returns the number of events and timers
- * handled, or -1 on an epoll error other than EINTR. */
+ * them (timers due first, the deferred work just before the wait). Returns
+ * the number of events and timers handled, or -1 on an epoll error other
+ * than EINTR. */
 int evloop_run_once(struct evloop *L, int64_t max_wait_ns);
 
 #endif

@@ -42,7 +42,13 @@
 
 #define CEILING_MAX_STEPS 16
 #define CEILING_MAX_ROUNDS 9
-#define CEILING_GROUP_DEFAULT 1000 /* clients a group process runs, as the scale sweep */
+/* Clients a group process runs by default: all of a step's, in one process,
+ * as the ceiling's tool is one thread (redis-benchmark, bare_zk_many). On 2
+ * cores more processes only take the store's core from it: 10,000 redis-lua
+ * clients in 10 processes of 1,000 measured 0.33-2.06 of the ceiling (median
+ * 0.58, Redis at 0.30 core), in one process 1.00-1.13 (Redis at 0.94), same
+ * loaded hour (docs/benchmarks.md). */
+#define CEILING_GROUP_DEFAULT SCN_MAX_CLIENTS
 
 static void ceiling_usage(FILE *f)
 {
@@ -80,7 +86,8 @@ static void ceiling_usage(FILE *f)
             "  --clients-per-process M\n"
             "                   locklab's side in client groups of at most M clients a\n"
             "                   process, N spread evenly over ceil(N/M) processes\n"
-            "                   (default %d for a design with asynchronous hooks, as\n"
+            "                   (default %d: one process, as the ceiling's tool is one\n"
+            "                   thread, for a design with asynchronous hooks, as\n"
             "                   redis-lua and zk-sequential have; 1: one process per\n"
             "                   client, the only way for the others)\n"
             "  --rounds R       measure each count R times, ceiling then locklab (1..%d,\n"
