@@ -4,15 +4,18 @@
  *
  * For each client count N: redis-benchmark (Debian's redis-tools, one
  * thread, N connections) drives the two commands of a redis-lua cycle on
- * random keys, `SET k v NX PX ttl` and the compare-and-delete release
- * script (EVAL), one after the other; a cycle needs one of each, so the
- * ceiling is 1 / (1/SET + 1/EVAL) cycles per second. Then locklab's own
- * runner does redis-lua cycles with N clients, one key each (no contention,
- * the counter workload, no business time), on the same server. The table
- * gives both, the ratio, locklab's acquire p50, where the CPU went and
- * whether the result was client-bound (run/cpu.c): a ratio well below 1
- * with the clients' CPU above the server's says the lab, not the store,
- * was the limit.
+ * random keys, `SET k token NX PX ttl` and the compare-and-delete release
+ * script by EVALSHA (loaded first, as a client loads it), one after the
+ * other; a cycle needs one of each, so the ceiling is 1 / (1/SET +
+ * 1/EVALSHA) cycles per second. Then locklab's own runner does redis-lua
+ * cycles with N clients, one key each (no contention, the counter
+ * workload, no business time), on the same server, in client groups when
+ * the design has asynchronous hooks (--clients-per-process; by default
+ * one process, as the ceiling's tool is one thread). The table gives both,
+ * the ratio, locklab's acquire p50, where the CPU went, the processes, the
+ * RSS and whether the result was client-bound (run/cpu.c): a ratio well
+ * below 1 with the clients' CPU above the server's says the lab, not the
+ * store, was the limit. --rounds repeats each count and keeps the median.
  *
  * Other stores: their bare loop at N connections at once (the backend's
  * bench_ceiling_loop: ZooKeeper's bench/bare_zk_many.c, one epoll thread;
@@ -400,8 +403,10 @@ int bench_ceiling(int argc, char **argv)
     /* warm the server up (a JVM compiles its hot paths in the first seconds) */
     if (!t.redis && bench_run_bare(t.bin, sv.conn, be->bench_warmup_s, steps[0]) < 0)
         fprintf(stderr, "locklab: warning: the warm-up loop failed\n");
-    printf("locklab in client groups of at most %d clients a process%s\n", per,
-           per == 1 ? " (one process per client)" : "");
+    if (per > 1)
+        printf("locklab in client groups of at most %d clients a process\n", per);
+    else
+        printf("locklab one process per client\n");
     printf("%8s %10s %10s %12s %12s %7s %9s %10s %6s %8s %s\n", "clients", "SET/s",
            "EVALSHA/s", "ceiling c/s", "locklab c/s", "ratio", "acq p50", "cpu cl/sv", "procs",
            "RSS MiB", "client-bound");
