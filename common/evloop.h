@@ -12,6 +12,7 @@
 #ifndef LOCKLAB_EVLOOP_H
 #define LOCKLAB_EVLOOP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "lab.h"
@@ -37,6 +38,15 @@ struct ev_timer {
     void (*fire)(struct ev_timer *t);
 };
 
+/* Work to run once before the loop next waits (evloop_defer): a
+ * connection's writes, gathered while the loop dispatches and sent in one
+ * go before it sleeps, so no write needs a wake-up of its own. */
+struct ev_defer {
+    struct ev_defer *prev, *next; /* in the loop's list while queued */
+    bool queued;
+    void (*run)(struct ev_defer *d);
+};
+
 /* A new loop, or NULL with err filled. */
 struct evloop *evloop_new(struct lab_err *err);
 void evloop_free(struct evloop *L);
@@ -54,9 +64,16 @@ void evloop_timer_cancel(struct evloop *L, struct ev_timer *t);
  * as lab_sleep_ns does with its stop flag). */
 void evloop_timers_due_now(struct evloop *L);
 
+/* Queue d to run once before the loop next waits (once, however often it
+ * is queued before then; it may queue itself again from run, to run before
+ * the wait after). Cancel it before freeing it. */
+void evloop_defer(struct evloop *L, struct ev_defer *d);
+void evloop_defer_cancel(struct evloop *L, struct ev_defer *d);
+
 /* Wait for events or the first timer, at most max_wait_ns, and dispatch
- * them (timers due first). Returns the number of events and timers
- * handled, or -1 on an epoll error other than EINTR. */
+ * them (timers due first, the deferred work just before the wait). Returns
+ * the number of events and timers handled, or -1 on an epoll error other
+ * than EINTR. */
 int evloop_run_once(struct evloop *L, int64_t max_wait_ns);
 
 #endif

@@ -8,11 +8,20 @@
  * is also where the owner hears that the context is going: hiredis calls
  * it exactly once, whether the connect failed, the connection broke or
  * the owner freed it, after answering the pending replies with NULL.
+ *
+ * A command of a connected context is written before the loop next waits
+ * (evloop_defer), not on an EPOLLOUT event: a loopback socket takes a
+ * command whole, so arming EPOLLOUT, waking for it and disarming it again
+ * would be two epoll_ctl calls and a wake-up per command, about as much as
+ * the write itself. EPOLLOUT is still what a context waits for while it
+ * connects (hiredis learns it is connected from the first writable event)
+ * and when the socket took only part of a write.
  */
 #include "evloop_redis.h"
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,21 +30,33 @@ struct redis_watch {
     struct evloop *L;
     redisAsyncContext *ac;
     evloop_redis_down_fn down;
-    unsigned want;
-    bool busy; /* inside its ready callback */
+    struct ev_defer flush;  /* the write, before the loop next waits */
+    unsigned want;          /* what hiredis asked for */
+    bool flushing;          /* inside the flush's write */
+    bool busy; /* inside its ready callback or its flush */
     bool dead; /* cleaned up meanwhile: free when the callback returns */
 };
 
+/* Watch what hiredis wants, except a write queued for the flush. */
 static void watch_set(struct redis_watch *w, unsigned want)
 {
     w->want = want;
-    evloop_io(w->L, &w->io, want);
+    if (!(want & EV_WRITE))
+        evloop_defer_cancel(w->L, &w->flush);
+    evloop_io(w->L, &w->io, w->flush.queued ? want & ~EV_WRITE : want);
 }
 
 static void on_add_read(void *p) { struct redis_watch *w = p; watch_set(w, w->want | EV_READ); }
 static void on_del_read(void *p) { struct redis_watch *w = p; watch_set(w, w->want & ~EV_READ); }
-static void on_add_write(void *p) { struct redis_watch *w = p; watch_set(w, w->want | EV_WRITE); }
 static void on_del_write(void *p) { struct redis_watch *w = p; watch_set(w, w->want & ~EV_WRITE); }
+
+static void on_add_write(void *p)
+{
+    struct redis_watch *w = p;
+    if (!w->flushing && !(w->io.armed & EV_WRITE) && (w->ac->c.flags & REDIS_CONNECTED))
+        evloop_defer(w->L, &w->flush);
+    watch_set(w, w->want | EV_WRITE);
+}
 
 static void on_cleanup(void *p)
 {
@@ -47,6 +68,16 @@ static void on_cleanup(void *p)
     if (w->busy)
         w->dead = true;
     else
+        free(w);
+}
+
+static void on_flush(struct ev_defer *d)
+{
+    struct redis_watch *w = (struct redis_watch *)((char *)d - offsetof(struct redis_watch, flush));
+    w->busy = w->flushing = true;
+    redisAsyncHandleWrite(w->ac); /* what is left, if any, waits for EPOLLOUT */
+    w->busy = w->flushing = false;
+    if (w->dead)
         free(w);
 }
 
@@ -83,6 +114,7 @@ redisAsyncContext *evloop_redis_connect(struct evloop *L, const char *what, cons
     }
     w->io.fd = ac->c.fd;
     w->io.ready = on_ready;
+    w->flush.run = on_flush;
     w->L = L;
     w->ac = ac;
     w->down = down;
