@@ -72,7 +72,6 @@ static int zka_open(struct lock_client **out, const struct lock_env *env, struct
     a->ephemeral = ephemeral;
     atomic_init(&a->refs, 1);
     evloop_timer_init(&a->timer, zka_on_timer);
-    zoo_set_debug_level((ZooLogLevel)0);
     zka_open_clients++;
     a->opened = opened;
     a->arg = arg;
@@ -151,10 +150,9 @@ static void zka_close(struct lock_client *c)
     struct zk_async *a = c->as;
     a->closed = true;
     evloop_timer_cancel(a->L, &a->timer);
-    zka_session_drop_later(c); /* the session's nodes go with it */
+    zka_session_drop(c); /* the session's nodes go with it */
     zka_unref(c);
     if (--zka_open_clients == 0) {
-        zka_closers_join(); /* then no completion thread posts a letter any more */
         evloop_mailbox_free(zka_box); /* the letters left free their clients */
         zka_box = NULL;
     }
