@@ -164,7 +164,7 @@ cat > "$D/open.yaml" <<'YAML'
 name: groups-open
 impls: [redis-lua]
 clients: 64
-run: {max_duration: 1s, clients_per_process: 32}
+run: {max_duration: 2s, clients_per_process: 32}
 lock: {key: gopen, ttl: 5s, wait: 5s, retry_interval: 1ms}
 workload: {kind: counter, business: 5ms}
 arrival: {rate: 100/s, distribution: constant}
