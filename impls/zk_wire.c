@@ -371,8 +371,8 @@ static bool on_frame(struct zkw *w, const unsigned char *p, size_t len)
 static void on_readable(struct zkw *w)
 {
     for (;;) {
-        if (w->in_cap - w->in_len < 4096) {
-            size_t cap = w->in_cap ? 2 * w->in_cap : 8192;
+        if (w->in_cap - w->in_len < 512) { /* small to start: 10,000 sessions a process */
+            size_t cap = w->in_cap ? 2 * w->in_cap : 1024;
             unsigned char *b = realloc(w->in, cap);
             if (!b) {
                 lose(w);
