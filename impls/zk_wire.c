@@ -34,7 +34,6 @@
 #define ZKW_MAX_HOSTS 16
 #define ZKW_PATH_MAX 1024
 #define ZKW_FRAME_MAX (64u << 20) /* far above the server's jute.maxbuffer */
-#define ZKW_RETRY_NS (100LL * 1000000) /* between attempts once every server failed */
 
 struct zkw_req {
     struct zkw_req *next;
@@ -215,7 +214,10 @@ static void lose(struct zkw *w)
     fail_all(w, ZCONNECTIONLOSS);
     if (w->state == ZKW_EXPIRED)
         return;
-    int64_t at = w->fails < w->naddr ? lab_now_ns() : w->attempt_at + ZKW_RETRY_NS;
+    /* once every server failed, a pause of a 60th of the timeout, as the
+     * C client's, so 10,000 sessions of a stopped ensemble do not spin */
+    int64_t at = w->fails < w->naddr ? lab_now_ns()
+                                     : w->attempt_at + (int64_t)w->timeout_ms * 1000000 / 60;
     if (w->fails >= w->naddr)
         w->fails = 0;
     evloop_timer_at(w->L, &w->timer, at);
