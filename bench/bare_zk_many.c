@@ -13,7 +13,8 @@
  * the server spends, which would make it a ceiling of the client, not of
  * the store. Each session has one request in flight, a few hundred bytes,
  * so a write never meets a full socket buffer; one that does not go out
- * whole is an error. It links nothing of locklab's harness.
+ * whole is an error. It links nothing of locklab's harness (the encoding
+ * is the header impls/zk_jute.h, shared with the lab's own transport).
  *
  *   usage: locklab-bare-zk-many HOSTS SECONDS SESSIONS   (the first host is used)
  *   prints: cycles=N elapsed_ns=E
@@ -32,15 +33,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "zk_jute.h"
+
 #define MAX_SESSIONS 100000
 #define SESSION_TIMEOUT_MS 30000
 #define SETUP_TIMEOUT_NS (60LL * 1000000000)
-#define OP_CREATE 1
-#define OP_DELETE 2
-#define OP_CHILDREN 8
-#define OP_CLOSE (-11)
 #define ZNODEEXISTS (-110)
-#define PERMS_ALL 0x1f
 #define EPHEMERAL_SEQUENTIAL 3
 
 /* Where a session is: its setup steps, then the cycle's three requests. */
@@ -63,75 +61,41 @@ static long long now_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* A jute record being written: big-endian integers, length-prefixed strings. */
+/* A jute record being written (zk_jute.h: the encoding the lab's own
+ * ZooKeeper transport, impls/zk_wire.c, writes too). */
 struct out {
     unsigned char b[512];
-    size_t n;
+    size_t n, at; /* length; where the frame begins */
 };
-
-static void put32(struct out *o, int32_t v)
-{
-    uint32_t be = htonl((uint32_t)v);
-    memcpy(o->b + o->n, &be, 4);
-    o->n += 4;
-}
-
-static void put64(struct out *o, int64_t v)
-{
-    put32(o, (int32_t)((uint64_t)v >> 32));
-    put32(o, (int32_t)(uint32_t)v);
-}
-
-static void put_str(struct out *o, const char *s)
-{
-    size_t len = strlen(s);
-    put32(o, (int32_t)len);
-    memcpy(o->b + o->n, s, len);
-    o->n += len;
-}
-
-static int32_t get32(const unsigned char *p)
-{
-    uint32_t be;
-    memcpy(&be, p, 4);
-    return (int32_t)ntohl(be);
-}
 
 /* Frame the record (its length first) and send it whole; 0 or -1. */
 static int send_out(struct session *s, struct out *o)
 {
-    uint32_t len = htonl((uint32_t)(o->n - 4));
-    memcpy(o->b, &len, 4);
+    jute_end(o->b, o->n, o->at);
     return send(s->fd, o->b, o->n, MSG_NOSIGNAL) == (ssize_t)o->n ? 0 : -1;
 }
 
 /* A request of type op: the frame's length slot and the request header. */
 static void begin(struct session *s, struct out *o, int op)
 {
-    o->n = 4;
-    put32(o, ++s->xid);
-    put32(o, op);
+    o->n = 0;
+    o->at = jute_begin(o->b, &o->n);
+    jute_header(o->b, &o->n, ++s->xid, op);
 }
 
 static int send_create(struct session *s, const char *path, int flags)
 {
     struct out o;
-    begin(s, &o, OP_CREATE);
-    put_str(&o, path);
-    put32(&o, 0); /* no data */
-    put32(&o, 1); /* one ACL: world:anyone, all permissions */
-    put32(&o, PERMS_ALL);
-    put_str(&o, "world");
-    put_str(&o, "anyone");
-    put32(&o, flags);
+    begin(s, &o, JUTE_OP_CREATE);
+    jute_create_body(o.b, &o.n, path, flags);
     return send_out(s, &o);
 }
 
 static int send_children(struct session *s)
 {
     struct out o;
-    begin(s, &o, OP_CHILDREN);
-    put_str(&o, s->parent);
+    begin(s, &o, JUTE_OP_CHILDREN);
+    jute_put_str(o.b, &o.n, s->parent);
     o.b[o.n++] = 0; /* no watch */
     return send_out(s, &o);
 }
@@ -139,25 +103,23 @@ static int send_children(struct session *s)
 static int send_delete(struct session *s)
 {
     struct out o;
-    begin(s, &o, OP_DELETE);
-    put_str(&o, s->mine);
-    put32(&o, -1); /* any version */
+    begin(s, &o, JUTE_OP_DELETE);
+    jute_put_str(o.b, &o.n, s->mine);
+    jute_put32(o.b, &o.n, -1); /* any version */
     return send_out(s, &o);
 }
 
 static int send_connect(struct session *s)
 {
-    struct out o = {.n = 4};
-    put32(&o, 0);  /* protocol version */
-    put64(&o, 0);  /* last zxid seen */
-    put32(&o, SESSION_TIMEOUT_MS);
-    put64(&o, 0);  /* a new session */
-    put32(&o, 16); /* its password: 16 zero bytes */
-    memset(o.b + o.n, 0, 16);
-    o.n += 16;
-    o.b[o.n++] = 0; /* not read-only */
+    static const unsigned char no_passwd[JUTE_PASSWD_LEN];
+    struct out o = {.n = 0};
+    o.at = jute_begin(o.b, &o.n);
+    jute_connect_body(o.b, &o.n, 0, SESSION_TIMEOUT_MS, 0, no_passwd); /* a new session */
     return send_out(s, &o);
 }
+
+/* The big-endian integer at p. */
+static int32_t get32(const unsigned char *p) { return (int32_t)jute_frame_len(p); }
 
 /* The cycle's next request after a reply (body: after the reply header);
  * 0, 1 when the session has finished its part, -1 on an error. */
@@ -329,7 +291,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < n && ss; i++) {
         cycles += ss[i].cycles;
         struct out o;
-        begin(&ss[i], &o, OP_CLOSE); /* end the session now, not at its timeout */
+        begin(&ss[i], &o, JUTE_OP_CLOSE); /* end the session now, not at its timeout */
         if (ss[i].fd > 0) {
             (void)send_out(&ss[i], &o);
             close(ss[i].fd);

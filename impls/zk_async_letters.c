@@ -1,19 +1,19 @@
 /*
  * zk_async_letters.c - the bottom layer of zk-sequential and zk-ephemeral
  * in a client group (zk_async.c tells the design): a client's lifetime
- * (its references, its session closed), the requests sent with the C
- * client's asynchronous calls and their replies and watch events turned
- * into letters for the loop's mailbox (they arrive on the library's
- * completion thread, which must touch nothing of the client), and the
- * outcomes handed to the hooks' callbacks.
+ * (its references, its session closed), the requests sent through the
+ * lab's own wire session (zk_wire.h) and their replies and watch events
+ * turned into letters for the loop's mailbox, and the outcomes handed to
+ * the hooks' callbacks.
  *
- * It calls nothing of the state machine above it (zk_async_steps.c):
- * a letter names its deliverer, which the loop's thread runs.
+ * A reply or an event arrives inside the session's own I/O handling,
+ * where the state machine must not run (it may close that very session):
+ * as a letter it is delivered on a later turn of the loop. This file
+ * calls nothing of the state machine above it (zk_async_steps.c): a
+ * letter names its deliverer, which the loop runs.
  */
 #include "zk_async_parts.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,117 +33,15 @@ void zka_unref(struct lock_client *c)
 
 void zka_session_drop(struct lock_client *c)
 {
-    if (!c->zh)
+    struct zk_async *a = c->as;
+    if (!a->w)
         return;
-    zookeeper_close(c->zh); /* joins its threads: no letter of it is posted after this */
-    c->zh = NULL;
-    free(c->as->sess);
-    c->as->sess = NULL;
+    zkw_close(a->w); /* its requests end now (ZCLOSING), as letters of an old generation */
+    a->w = NULL;
+    free(a->sess);
+    a->sess = NULL;
     c->session_gen++;
     c->parent_key[0] = '\0';
-}
-
-/* ------------------------------------------------------------ closing at the end */
-
-/* zookeeper_close waits for the server's reply to the close and joins the
- * handle's two threads. One after another, the 1,000 closes of a group at
- * the end of a run took longer than the run's stop grace on a busy server
- * (10,000 clients: every group killed, its sessions left to expire 10 s
- * later under the next step). So a group's final closes go to a few
- * closer threads, whose round trips overlap; the last client's close
- * waits for them (zka_closers_join). Each handle waiting keeps a reference
- * to its client, since its completion thread may still post a letter. */
-#define ZKA_CLOSERS 32
-
-struct zka_closing {
-    struct zka_closing *next;
-    struct lock_client *c;
-    zhandle_t *zh;
-    struct zka_sess *sess;
-};
-
-static struct {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    struct zka_closing *head; /* handed over, not yet taken */
-    bool done;                /* no more will come: finish the queue and end */
-    int n;                    /* closer threads running */
-    pthread_t t[ZKA_CLOSERS];
-} closers = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-
-static void *closer_main(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&closers.mu);
-    for (;;) {
-        struct zka_closing *k = closers.head;
-        if (!k && closers.done)
-            break;
-        if (!k) {
-            pthread_cond_wait(&closers.cv, &closers.mu);
-            continue;
-        }
-        closers.head = k->next;
-        pthread_mutex_unlock(&closers.mu);
-        zookeeper_close(k->zh); /* joins its threads: none of its letters comes after */
-        free(k->sess);
-        zka_unref(k->c);
-        free(k);
-        pthread_mutex_lock(&closers.mu);
-    }
-    pthread_mutex_unlock(&closers.mu);
-    return NULL;
-}
-
-/* Start the closer threads, with every signal blocked (the group's own
- * thread takes the run's); 0, or -1 when none could start. */
-static int closers_start(void)
-{
-    if (closers.n > 0)
-        return 0;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    closers.done = false;
-    while (closers.n < ZKA_CLOSERS &&
-           pthread_create(&closers.t[closers.n], NULL, closer_main, NULL) == 0)
-        closers.n++;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return closers.n > 0 ? 0 : -1;
-}
-
-void zka_session_drop_later(struct lock_client *c)
-{
-    struct zka_closing *k = c->zh ? malloc(sizeof *k) : NULL;
-    if (!k || closers_start() != 0) {
-        free(k);
-        zka_session_drop(c); /* here and now */
-        return;
-    }
-    atomic_fetch_add(&c->as->refs, 1);
-    *k = (struct zka_closing){.c = c, .zh = c->zh, .sess = c->as->sess};
-    c->zh = NULL;
-    c->as->sess = NULL;
-    c->session_gen++;
-    c->parent_key[0] = '\0';
-    pthread_mutex_lock(&closers.mu);
-    k->next = closers.head;
-    closers.head = k;
-    pthread_cond_signal(&closers.cv);
-    pthread_mutex_unlock(&closers.mu);
-}
-
-void zka_closers_join(void)
-{
-    if (closers.n == 0)
-        return;
-    pthread_mutex_lock(&closers.mu);
-    closers.done = true;
-    pthread_cond_broadcast(&closers.cv);
-    pthread_mutex_unlock(&closers.mu);
-    for (int i = 0; i < closers.n; i++)
-        pthread_join(closers.t[i], NULL);
-    closers.n = 0;
 }
 
 /* ------------------------------------------------------------ letters */
@@ -163,10 +61,10 @@ static struct zka_letter *letter_new(struct lock_client *c, uint64_t gen, enum s
 
 static void post(struct zka_letter *m) { evloop_mailbox_post(zka_box, &m->l); }
 
-/* Completion thread: every watch and session event of a handle. */
-void zka_on_event(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+/* Every watch and session event of a session, as a letter. */
+void zka_on_event(void *ctx, int type, int state, const char *path)
 {
-    (void)zh, (void)path;
+    (void)path;
     struct zka_sess *s = ctx;
     struct zka_letter *m = letter_new(s->c, s->gen, S_IDLE);
     m->type = type;
@@ -174,61 +72,25 @@ void zka_on_event(zhandle_t *zh, int type, int state, const char *path, void *ct
     post(m);
 }
 
-static void on_string(int rc, const char *value, const void *data)
+/* A reply: what its step needs of it, into its letter. */
+static void on_result(void *arg, const struct zkw_result *r)
 {
-    struct zka_letter *m = (struct zka_letter *)data;
-    m->rc = rc;
-    if (rc == ZOK && value)
-        snprintf(m->out, sizeof m->out, "%s", value);
-    post(m);
-}
-
-static void on_strings(int rc, const struct String_vector *sv, const void *data)
-{
-    struct zka_letter *m = (struct zka_letter *)data;
-    m->rc = rc;
-    if (rc == ZOK && sv && m->step == S_LIST)
-        m->pos = zk_queue_position(sv, m->base, m->out, sizeof m->out);
-    for (int i = 0; rc == ZOK && sv && m->step == S_FIND && i < sv->count && !m->pos; i++)
-        if (strncmp(sv->data[i], m->base, strlen(m->base)) == 0) {
-            snprintf(m->out, sizeof m->out, "%s", sv->data[i]);
+    struct zka_letter *m = arg;
+    m->rc = r->rc;
+    if (r->rc == ZOK) {
+        snprintf(m->out, sizeof m->out, "%s", r->path);
+        m->owner = r->owner;
+        m->czxid = r->czxid;
+    }
+    struct String_vector sv = {.count = r->n, .data = r->names};
+    if (r->rc == ZOK && m->step == S_LIST)
+        m->pos = zk_queue_position(&sv, m->base, m->out, sizeof m->out);
+    for (int i = 0; r->rc == ZOK && m->step == S_FIND && i < sv.count && !m->pos; i++)
+        if (strncmp(sv.data[i], m->base, strlen(m->base)) == 0) {
+            snprintf(m->out, sizeof m->out, "%s", sv.data[i]);
             m->pos = 1;
         }
     post(m);
-}
-
-static void on_data(int rc, const char *v, int len, const struct Stat *st, const void *data)
-{
-    (void)v, (void)len, (void)st;
-    struct zka_letter *m = (struct zka_letter *)data;
-    m->rc = rc;
-    post(m);
-}
-
-static void on_void(int rc, const void *data)
-{
-    struct zka_letter *m = (struct zka_letter *)data;
-    m->rc = rc;
-    post(m);
-}
-
-static void on_stat(int rc, const struct Stat *st, const void *data)
-{
-    struct zka_letter *m = (struct zka_letter *)data;
-    m->rc = rc;
-    if (rc == ZOK && st) {
-        m->owner = st->ephemeralOwner;
-        m->czxid = st->czxid;
-    }
-    post(m);
-}
-
-static void on_string_stat(int rc, const char *value, const struct Stat *st, const void *data)
-{
-    struct zka_letter *m = (struct zka_letter *)data;
-    if (rc == ZOK && st)
-        m->czxid = st->czxid;
-    on_string(rc, value, data);
 }
 
 /* Send the request of step s on path (counted as one round trip); its
@@ -242,44 +104,40 @@ void zka_request(struct lock_client *c, enum step s, const char *path, const cha
         snprintf(m->base, sizeof m->base, "%s", base);
     c->env->stats->round_trips++;
     int rc = ZINVALIDSTATE;
-    if (c->zh)
+    if (a->w)
         switch (s) {
         case S_ROOT:
         case S_PARENT:
         case S_CREATE:
-            rc = zoo_acreate(c->zh, path, "", 0, &ZOO_OPEN_ACL_UNSAFE,
-                             s == S_CREATE ? ZOO_EPHEMERAL_SEQUENTIAL : ZOO_PERSISTENT,
-                             on_string, m);
+            rc = zkw_create(a->w, path, s == S_CREATE ? ZKW_EPHEMERAL | ZKW_SEQUENTIAL : 0,
+                            false, on_result, m);
             break;
         case S_ECREATE: /* create2 (fencing): the same request, answered with the Stat */
-            rc = c->env->fencing ? zoo_acreate2(c->zh, path, "", 0, &ZOO_OPEN_ACL_UNSAFE,
-                                                ZOO_EPHEMERAL, on_string_stat, m)
-                                 : zoo_acreate(c->zh, path, "", 0, &ZOO_OPEN_ACL_UNSAFE,
-                                               ZOO_EPHEMERAL, on_string, m);
+            rc = zkw_create(a->w, path, ZKW_EPHEMERAL, c->env->fencing, on_result, m);
             break;
         case S_EWATCH:
             a->seen = a->wakes;
-            rc = zoo_awexists(c->zh, path, zka_on_event, a->sess, on_stat, m);
+            rc = zkw_exists(a->w, path, true, on_result, m);
             break;
         case S_FIND:
         case S_LIST:
-            rc = zoo_aget_children(c->zh, path, 0, on_strings, m);
+            rc = zkw_children(a->w, path, false, on_result, m);
             break;
         case S_WATCH:
             a->seen = a->wakes;
-            rc = zoo_awget(c->zh, path, zka_on_event, a->sess, on_data, m);
+            rc = zkw_get(a->w, path, true, on_result, m);
             break;
         case S_LEAVE:
         case S_DELETE:
-            rc = zoo_adelete(c->zh, path, -1, on_void, m);
+            rc = zkw_delete(a->w, path, on_result, m);
             break;
         case S_EXISTS:
-            rc = zoo_aexists(c->zh, path, 0, on_stat, m);
+            rc = zkw_exists(a->w, path, false, on_result, m);
             break;
         default:
             break;
         }
-    if (rc != ZOK) { /* never sent: no completion will come */
+    if (rc != ZOK) { /* never sent: no reply will come */
         m->rc = rc;
         post(m);
     }

@@ -3,8 +3,8 @@
  * zk_async_letters.c, the three parts of zk-sequential and zk-ephemeral in
  * a client group (zk_async.c's comment tells the whole design): what a
  * client waits for (enum step), its state (struct zk_async), a session's
- * watcher context and a letter from a completion thread, and the few
- * functions one part calls in another.
+ * event context and a letter (a reply or an event on its way to the
+ * state machine), and the few functions one part calls in another.
  *
  * The parts stand in layers, each calling only those below it: the hooks
  * (zk_async.c) call the state machine (zk_async_steps.c: the session, the
@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 
 #include "evloop_post.h"
+#include "zk_wire.h"
 
 #define ZKA_CONNECT_NS (10LL * 1000000000) /* the first connect, at open (as zk_lock_open) */
 
@@ -49,7 +50,8 @@ enum step {
 struct zk_async {
     struct lock_client *c;
     struct evloop *L;
-    void *sess;               /* the context of c->zh's watcher (struct zka_sess) */
+    struct zkw *w;            /* the session (c->zh stays NULL in a group), NULL when none */
+    void *sess;               /* the context of w's events (struct zka_sess) */
     atomic_int refs;          /* the client's own, and one per letter on its way */
     bool closed;
     bool in_call;             /* inside a hook: an outcome waits for the loop */
@@ -82,13 +84,13 @@ struct zk_async {
     void *arg;
 };
 
-/* One handle's watcher context: which client and session its events are. */
+/* One session's event context: which client and session its events are. */
 struct zka_sess {
     struct lock_client *c;
     uint64_t gen;
 };
 
-/* A reply or an event, from a completion thread to the loop. */
+/* A reply or an event, from the session's I/O to the state machine. */
 struct zka_letter {
     struct ev_letter l;
     struct lock_client *c;
@@ -110,13 +112,9 @@ extern struct evloop_mailbox *zka_box; /* one loop per process: the group's */
 void zka_unref(struct lock_client *c);
 /* Close c's session (its nodes go with it) and start a new generation. */
 void zka_session_drop(struct lock_client *c);
-/* The same, at the client's close: the session is closed by a closer
- * thread, overlapping the round trips of a group's closes. */
-void zka_session_drop_later(struct lock_client *c);
-/* Wait until every session handed to the closer threads is closed. */
-void zka_closers_join(void);
-/* A handle's watcher: every watch and session event, posted as a letter. */
-void zka_on_event(zhandle_t *zh, int type, int state, const char *path, void *ctx);
+/* A session's events (zkw_event_fn): every watch and session event,
+ * posted as a letter. */
+void zka_on_event(void *ctx, int type, int state, const char *path);
 /* Send the request of step s on path; its reply comes back as a letter. */
 void zka_request(struct lock_client *c, enum step s, const char *path, const char *base);
 /* Hand the finished operation's outcome to its callback. */

@@ -34,14 +34,14 @@ void zka_session_then(struct lock_client *c, enum step next, bool same)
     struct zk_async *a = c->as;
     a->resume = next;
     a->step = same ? S_RECOVER : S_SESSION;
-    if (c->zh) {
-        int st = zoo_state(c->zh);
-        if (st == ZOO_CONNECTED_STATE) {
+    if (a->w) {
+        int st = zkw_state(a->w);
+        if (st == ZKW_CONNECTED) {
             a->ready = same && c->session_gen != a->gen ? -1 : 1;
             step_to(c, next);
             return;
         }
-        if (st == ZOO_EXPIRED_SESSION_STATE || st == ZOO_AUTH_FAILED_STATE)
+        if (st == ZKW_EXPIRED)
             zka_session_drop(c); /* its nodes are gone */
     }
     if (same && c->session_gen != a->gen) {
@@ -58,16 +58,17 @@ void zka_session_then(struct lock_client *c, enum step next, bool same)
         step_to(c, next);
         return;
     }
-    if (!c->zh) {
+    if (!a->w) {
         struct zka_sess *s = calloc(1, sizeof *s);
         if (s) {
             s->c = c;
             s->gen = ++c->session_gen;
-            c->zh = zk_handle_init(c->env, zka_on_event, s, &a->err);
+            a->w = zkw_open(a->L, c->env->servers->conn, zk_session_timeout_ms(c->env),
+                            zka_on_event, s, &a->err);
         } else {
             lab_err_set(&a->err, ENOMEM, "out of memory");
         }
-        if (!c->zh) {
+        if (!a->w) {
             free(s);
             a->ready = -1;
             step_to(c, next);
@@ -194,8 +195,8 @@ static void on_ephemeral_reply(struct lock_client *c, const struct zka_letter *m
             create_failed(c, m->rc, path);
         return;
     }
-    const clientid_t *id = c->zh ? zoo_client_id(c->zh) : NULL;
-    if (m->rc == ZOK && !a->nested && id && m->owner == id->client_id)
+    int64_t id = a->w ? zkw_session_id(a->w) : 0;
+    if (m->rc == ZOK && !a->nested && id && m->owner == id)
         e_granted(c, path, m->czxid); /* our own create, whose reply a connection loss ate */
     else if (m->rc == ZNONODE || (m->rc == ZOK && a->wakes != a->seen))
         zka_enter_turn(c); /* deleted meanwhile, or an event came: try again */
@@ -315,8 +316,8 @@ static void on_release_reply(struct lock_client *c, const struct zka_letter *m)
 {
     struct zk_async *a = c->as;
     if (m->step == S_EXISTS) {
-        const clientid_t *id = c->zh ? zoo_client_id(c->zh) : NULL;
-        if (m->rc == ZNONODE || (m->rc == ZOK && (!id || m->owner != id->client_id)))
+        int64_t id = a->w ? zkw_session_id(a->w) : 0;
+        if (m->rc == ZNONODE || (m->rc == ZOK && (!id || m->owner != id)))
             zka_rel_done(c, RELEASE_OK); /* our delete went through */
         else
             zka_request(c, S_DELETE, a->mine, NULL);
@@ -424,14 +425,14 @@ static void step_to(struct lock_client *c, enum step s)
 static void on_letter_event(struct lock_client *c, const struct zka_letter *m)
 {
     struct zk_async *a = c->as;
-    if (m->type != ZOO_SESSION_EVENT && m->type != ZOO_NOTWATCHING_EVENT && !*c->env->stop)
+    if (m->type != ZKW_SESSION_EVENT && !*c->env->stop)
         c->env->stats->notifications++;
     a->wakes++;
     if (a->step == S_WAIT && a->ephemeral) {
         zka_enter_turn(c); /* whatever woke us: try to create again */
     } else if (a->step == S_WAIT) {
         list_queue(c); /* whatever woke us: list again, as zk_wait's caller does */
-    } else if ((a->step == S_SESSION || a->step == S_RECOVER) && m->type == ZOO_SESSION_EVENT) {
+    } else if ((a->step == S_SESSION || a->step == S_RECOVER) && m->type == ZKW_SESSION_EVENT) {
         zka_session_then(c, a->resume, a->step == S_RECOVER); /* connected yet? */
     }
 }

@@ -235,8 +235,8 @@ enum lock_status zk_queue_acquire(struct lock_client *c, const char *key, int64_
 /* ---------------------------------------------------------------- groups (zk_async.c) */
 
 /* zk-sequential's and zk-ephemeral's hooks for client groups: the same
- * requests through the C client's asynchronous calls, every completion
- * handed to the loop's thread. */
+ * requests through the lab's own wire session on the group's loop
+ * (zk_wire.h), not the C client. */
 extern const struct lock_async_ops zk_sequential_async;
 extern const struct lock_async_ops zk_ephemeral_async;
 

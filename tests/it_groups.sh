@@ -9,9 +9,11 @@
 #    shared counter exact and every release its own (the oracle and the
 #    counter would both see two holders);
 #  - zk-sequential and zk-ephemeral (a ZooKeeper session per logical
-#    client, the C client's async calls), 64 clients in 2 processes on one
-#    hot key: safe, the counter exact; zk-sequential's queue wakes one
-#    waiter per release, zk-ephemeral's herd many;
+#    client, the lab's own wire session on the group's loop), 64 clients
+#    in 2 processes on one hot key: safe, the counter exact; zk-sequential's
+#    queue wakes one waiter per release, zk-ephemeral's herd many;
+#  - a zk-sequential group of 32 sessions runs on a handful of threads
+#    (the C client would have 2 per session: 64 and more);
 #  - redisson, 64 clients in 4 groups of 16 on one hot key: safe, the
 #    counter exact (each logical client is its own owner "<uuid>:<thread
 #    id>"; a shared one would let the hash lock grant two at once), and as
@@ -127,6 +129,36 @@ r=results.impl=zk-ephemeral
 expect_exact "zk-ephemeral, 64 clients in 2 processes" $r 320
 expect_gt "zk-ephemeral: watch events per release (every waiter wakes)" \
     "$(jget "$S" $r.wakeups_per_release)" 3
+
+cat > "$D/zkthreads.yaml" <<'YAML'
+name: groups-zk-threads
+impls: [zk-sequential]
+clients: 32
+run: {max_duration: 1s, clients_per_process: 32}
+lock: {keys: per-client, wait: 5s}
+workload: {kind: counter}
+expect: {"*": safe}
+YAML
+"$LOCKLAB" run "$D/zkthreads.yaml" --out "$WORK/results" --quiet --no-plot > "$WORK/zkt.txt" 2>&1 &
+lab=$!
+# The group: locklab's child holding the 32 sessions' sockets; its threads
+# then (found within the run, or the check fails).
+threads=none
+end=$((SECONDS + 20))
+while [ "$threads" = none ] && kill -0 "$lab" 2>/dev/null && [ $SECONDS -lt $end ]; do
+    for p in $(pgrep -P "$lab" -x locklab); do
+        socks=$(ls -l "/proc/$p/fd" 2>/dev/null | grep -c 'socket:')
+        if [ "$socks" -ge 32 ]; then
+            threads=$(awk '/^Threads:/ {print $2}' "/proc/$p/status" 2>/dev/null)
+            break
+        fi
+    done
+    [ "$threads" = none ] && sleep 0.05
+done
+wait "$lab"
+expect_eq "a zk group of 32 sessions ran safely" "$?" 0
+in_range "a zk group of 32 sessions: its threads (the C client's would be 64 and more)" \
+    "$threads" 1 4
 
 cat > "$D/open.yaml" <<'YAML'
 name: groups-open
