@@ -306,16 +306,22 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
 
 /* ---------------------------------------------------------------- hooks */
 
+int redis_async_refuse_sentinel(const struct lock_env *env, struct lab_err *err)
+{
+    if (!env->servers->sentinel_master[0])
+        return 0;
+    lab_err_set(err, ENOTSUP, "client groups do not follow Redis sentinels: use one "
+                "process per client with topology sentinel");
+    return -1;
+}
+
 int redis_async_open(struct lock_client **out, const struct lock_env *env, struct evloop *loop,
                      enum redis_async_kind kind, lock_opened_fn opened, void *arg,
                      struct lab_err *err)
 {
     *out = NULL;
-    if (env->servers->sentinel_master[0]) {
-        lab_err_set(err, ENOTSUP, "client groups do not follow Redis sentinels: use one "
-                    "process per client with topology sentinel");
+    if (redis_async_refuse_sentinel(env, err) != 0)
         return -1;
-    }
     struct lock_client *c = calloc(1, sizeof *c);
     struct redis_async *a = calloc(1, sizeof *a);
     if (!c || !a) {

@@ -19,6 +19,11 @@ enum redis_async_kind {
     REDIS_ASYNC_SETNX_EXPIRE /* SETNX key token, then PEXPIRE; release by DEL */
 };
 
+/* -1 with err set when env's servers are a sentinel topology, which a
+ * group's asynchronous connections do not follow (every Redis design's
+ * open refuses it the same way); else 0. */
+int redis_async_refuse_sentinel(const struct lock_env *env, struct lab_err *err);
+
 /* lock_async_ops.open with the design's kind. */
 int redis_async_open(struct lock_client **out, const struct lock_env *env, struct evloop *loop,
                      enum redis_async_kind kind, lock_opened_fn opened, void *arg,

@@ -56,6 +56,7 @@
 
 #include "evloop_redis.h"
 #include "handoff_split.h"
+#include "redis_async.h"
 #include "redis_common.h"
 
 struct rsn_async;
@@ -780,11 +781,8 @@ static int rsn_async_open(struct lock_client **out, const struct lock_env *env,
 {
     *out = NULL;
     const struct rsn_options *opt = env->options;
-    if (env->servers->sentinel_master[0]) {
-        lab_err_set(err, ENOTSUP, "client groups do not follow Redis sentinels: use one "
-                    "process per client with topology sentinel");
+    if (redis_async_refuse_sentinel(env, err) != 0)
         return -1;
-    }
     if (opt->lease_ns <= 0) {
         lab_err_set(err, ENOTSUP, "redisson's watchdog cannot run in client groups: give "
                     "lock.ttl (its leaseTime) or use run.clients_per_process 1");
