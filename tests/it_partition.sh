@@ -108,9 +108,22 @@ expect_eq "... no server on a host address of its ($SUBNET)" "$(pgrep -f "redis-
 expect_eq "... no ip netns mount" "$(ip netns list | wc -l)" 0
 LEFT=$(ls -d "${TMPDIR:-/tmp}"/locklab-$LP-* 2>/dev/null | wc -l)
 expect_eq "... its temporary folder is left behind" "$LEFT" 1
+# a folder still held (its owner file locked) by a live process that is
+# not called locklab (the test programs start servers too) is no leftover
+sleep 60 &
+HOLDER=$!
+HELD="${TMPDIR:-/tmp}/locklab-$HOLDER-heldxx"
+mkdir -p "$HELD" && : > "$HELD/owner"
+flock "$HELD/owner" sleep 60 &
+FL=$!
+for _ in $(seq 1 50); do flock -n "$HELD/owner" true 2>/dev/null || break; sleep 0.05; done
 "$LOCKLAB" run "$D/part.yaml" --out "$OUT" --quiet --no-plot >/dev/null 2>&1 &
 LP2=$!
 wait $LP2
 expect_eq "the next run removes it" "$(ls -d "${TMPDIR:-/tmp}"/locklab-$LP-* 2>/dev/null | wc -l)" 0
+check "... but not a folder another live process holds" test -f "$HELD/owner"
+kill $FL $HOLDER 2>/dev/null
+wait $FL $HOLDER 2>/dev/null
+rm -rf "$HELD"
 expect_eq "... and leaves no link itself" "$(ip -br link | grep -c "^locklab$LP2")" 0
 finish

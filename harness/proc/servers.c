@@ -8,7 +8,11 @@
  * another process could take it, so each store retries a server that exits
  * during start-up on a new port a few times before giving up. All servers of one
  * locklab process live under one mkdtemp() directory that is removed when
- * the last of them stops.
+ * the last of them stops. Its owner holds an flock on the file `owner` in
+ * it for as long as it lives (its forked clients with it, never an exec'd
+ * server), so the next run can tell the folder of a process killed before
+ * it could remove it from one still in use, whatever the process is called
+ * (the test programs use these servers too).
  */
 #include "servers.h"
 #include "clockshim.h"
@@ -25,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -38,6 +43,7 @@
 static volatile pid_t running[SERVERS_MAX];
 static struct server *tracked[SERVERS_MAX];
 static char base_dir[256];
+static int owner_fd = -1; /* the flock on base_dir/owner, held while base_dir is ours */
 static servers_placement placement;
 
 void servers_set_placement(servers_placement place)
@@ -115,22 +121,23 @@ int servers_enter_netns(pid_t ns_pid)
     return rc;
 }
 
-/* Does pid run a locklab (its comm is "locklab")? A folder of a dead
- * locklab's may name a pid that has been given to something else since. */
-static bool locklab_alive(long pid)
+/* Is the folder dir (of pid) still someone's? Its owner holds an flock on
+ * dir/owner; a folder without that file (one being made this instant, or
+ * one of an older locklab) counts as used while pid exists. */
+static bool dir_in_use(const char *dir, long pid)
 {
-    char path[64], comm[32] = "";
-    snprintf(path, sizeof path, "/proc/%ld/comm", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return false;
-    bool ok = fgets(comm, sizeof comm, f) && strncmp(comm, "locklab", 7) == 0;
-    fclose(f);
-    return ok;
+    char path[640];
+    snprintf(path, sizeof path, "%s/owner", dir);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+    bool used = flock(fd, LOCK_EX | LOCK_NB) != 0;
+    close(fd);
+    return used;
 }
 
 /* Remove the folders a locklab killed before it could (SIGKILL) left in
- * tmp: locklab-<pid>-XXXXXX whose pid runs no locklab any more. */
+ * tmp: locklab-<pid>-XXXXXX that nobody holds any more (dir_in_use). */
 static void remove_stale_dirs(const char *tmp)
 {
     DIR *d = opendir(tmp);
@@ -142,11 +149,12 @@ static void remove_stale_dirs(const char *tmp)
             continue;
         long pid = strtol(e->d_name + 8, &end, 10);
         if (end == e->d_name + 8 || *end != '-' || strlen(end) != 7 || pid <= 0 ||
-            pid == (long)getpid() || locklab_alive(pid))
+            pid == (long)getpid())
             continue;
         char path[600];
         snprintf(path, sizeof path, "%s/%s", tmp, e->d_name);
-        nftw(path, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+        if (!dir_in_use(path, pid))
+            nftw(path, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
     }
     closedir(d);
 }
@@ -165,6 +173,18 @@ static int ensure_base_dir(struct lab_err *err)
         base_dir[0] = '\0';
         return -1;
     }
+    char owner[300];
+    snprintf(owner, sizeof owner, "%s/owner", base_dir);
+    owner_fd = open(owner, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+    if (owner_fd < 0 || flock(owner_fd, LOCK_EX) != 0) {
+        lab_err_set(err, errno, "cannot lock %s: %s", owner, strerror(errno));
+        if (owner_fd >= 0)
+            close(owner_fd);
+        owner_fd = -1;
+        nftw(base_dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+        base_dir[0] = '\0';
+        return -1;
+    }
     return 0;
 }
 
@@ -176,6 +196,9 @@ static void remove_base_dir_if_unused(void)
     if (base_dir[0]) {
         nftw(base_dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
         base_dir[0] = '\0';
+        if (owner_fd >= 0)
+            close(owner_fd);
+        owner_fd = -1;
     }
 }
 
