@@ -350,7 +350,7 @@ static void entry_confirmed(struct rsn_group *g, struct rsn_entry *e)
 
 static void ps_on_reply(struct rsn_group *g, redisReply *r, int64_t arrival)
 {
-    g->ps_answered = true;
+    g->ps_answered |= r->type != REDIS_REPLY_ERROR; /* a refusal is no answer: fail, not retry */
     if (r->type == REDIS_REPLY_ERROR) {
         char why[200];
         snprintf(why, sizeof why, "%s", r->str);

@@ -307,11 +307,11 @@ static void on_reply(struct zkw *w, struct zkw_req *q, int32_t err, struct jute_
             names = calloc((size_t)n + 1, sizeof *names);
             for (int i = 0; names && i < n && !r->bad; i++) {
                 s = jute_get_bytes(r, &len);
-                if ((names[i] = malloc(len + 1))) {
-                    memcpy(names[i], s, len);
-                    names[i][len] = '\0';
-                    res.n = i + 1;
-                }
+                if (!(names[i] = malloc(len + 1)))
+                    break; /* out of memory: no hole in the list, ZSYSTEMERROR below */
+                memcpy(names[i], s, len);
+                names[i][len] = '\0';
+                res.n = i + 1;
             }
             if (!names || res.n != n)
                 res.rc = ZSYSTEMERROR;
@@ -417,6 +417,11 @@ static void on_readable(struct zkw *w)
         return; /* dropped meanwhile (expired): its buffer is gone */
     memmove(w->in, w->in + off, w->in_len - off);
     w->in_len -= off;
+    if (w->in_len == 0 && w->in_cap > 4096) { /* a burst (a long listing) is over: give */
+        free(w->in);                          /* it back, 10,000 sessions may have had one */
+        w->in = NULL;
+        w->in_cap = 0;
+    }
 }
 
 static void on_io(struct ev_io *io, unsigned events)
@@ -457,6 +462,11 @@ static void on_timer(struct ev_timer *t)
         return;
     }
     int64_t third = (int64_t)w->neg_ms * 1000000 / 3;
+    if (now >= w->last_recv + 2 * third) {
+        on_readable(w); /* a reply may wait unread behind a busy loop's other events */
+        if (w->io.fd < 0 || w->state == ZKW_EXPIRED)
+            return;
+    }
     if (now >= w->last_recv + 2 * third) {
         lose(w); /* nothing came, not even a ping's reply */
         return;
