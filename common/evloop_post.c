@@ -1,33 +1,25 @@
 /*
- * evloop_post.c - a mailbox from any thread to an event loop's thread (see
- * evloop_post.h): a mutex-guarded FIFO of letters and an eventfd the loop
- * watches. Only a post to an empty box writes the eventfd, so a burst of
- * completions costs one wake-up; the loop takes the whole list at once and
- * delivers it outside the lock, so a letter may post again.
+ * evloop_post.c - a mailbox of letters delivered on an event loop's next
+ * turn (see evloop_post.h): a FIFO and one deferred work item of the loop
+ * (evloop_defer). The loop takes the whole list at once and delivers it,
+ * so a letter may post again (delivered on the turn after). No lock and no
+ * wake-up: poster and loop are one thread.
  */
 #include "evloop_post.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 struct evloop_mailbox {
-    struct ev_io io; /* the eventfd */
+    struct ev_defer run; /* queued while letters wait */
     struct evloop *L;
-    pthread_mutex_t mu;
     struct ev_letter *head, *tail; /* posted, not yet taken */
 };
 
 static void mailbox_deliver(struct evloop_mailbox *mb)
 {
-    pthread_mutex_lock(&mb->mu);
     struct ev_letter *l = mb->head;
     mb->head = mb->tail = NULL;
-    pthread_mutex_unlock(&mb->mu);
     while (l) {
         struct ev_letter *next = l->next;
         l->deliver(l);
@@ -35,14 +27,9 @@ static void mailbox_deliver(struct evloop_mailbox *mb)
     }
 }
 
-static void on_ready(struct ev_io *io, unsigned events)
+static void on_turn(struct ev_defer *d)
 {
-    (void)events;
-    struct evloop_mailbox *mb = (struct evloop_mailbox *)io;
-    uint64_t n;
-    while (read(io->fd, &n, sizeof n) < 0 && errno == EINTR)
-        ;
-    mailbox_deliver(mb);
+    mailbox_deliver((struct evloop_mailbox *)d);
 }
 
 struct evloop_mailbox *evloop_mailbox_new(struct evloop *L, struct lab_err *err)
@@ -53,35 +40,19 @@ struct evloop_mailbox *evloop_mailbox_new(struct evloop *L, struct lab_err *err)
         return NULL;
     }
     mb->L = L;
-    mb->io.ready = on_ready;
-    mb->io.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (mb->io.fd < 0 || evloop_io(L, &mb->io, EV_READ) != 0) {
-        lab_err_set(err, errno, "event loop mailbox: %s", strerror(errno));
-        if (mb->io.fd >= 0)
-            close(mb->io.fd);
-        free(mb);
-        return NULL;
-    }
-    pthread_mutex_init(&mb->mu, NULL);
+    mb->run.run = on_turn;
     return mb;
 }
 
 void evloop_mailbox_post(struct evloop_mailbox *mb, struct ev_letter *l)
 {
     l->next = NULL;
-    pthread_mutex_lock(&mb->mu);
-    bool was_empty = !mb->head;
-    if (was_empty)
-        mb->head = l;
-    else
+    if (mb->head)
         mb->tail->next = l;
+    else
+        mb->head = l;
     mb->tail = l;
-    if (was_empty) {
-        uint64_t one = 1;
-        while (write(mb->io.fd, &one, sizeof one) < 0 && errno == EINTR)
-            ;
-    }
-    pthread_mutex_unlock(&mb->mu);
+    evloop_defer(mb->L, &mb->run);
 }
 
 void evloop_mailbox_free(struct evloop_mailbox *mb)
@@ -89,8 +60,6 @@ void evloop_mailbox_free(struct evloop_mailbox *mb)
     if (!mb)
         return;
     mailbox_deliver(mb);
-    evloop_io(mb->L, &mb->io, 0);
-    close(mb->io.fd);
-    pthread_mutex_destroy(&mb->mu);
+    evloop_defer_cancel(mb->L, &mb->run);
     free(mb);
 }
