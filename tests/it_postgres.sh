@@ -28,7 +28,7 @@ cwd_orphans() {
     echo "$left"
 }
 
-# One invocation, one embedded server, six scenarios (the two that
+# One invocation, one embedded server, seven scenarios (the two that
 # restart the server last).
 # 1. Mutual exclusion: the stock exact, every release found its lock.
 cat > "$D/1-counter.yaml" <<'YAML'
@@ -109,7 +109,27 @@ faults:
   - {at: 300ms, action: restart, target: postgres, duration: 200ms, when: holder}
 expect: {"*": violation}
 YAML
-run_ok "six scenarios" "$D"/[1-5]*-*.yaml
+# 1b. A sweep past the embedded server's connections: the step within them
+#     runs, the one past them is not run and the summary says why.
+cat > "$D/1b-limit.yaml" <<'YAML'
+name: pg-limit
+impls: [pg-advisory]
+clients: [1, 291]
+run: {max_duration: 300ms}
+lock: {key: pg-limit-lock, keys: [per-client]}
+workload: {kind: counter}
+expect: {"*": safe}
+YAML
+run_ok "seven scenarios" "$D"/[1-5]*-*.yaml
+
+r=results.scenario=pg-limit
+expect_safe "pg-limit: the step within the connections ran" $r
+expect_eq "pg-limit: ... at 1 client" "$(jget "$S" $r.clients)" 1
+expect_eq "pg-limit: one step not run" "$(jget "$S" skipped)" 1
+expect_eq "pg-limit: ... the one at 291 clients" "$(jget "$S" skipped.0.clients)" 291
+check "pg-limit: ... because PostgreSQL takes 290 connections as the lab starts it" \
+    grep -q "^PostgreSQL as the lab starts it takes at most 290 connections" \
+    <<<"$(jget "$S" skipped.0.why)"
 
 for impl in pg-advisory pg-for-update; do
     r=results.impl=$impl,scenario=pg-counter
@@ -195,6 +215,15 @@ expect_eq "malformed --postgres: exit code" "$?" 2
 "$LOCKLAB" run "$D/1-counter.yaml" --postgres 127.0.0.1:1 --out "$OUT" --quiet --no-plot \
     >/dev/null 2>&1
 expect_eq "unreachable --postgres: exit code" "$?" 3
+# a scenario whose every step is past the embedded server's connections
+# is refused before anything starts
+sed -e 's/^clients: .*/clients: 291/' "$D/1b-limit.yaml" > "$WORK/limit-only.yaml"
+"$LOCKLAB" run "$WORK/limit-only.yaml" --out "$OUT" --quiet --no-plot > /dev/null \
+    2> "$WORK/limit.err"
+expect_eq "291 clients on the embedded PostgreSQL: exit code" "$?" 2
+check "... says the limit at the file" \
+    grep -q "limit-only.yaml: pg-advisory at 291 clients: PostgreSQL .* 290 connections" \
+    "$WORK/limit.err"
 
 expect_no_orphans "after the PostgreSQL runs"
 left=$(cwd_orphans)

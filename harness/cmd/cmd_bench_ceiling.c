@@ -360,12 +360,13 @@ int bench_ceiling(int argc, char **argv)
         fprintf(stderr, ", not '%s'\n", backend);
         return LAB_EXIT_USAGE;
     }
-    for (int i = 0; i < n_steps; i++)
-        if (be->bench_ceiling_max && steps[i] > be->bench_ceiling_max) {
-            fprintf(stderr, "locklab: bench ceiling: %s takes at most %d connections as the "
-                            "lab starts it, not %d\n", be->name, be->bench_ceiling_max, steps[i]);
+    for (int i = 0; i < n_steps; i++) {
+        char why[256];
+        if (backend_conn_limit(lock_find(be->bench_impl), steps[i], false, why, sizeof why)) {
+            fprintf(stderr, "locklab: bench ceiling: %d clients: %s\n", steps[i], why);
             return LAB_EXIT_USAGE;
         }
+    }
     static struct ceiling_tool t;
     int code = ceiling_tool_find(be, &t);
     if (code)

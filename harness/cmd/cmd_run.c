@@ -263,6 +263,39 @@ static int impl_index(const struct scenario *s, const char *impl)
     return -1;
 }
 
+/* 0 when design ops may run clients on its store as this run has it, else
+ * the store's connection limit with why filled (backend_conn_limit). */
+static int conn_limit(const struct run_opts *o, const struct lock_ops *ops, int clients,
+                      char *why, size_t n)
+{
+    const struct backend_ops *be = backend_of(ops);
+    return backend_conn_limit(ops, clients, be && o->external[backend_index(be)], why, n);
+}
+
+/* A design whose every step needs more connections than its embedded
+ * store takes cannot run at all: refused before anything starts. Steps
+ * past the limit beside steps within it are skipped when their turn
+ * comes (run_steps). 0, or -1 when a design of s cannot run. */
+static int check_conn_limits(const struct scenario *s, const struct run_opts *o)
+{
+    struct plan_step st[PLAN_MAX_STEPS];
+    int n = plan_steps(s, st), bad = 0;
+    for (int j = 0; j < s->n_impls; j++) {
+        const struct lock_ops *ops = scenario_impl(s, s->impls[j]);
+        int within = 0;
+        char why[300] = "";
+        for (int i = 0; i < n; i++)
+            within += conn_limit(o, ops, st[i].clients, why, sizeof why) == 0;
+        if (within == 0) {
+            fprintf(stderr, "locklab: %s: %s at %d clients: %s; give fewer clients, or the "
+                            "store's own server (--%s)\n", s->path, ops->name, s->clients, why,
+                    backend_of(ops)->flag);
+            bad++;
+        }
+    }
+    return bad ? -1 : 0;
+}
+
 #define STEM_MAX (SCN_NAME_MAX + 32)
 
 /* Every file stem scenario t writes when it is named name (report_stem):
@@ -348,6 +381,8 @@ static int load_all(int argc, char **argv, const struct run_opts *o, struct scen
             s->clients = s->client_steps[0] = o->clients;
             s->n_client_steps = 1;
         }
+        if (check_conn_limits(s, o) != 0)
+            bad++;
     }
     if (bad) {
         if (*n == 0 && o->impls) /* no file loaded to hold them against: the built-in names */
@@ -435,6 +470,22 @@ struct round {
     struct progress *progress; /* where the invocation stands */
 };
 
+/* A step design ops cannot run (why): said where its row would be, kept
+ * in the report. Returns the updated exit code. */
+static int skip_step(struct round *r, const struct scenario *s, const struct lock_ops *ops,
+                     const struct plan_step *st, const char *label, const char *why, int code)
+{
+    if (!r->o->quiet)
+        printf("%s: not run: %s\n", label, why);
+    struct lab_err err = {0};
+    if (report_skip(r->rep, s->name, ops->name, st->clients,
+                    st->per_client_keys ? "per-client" : "hot", why, &err) != 0) {
+        fprintf(stderr, "locklab: %s\n", err.msg);
+        return LAB_EXIT_ENV;
+    }
+    return code;
+}
+
 /* run_step at steps st[0..n) (the steps of one client count and key
  * layout: workload.fencing off and/or on, as the scenario sweeps it). */
 static int run_steps(const struct scenario *s, const struct plan_step *st, int n,
@@ -446,6 +497,12 @@ static int run_steps(const struct scenario *s, const struct plan_step *st, int n
         report_step_label(label, sizeof label, ops->name, plan_is_sweep(s),
                           st[i].per_client_keys, st[i].clients, st[i].fencing ? FENCING_ON : 0);
         struct progress *p = r->progress;
+        char why[300];
+        if (conn_limit(r->o, ops, st[i].clients, why, sizeof why)) {
+            code = skip_step(r, s, ops, &st[i], label, why, code);
+            p->step++;
+            continue;
+        }
         progress_begin(p, p->scenario, p->step + 1, p->n_steps, label, r->cur);
         r->res->elapsed_s = 0;
         code = run_step(r->cur, ops, r->env, r->res, r->rep, r->o, code);

@@ -2,7 +2,8 @@
  * html_summary.c - the top of report.html: what was run and what came of
  * it, from summary.json alone. The command line as typed, locklab's
  * version and commit, the exit code and what it means, how long it took,
- * every expectation met or not with its verdict in words, the machine
+ * every expectation met or not with its verdict in words, the steps not
+ * run and why, the machine
  * (cores, load, any client-bound result), every store's server version as
  * found through PATH, and the baseline gate's comparison when the run had
  * one (RUN_DIR/baseline.txt).
@@ -70,6 +71,29 @@ static void stores(FILE *f, json_t *sum)
         fprintf(f, "</td><td>%s</td></tr>\n", json_is_true(json_object_get(x, "used")) ? "yes" : "");
     }
     fputs("</table>\n", f);
+}
+
+/* The steps not run, and why (summary.json's skipped: a design at more
+ * clients than its store takes connections). */
+static void skipped(FILE *f, json_t *sum)
+{
+    json_t *v = json_object_get(sum, "skipped"), *x;
+    size_t i;
+    if (json_array_size(v) == 0)
+        return;
+    fputs("<p class=\"skipped\"><b>Not run:</b></p>\n<ul class=\"skipped\">\n", f);
+    json_array_foreach(v, i, x) {
+        fputs("<li>", f);
+        report_xml_escaped(f, html_str(x, "scenario"));
+        fputs(" ", f);
+        report_xml_escaped(f, html_str(x, "impl"));
+        fprintf(f, " at %d clients, ", (int)html_num(x, "clients"));
+        report_xml_escaped(f, html_str(x, "keys"));
+        fputs(" keys: ", f);
+        report_xml_escaped(f, html_str(x, "why"));
+        fputs("</li>\n", f);
+    }
+    fputs("</ul>\n", f);
 }
 
 static void baseline(FILE *f, const char *run_dir)
@@ -146,6 +170,7 @@ void html_summary(FILE *f, json_t *sum, const char *run_dir)
     fputs(" (as run: <code>--impl</code> replaces the scenario file's list)</td></tr>\n"
           "</table>\n", f);
     expectations(f, results);
+    skipped(f, sum);
     stores(f, sum);
     baseline(f, run_dir);
     fputs("</section>\n", f);

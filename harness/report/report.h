@@ -32,6 +32,13 @@ int report_open(struct report *r, const char *root, const struct scenario *const
  * and junit.xml as incomplete. 0 or -1 with err filled. */
 int report_add(struct report *r, const struct run_result *res, struct lab_err *err);
 
+/* A step that was not run, and why (a design at more clients than its
+ * store takes connections): kept in summary.json's "skipped" (docs/results.md)
+ * and said on report.html; keys is the step's layout ("hot", "per-client").
+ * The summary is rewritten. 0 or -1 with err filled. */
+int report_skip(struct report *r, const char *scenario, const char *impl, int clients,
+                const char *keys, const char *why, struct lab_err *err);
+
 /* Final rewrite of summary.json and junit.xml with complete as given, the
  * --junit copy, and the results/latest link. 0 or -1 with err filled. */
 int report_finish(struct report *r, bool complete, struct lab_err *err);

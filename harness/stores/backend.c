@@ -48,6 +48,17 @@ const struct backend_ops *backend_stock(void)
     return NULL;
 }
 
+int backend_conn_limit(const struct lock_ops *ops, int clients, bool external, char *why,
+                       size_t whylen)
+{
+    const struct backend_ops *be = ops ? backend_of(ops) : NULL;
+    if (!be || external || !be->max_connections || clients <= be->max_connections)
+        return 0;
+    snprintf(why, whylen, "%s as the lab starts it takes at most %d connections (%s), one "
+             "a client", be->title, be->max_connections, be->max_connections_why);
+    return be->max_connections;
+}
+
 int backend_index(const struct backend_ops *be)
 {
     for (int i = 0; i < backend_count; i++)

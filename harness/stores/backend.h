@@ -257,10 +257,17 @@ struct backend_ops {
      * bench_impl's cycle at N connections at once (a binary next to locklab,
      * given the connection string, seconds and N; it prints cycles= and
      * elapsed_ns= as the bare loop does), each connection on a key of its
-     * own, and the most connections the store accepts as this lab starts
-     * it (0: no limit of its own). Redis needs none: redis-benchmark is its. */
+     * own. Redis needs none: redis-benchmark is its. */
     const char *bench_ceiling_loop;
-    int bench_ceiling_max;
+
+    /* The most lock connections the store's embedded server accepts as this
+     * lab starts it (0: no limit of its own), and why, for people
+     * ("max_connections=300, a few kept for the lab"). A client is one
+     * connection; a step of more clients is not run on the embedded server
+     * (backend_conn_limit): `bench ceiling` refuses it, `run` skips it and
+     * says so. */
+    int max_connections;
+    const char *max_connections_why;
 };
 
 /* The registry, in the order results compare stores. */
@@ -277,6 +284,13 @@ const struct backend_ops *backend_find(const char *name);
 /* The store that serves the stock workload's stock (the first table with
  * start_stock), or NULL. */
 const struct backend_ops *backend_stock(void);
+
+/* 0 when clients connections of design ops fit its store (external
+ * servers: always; the lab does not know their limit), else the store's
+ * max_connections with why filled: "PostgreSQL takes at most 290
+ * connections as the lab starts it (max_connections=300, ...)". */
+int backend_conn_limit(const struct lock_ops *ops, int clients, bool external, char *why,
+                       size_t whylen);
 
 /* Its index in backend_registry. */
 int backend_index(const struct backend_ops *be);

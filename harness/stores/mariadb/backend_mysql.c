@@ -269,5 +269,6 @@ const struct backend_ops backend_mysql = {
     .bench_usage = "mysql: SELECT GET_LOCK + SELECT RELEASE_LOCK (MariaDB Connector/C) against\n"
                    "mysql-get-lock, on an embedded MariaDB.\n",
     .bench_ceiling_loop = "locklab-bare-mysql",
-    .bench_ceiling_max = 990, /* servers_mysql.c: --max-connections=1000, a few kept for the lab */
+    .max_connections = 990,
+    .max_connections_why = "--max-connections=1000, a few kept for the lab",
 };

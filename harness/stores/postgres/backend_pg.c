@@ -347,5 +347,6 @@ const struct backend_ops backend_postgres = {
     .bench_usage = "postgres: SELECT pg_advisory_lock + pg_advisory_unlock (libpq, prepared)\n"
                    "against pg-advisory.\n",
     .bench_ceiling_loop = "locklab-bare-pg",
-    .bench_ceiling_max = 290, /* servers_pg.c: max_connections=300, a few kept for the lab */
+    .max_connections = 290,
+    .max_connections_why = "max_connections=300 in its configuration, a few kept for the lab",
 };
