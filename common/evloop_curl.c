@@ -130,11 +130,20 @@ static int on_timeout(CURLM *multi, long timeout_ms, void *userp)
     return evloop_timer_at(m->L, &m->timer, lab_now_ns() + (int64_t)timeout_ms * 1000000);
 }
 
+/* One idle connection kept per owner: libcurl's own default (4 per easy
+ * handle added) counts only transfers under way, which would close the
+ * group's connections between their requests and open new ones. */
+static void keep_connections(struct evloop_curl *m)
+{
+    curl_multi_setopt(m->multi, CURLMOPT_MAXCONNECTS, (long)m->refs);
+}
+
 struct evloop_curl *evloop_curl_attach(struct evloop *L, struct lab_err *err)
 {
     for (struct evloop_curl *m = all_multis; m; m = m->next)
         if (m->L == L) {
             m->refs++;
+            keep_connections(m);
             return m;
         }
     pthread_once(&global_once, global_init);
@@ -151,6 +160,7 @@ struct evloop_curl *evloop_curl_attach(struct evloop *L, struct lab_err *err)
     curl_multi_setopt(m->multi, CURLMOPT_SOCKETDATA, m);
     curl_multi_setopt(m->multi, CURLMOPT_TIMERFUNCTION, on_timeout);
     curl_multi_setopt(m->multi, CURLMOPT_TIMERDATA, m);
+    keep_connections(m);
     m->next = all_multis;
     all_multis = m;
     return m;
@@ -158,8 +168,12 @@ struct evloop_curl *evloop_curl_attach(struct evloop *L, struct lab_err *err)
 
 void evloop_curl_detach(struct evloop_curl *m)
 {
-    if (!m || --m->refs > 0)
+    if (!m)
         return;
+    if (--m->refs > 0) {
+        keep_connections(m);
+        return;
+    }
     for (struct evloop_curl **p = &all_multis; *p; p = &(*p)->next)
         if (*p == m) {
             *p = m->next;
