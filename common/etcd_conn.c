@@ -10,6 +10,8 @@
  */
 #include "etcd_conn.h"
 
+#include "etcd_http.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -21,11 +23,6 @@
 
 #define ETCD_MAX_ENDPOINTS 9
 
-struct buf {
-    char *data;
-    size_t len, cap;
-};
-
 struct etcd_conn {
     char url[ETCD_MAX_ENDPOINTS][96]; /* http://host:port */
     int n, cur;                       /* endpoints, the one in use */
@@ -35,7 +32,7 @@ struct etcd_conn {
     CURLM *multi;
     struct curl_slist *headers;
     int64_t *count;                   /* requests sent, NULL: not counted */
-    struct buf in;
+    struct etcd_buf in;
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -44,70 +41,23 @@ static void curl_start(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-static int buf_add(struct buf *b, const char *p, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *d = realloc(b->data, cap);
-        if (!d)
-            return -1;
-        b->data = d;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, p, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-    return 0;
-}
-
-static size_t collect(char *p, size_t size, size_t nmemb, void *ud)
-{
-    return buf_add(ud, p, size * nmemb) == 0 ? size * nmemb : 0;
-}
-
-static CURL *easy_new(struct etcd_conn *c)
-{
-    CURL *h = curl_easy_init();
-    if (!h)
-        return NULL;
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->headers);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)c->timeout_ms);
-    curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
-    return h;
-}
-
 struct etcd_conn *etcd_conn_new(const char *endpoints, int timeout_ms, struct lab_err *err)
 {
     pthread_once(&curl_once, curl_start);
     struct etcd_conn *c = calloc(1, sizeof *c);
-    char list[512], host[64];
-    int port;
     if (!c) {
         lab_err_set(err, ENOMEM, "out of memory");
         return NULL;
     }
     c->timeout_ms = timeout_ms;
-    snprintf(list, sizeof list, "%s", endpoints);
-    for (char *save, *p = strtok_r(list, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-        if (c->n == ETCD_MAX_ENDPOINTS || lab_parse_hostport(p, host, sizeof host, &port) != 0) {
-            lab_err_set(err, EINVAL, "bad etcd endpoint list '%.100s'", endpoints);
-            free(c);
-            return NULL;
-        }
-        snprintf(c->url[c->n++], sizeof c->url[0], "http://%s:%d", host, port);
-    }
-    if (c->n == 0) {
-        lab_err_set(err, EINVAL, "no etcd endpoint given");
+    c->n = etcd_http_endpoints(endpoints, c->url, ETCD_MAX_ENDPOINTS, err);
+    if (c->n < 0) {
         free(c);
         return NULL;
     }
-    c->headers = curl_slist_append(NULL, "Content-Type: application/json");
-    c->headers = curl_slist_append(c->headers, "Expect:");
-    c->easy = easy_new(c);
-    c->stream = easy_new(c);
+    c->headers = etcd_http_headers();
+    c->easy = etcd_http_easy(c->headers, timeout_ms);
+    c->stream = etcd_http_easy(c->headers, timeout_ms);
     c->multi = curl_multi_init();
     if (!c->headers || !c->easy || !c->stream || !c->multi) {
         lab_err_set(err, ENOMEM, "cannot set up libcurl");
@@ -115,7 +65,7 @@ struct etcd_conn *etcd_conn_new(const char *endpoints, int timeout_ms, struct la
         return NULL;
     }
     curl_easy_setopt(c->easy, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-    curl_easy_setopt(c->easy, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(c->easy, CURLOPT_WRITEFUNCTION, etcd_buf_collect);
     curl_easy_setopt(c->easy, CURLOPT_WRITEDATA, &c->in);
     return c;
 }
@@ -145,24 +95,10 @@ void etcd_conn_count(struct etcd_conn *c, int64_t *counter)
     c->count = counter;
 }
 
-/* etcd's error answer ({"error": ..., "message": ..., "code": N}) into err. */
-static void answer_error(const char *body, long status, struct lab_err *err)
-{
-    json_t *j = json_loads(body, 0, NULL);
-    const char *m = json_string_value(json_object_get(j, "message"));
-    if (!m)
-        m = json_string_value(json_object_get(j, "error"));
-    lab_err_set(err, EIO, "etcd: %.160s (HTTP %ld)", m ? m : body, status);
-    json_decref(j);
-}
-
 /* Set h up to POST body to path on the current endpoint. */
 static void post_to(struct etcd_conn *c, CURL *h, const char *path, const char *body)
 {
-    char url[160];
-    snprintf(url, sizeof url, "%s%s", c->url[c->cur], path);
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+    etcd_http_post(h, c->url[c->cur], path, body);
     if (c->count)
         (*c->count)++;
 }
@@ -191,96 +127,27 @@ int etcd_call(struct etcd_conn *c, const char *path, json_t *req, json_t **resp,
         lab_err_set(err, EIO, "etcd %s: %s", path, curl_easy_strerror(rc));
         return -1;
     }
-    long status = 0;
-    curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
-    const char *text = c->in.data ? c->in.data : "";
-    if (status != 200) {
-        answer_error(text, status, err);
-        return -1;
-    }
-    *resp = json_loads(text, 0, NULL);
-    if (!*resp) {
-        lab_err_set(err, EIO, "etcd %s: not JSON: %.80s", path, text);
-        return -1;
-    }
-    return 0;
-}
-
-struct stream_state {
-    struct buf in;
-    size_t used;       /* bytes of in handed to fn already */
-    etcd_msg_fn fn;
-    void *arg;
-    int result;        /* fn's last non-zero answer */
-    int msgs;
-    struct lab_err *err;
-};
-
-/* Hand every complete line of s->in to s->fn (final: the rest too). */
-static void stream_lines(struct stream_state *s, int final)
-{
-    while (!s->result && s->used < s->in.len) {
-        char *start = s->in.data + s->used;
-        char *nl = memchr(start, '\n', s->in.len - s->used);
-        if (!nl && !final)
-            return;
-        size_t n = nl ? (size_t)(nl - start) : s->in.len - s->used;
-        s->used += n + (nl != NULL);
-        json_t *msg = json_loadb(start, n, 0, NULL);
-        if (!msg)
-            continue; /* a blank line */
-        s->msgs++;
-        s->result = s->fn(s->arg, msg, s->err);
-        json_decref(msg);
-    }
-}
-
-static size_t stream_write(char *p, size_t size, size_t nmemb, void *ud)
-{
-    struct stream_state *s = ud;
-    if (buf_add(&s->in, p, size * nmemb) != 0)
-        return 0;
-    stream_lines(s, 0);
-    return size * nmemb;
+    return etcd_answer(c->easy, path, &c->in, resp, err);
 }
 
 /* One attempt on the current endpoint: 1, 0 or -1 as etcd_stream; 2 when
  * it could not connect (try the next one). */
 static int stream_once(struct etcd_conn *c, const char *path, const char *body,
-                       struct stream_state *s, int64_t deadline, const volatile int *stop)
+                       struct etcd_lines *s, int64_t deadline, const volatile int *stop)
 {
     CURL *h = c->stream;
     int running = 1, out = 0;
     post_to(c, h, path, body);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, stream_write);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, etcd_lines_write);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, s);
     curl_multi_add_handle(c->multi, h);
     for (;;) {
         curl_multi_perform(c->multi, &running);
-        if (s->result) {
-            out = s->result > 0 ? 1 : -1;
-            break;
-        }
         if (!running) {
             int left;
             CURLMsg *m = curl_multi_info_read(c->multi, &left);
             CURLcode rc = m && m->msg == CURLMSG_DONE ? m->data.result : CURLE_OK;
-            long status = 0;
-            curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-            if (rc == CURLE_COULDNT_CONNECT || (rc == CURLE_OPERATION_TIMEDOUT && !s->msgs)) {
-                out = 2;
-            } else if (rc != CURLE_OK) {
-                lab_err_set(s->err, EIO, "etcd %s: %s", path, curl_easy_strerror(rc));
-                out = -1;
-            } else if (status != 200) {
-                answer_error(s->in.data ? s->in.data : "", status, s->err);
-                out = -1;
-            } else {
-                stream_lines(s, 1);
-                out = s->result > 0 ? 1 : -1;
-                if (!s->result)
-                    lab_err_set(s->err, EIO, "etcd %s: the stream ended", path);
-            }
+            out = etcd_lines_end(s, h, rc, path);
             break;
         }
         if ((stop && *stop) || lab_now_ns() >= deadline)
@@ -302,7 +169,7 @@ int etcd_stream(struct etcd_conn *c, const char *path, json_t *req, etcd_msg_fn 
     }
     int out = 2;
     for (int tries = 0; out == 2 && tries < c->n; tries++) {
-        struct stream_state s = {.fn = fn, .arg = arg, .err = err};
+        struct etcd_lines s = {.fn = fn, .arg = arg, .err = err};
         out = stream_once(c, path, body, &s, deadline, stop);
         free(s.in.data);
         if (out == 2)
@@ -321,7 +188,7 @@ int etcd_get(const char *host, int port, const char *path, int timeout_ms, char 
 {
     pthread_once(&curl_once, curl_start);
     CURL *h = curl_easy_init();
-    struct buf b = {0};
+    struct etcd_buf b = {0};
     char url[160];
     long status = 0;
     if (!h)
@@ -330,7 +197,7 @@ int etcd_get(const char *host, int port, const char *path, int timeout_ms, char 
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, etcd_buf_collect);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
     CURLcode rc = curl_easy_perform(h);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);

@@ -11,8 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define ETCD_CALL_TIMEOUT_MS 2000 /* one member's answer, then the next member */
-
 /* The keep-alive thread's renewal (watchdog.h): key is the lease id in
  * decimal. As Go's keep-alive loop, a renewal that finds no member able to
  * answer (one down, an election under way) is sent again every 50 ms, over
@@ -28,8 +26,7 @@ static int keep_alive(void *arg, const char *key)
     int64_t id = strtoll(key, NULL, 10), ttl = 0;
     int64_t give_up = lab_now_ns() + c->ttl_s * 1000000000LL;
     for (;;) {
-        if (etcd_call(c->wd_conn, "/v3/lease/keepalive",
-                      json_pack("{s:I}", "ID", (json_int_t)id), &resp, &err) == 0) {
+        if (etcd_call(c->wd_conn, ETCD_KEEPALIVE, etcd_lease_id_req(id), &resp, &err) == 0) {
             ttl = etcd_num(resp, "result", "TTL", NULL);
             json_decref(resp);
             break;
@@ -43,19 +40,27 @@ static int keep_alive(void *arg, const char *key)
     return ttl > 0 ? 1 : 0;
 }
 
-int etcd_lock_open(struct lock_client **out, const struct lock_env *env, bool keepalive,
-                   struct lab_err *err)
+struct lock_client *etcd_client_new(const struct lock_env *env, struct lab_err *err)
 {
     struct lock_client *c = calloc(1, sizeof *c);
-    *out = NULL;
     if (!c) {
         lab_err_set(err, ENOMEM, "out of memory");
-        return -1;
+        return NULL;
     }
     c->env = env;
     c->ttl_s = (env->ttl_ns + 999999999) / 1000000000;
     if (c->ttl_s < 1)
         c->ttl_s = 1;
+    return c;
+}
+
+int etcd_lock_open(struct lock_client **out, const struct lock_env *env, bool keepalive,
+                   struct lab_err *err)
+{
+    struct lock_client *c = etcd_client_new(env, err);
+    *out = NULL;
+    if (!c)
+        return -1;
     c->ec = etcd_conn_new(env->servers->conn, ETCD_CALL_TIMEOUT_MS, err);
     if (!c->ec)
         goto fail;
@@ -91,8 +96,7 @@ int etcd_lease_grant(struct lock_client *c, int64_t *id, int64_t *sent, struct l
 {
     json_t *resp;
     int64_t t = lab_now_ns();
-    if (etcd_call(c->ec, "/v3/lease/grant", json_pack("{s:I}", "TTL", (json_int_t)c->ttl_s),
-                  &resp, err) != 0)
+    if (etcd_call(c->ec, ETCD_GRANT, etcd_grant_req(c), &resp, err) != 0)
         return -1;
     *id = etcd_num(resp, "ID", NULL);
     json_decref(resp);
@@ -109,8 +113,7 @@ void etcd_lease_revoke(struct lock_client *c, int64_t id)
 {
     json_t *resp;
     struct lab_err err;
-    if (etcd_call(c->ec, "/v3/lease/revoke", json_pack("{s:I}", "ID", (json_int_t)id), &resp,
-                  &err) == 0)
+    if (etcd_call(c->ec, ETCD_REVOKE, etcd_lease_id_req(id), &resp, &err) == 0)
         json_decref(resp);
 }
 
@@ -147,27 +150,48 @@ void etcd_session_failed(struct lock_client *c, const struct lab_err *err)
         atomic_store(&c->lease_lost, 1);
 }
 
+json_t *etcd_grant_req(const struct lock_client *c)
+{
+    return json_pack("{s:I}", "TTL", (json_int_t)c->ttl_s);
+}
+
+json_t *etcd_lease_id_req(int64_t id)
+{
+    return json_pack("{s:I}", "ID", (json_int_t)id);
+}
+
+json_t *etcd_watch_delete_req(const char *key, int64_t rev)
+{
+    return json_pack("{s:{s:o, s:I, s:[s]}}", "create_request", "key", etcd_b64s(key),
+                     "start_revision", (json_int_t)(rev + 1), "filters", "NOPUT");
+}
+
+/* Created (read on), canceled (fail), or events, which with the NOPUT
+ * filter are deletions. */
+int etcd_watch_msg(struct lock_client *c, json_t *msg, bool *canceled, struct lab_err *err)
+{
+    const json_t *result = json_object_get(msg, "result");
+    if (json_is_true(json_object_get(result, "canceled"))) {
+        const char *why = json_string_value(json_object_get(result, "cancel_reason"));
+        lab_err_set(err, EIO, "etcd watch canceled: %.100s", why ? why : "no reason given");
+        *canceled = true;
+        return -1;
+    }
+    if (json_array_size(json_object_get(result, "events")) == 0)
+        return 0;
+    c->env->stats->notifications++;
+    return 1;
+}
+
 struct delete_wait {
     struct lock_client *c;
     bool canceled; /* etcd canceled the watch (compacted past its revision) */
 };
 
-/* A watch message: created (read on), canceled (fail), or events, which
- * with the NOPUT filter are deletions. */
 static int on_watch(void *arg, json_t *msg, struct lab_err *err)
 {
     struct delete_wait *w = arg;
-    const json_t *result = json_object_get(msg, "result");
-    if (json_is_true(json_object_get(result, "canceled"))) {
-        const char *why = json_string_value(json_object_get(result, "cancel_reason"));
-        lab_err_set(err, EIO, "etcd watch canceled: %.100s", why ? why : "no reason given");
-        w->canceled = true;
-        return -1;
-    }
-    if (json_array_size(json_object_get(result, "events")) == 0)
-        return 0;
-    w->c->env->stats->notifications++;
-    return 1;
+    return etcd_watch_msg(w->c, msg, &w->canceled, err);
 }
 
 int etcd_wait_delete(struct lock_client *c, const char *key, int64_t rev, int64_t deadline,
@@ -175,10 +199,8 @@ int etcd_wait_delete(struct lock_client *c, const char *key, int64_t rev, int64_
 {
     struct delete_wait w = {c, false};
     for (;;) {
-        json_t *req = json_pack("{s:{s:o, s:I, s:[s]}}", "create_request", "key",
-                                etcd_b64s(key), "start_revision", (json_int_t)(rev + 1),
-                                "filters", "NOPUT");
-        int r = etcd_stream(c->ec, "/v3/watch", req, on_watch, &w, deadline, c->env->stop, err);
+        int r = etcd_stream(c->ec, ETCD_WATCH, etcd_watch_delete_req(key, rev), on_watch, &w,
+                            deadline, c->env->stop, err);
         if (r >= 0 || w.canceled || lab_now_ns() >= deadline)
             return r < 0 ? -1 : r;
         /* the member went away under the watch: as Go's client, watch
@@ -191,7 +213,7 @@ int etcd_wait_delete(struct lock_client *c, const char *key, int64_t rev, int64_
 int etcd_delete(struct lock_client *c, const char *key, struct lab_err *err)
 {
     json_t *resp;
-    if (etcd_call(c->ec, "/v3/kv/deleterange", json_pack("{s:o}", "key", etcd_b64s(key)), &resp,
+    if (etcd_call(c->ec, ETCD_DELETE, json_pack("{s:o}", "key", etcd_b64s(key)), &resp,
                   err) != 0)
         return -1;
     int deleted = etcd_num(resp, "deleted", NULL) > 0;

@@ -27,6 +27,20 @@
 
 #define ETCD_KEY_MAX 256
 #define ETCD_MAX_HOLDS 8
+#define ETCD_CALL_TIMEOUT_MS 2000 /* one member's answer, then the next member */
+
+/* The gateway's calls the designs send (both sides, blocking and grouped). */
+#define ETCD_TXN "/v3/kv/txn"
+#define ETCD_RANGE "/v3/kv/range"
+#define ETCD_DELETE "/v3/kv/deleterange"
+#define ETCD_GRANT "/v3/lease/grant"
+#define ETCD_REVOKE "/v3/lease/revoke"
+#define ETCD_KEEPALIVE "/v3/lease/keepalive"
+#define ETCD_WATCH "/v3/watch"
+#define ETCD_LOCK "/v3/lock/lock"
+#define ETCD_UNLOCK "/v3/lock/unlock"
+
+struct etcd_async; /* a grouped client's side (etcd_async.c) */
 
 /* One grant this client holds (a nested grant is one more). */
 struct etcd_hold {
@@ -48,7 +62,11 @@ struct lock_client {
     uint64_t grants;             /* grants asked so far (etcd-lease's values) */
     struct etcd_hold held[ETCD_MAX_HOLDS];
     int n_held;
+    struct etcd_async *as;       /* in a client group: its loop's side; else NULL */
 };
+
+/* A client with nothing open yet (ttl_s from env): NULL with err. */
+struct lock_client *etcd_client_new(const struct lock_env *env, struct lab_err *err);
 
 /* Allocate a client for env's servers; keepalive: start the keep-alive
  * thread (the sessions' and etcd-lease's option). 0, or -1 with err
@@ -80,6 +98,15 @@ void etcd_session_drop(struct lock_client *c);
  * longer knows the lease, the session is over (the next acquire grants a
  * new one). */
 void etcd_session_failed(struct lock_client *c, const struct lab_err *err);
+
+/* The requests' bodies, the same from both sides. */
+json_t *etcd_grant_req(const struct lock_client *c);   /* a lease of c->ttl_s */
+json_t *etcd_lease_id_req(int64_t id);                /* revoke, keep-alive */
+/* A watch of key's deletions from rev + 1. */
+json_t *etcd_watch_delete_req(const char *key, int64_t rev);
+/* A message of that watch: 1 a deletion (counted as a notification),
+ * 0 read on, -1 with err when etcd canceled the watch (*canceled set). */
+int etcd_watch_msg(struct lock_client *c, json_t *msg, bool *canceled, struct lab_err *err);
 
 /* Wait until key (the full etcd key) is deleted after revision rev, on a
  * watch from rev + 1. 1 deleted, 0 deadline or stop, -1 with err. */

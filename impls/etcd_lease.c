@@ -26,15 +26,11 @@
  * etcd's revision grows with every write of the cluster, and a key created
  * later has a higher one, so tokens rise from holder to holder.
  */
-#include "etcd_common.h"
+#include "etcd_lease.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <unistd.h>
-
-struct el_options {
-    int keepalive; /* renew the lease while held */
-};
 
 static const char *const bool_words[] = {"false", "true", NULL}; /* index = value */
 
@@ -51,21 +47,50 @@ static int el_open(struct lock_client **out, const struct lock_env *env, struct 
     return etcd_lock_open(out, env, o && o->keepalive, err);
 }
 
+void etcd_lease_names(struct lock_client *c, const char *key, char ekey[ETCD_KEY_MAX + 32],
+                      char value[64])
+{
+    snprintf(ekey, ETCD_KEY_MAX + 32, ETCD_KEY_PREFIX "%s", key);
+    snprintf(value, 64, "%d.%d.%" PRIu64, c->env->client_id, (int)getpid(), ++c->grants);
+}
+
+json_t *etcd_lease_try_req(const char *ekey, const char *value, int64_t lease)
+{
+    return json_pack(
+        "{s:[{s:o, s:s, s:s, s:i}], s:[{s:{s:o, s:o, s:I}}], s:[{s:{s:o}}]}", "compare", "key",
+        etcd_b64s(ekey), "target", "CREATE", "result", "EQUAL", "create_revision", 0, "success",
+        "request_put", "key", etcd_b64s(ekey), "value", etcd_b64s(value), "lease",
+        (json_int_t)lease, "failure", "request_range", "key", etcd_b64s(ekey));
+}
+
+int etcd_lease_try_answer(const json_t *resp, int64_t *rev)
+{
+    *rev = etcd_num(resp, "header", "revision", NULL);
+    return json_is_true(json_object_get(resp, "succeeded"));
+}
+
+json_t *etcd_lease_release_req(const char *ekey, const char *value)
+{
+    return json_pack("{s:[{s:o, s:s, s:s, s:o}], s:[{s:{s:o}}]}", "compare", "key",
+                     etcd_b64s(ekey), "target", "VALUE", "result", "EQUAL", "value",
+                     etcd_b64s(value), "success", "request_delete_range", "key",
+                     etcd_b64s(ekey));
+}
+
+bool etcd_lease_stale(const struct lock_client *c, int64_t granted)
+{
+    return lab_now_ns() - granted > c->ttl_s * 500000000LL;
+}
+
 /* The transaction: 1 created (*rev its revision), 0 taken (*rev the
  * revision read), -1 with err. */
 static int el_try(struct lock_client *c, const char *ekey, const char *value, int64_t lease,
                   int64_t *rev, struct lab_err *err)
 {
     json_t *resp;
-    json_t *req = json_pack(
-        "{s:[{s:o, s:s, s:s, s:i}], s:[{s:{s:o, s:o, s:I}}], s:[{s:{s:o}}]}", "compare", "key",
-        etcd_b64s(ekey), "target", "CREATE", "result", "EQUAL", "create_revision", 0, "success",
-        "request_put", "key", etcd_b64s(ekey), "value", etcd_b64s(value), "lease",
-        (json_int_t)lease, "failure", "request_range", "key", etcd_b64s(ekey));
-    if (etcd_call(c->ec, "/v3/kv/txn", req, &resp, err) != 0)
+    if (etcd_call(c->ec, ETCD_TXN, etcd_lease_try_req(ekey, value, lease), &resp, err) != 0)
         return -1;
-    int ok = json_is_true(json_object_get(resp, "succeeded"));
-    *rev = etcd_num(resp, "header", "revision", NULL);
+    int ok = etcd_lease_try_answer(resp, rev);
     json_decref(resp);
     return ok;
 }
@@ -75,11 +100,9 @@ static enum lock_status el_acquire(struct lock_client *c, const char *key, int64
 {
     char ekey[ETCD_KEY_MAX + 32], value[64];
     int64_t deadline = lab_now_ns() + wait_ns, lease = 0, granted = 0, rev;
-    snprintf(ekey, sizeof ekey, ETCD_KEY_PREFIX "%s", key);
-    snprintf(value, sizeof value, "%d.%d.%" PRIu64, c->env->client_id, (int)getpid(),
-             ++c->grants);
+    etcd_lease_names(c, key, ekey, value);
     for (;;) {
-        if (lease && lab_now_ns() - granted > c->ttl_s * 500000000LL) {
+        if (lease && etcd_lease_stale(c, granted)) {
             etcd_lease_revoke(c, lease); /* half its TTL gone: a fresh one */
             lease = 0;
         }
@@ -120,11 +143,7 @@ static enum release_status el_release(struct lock_client *c, const char *key, st
         watchdog_disarm(c->wd);
     if (!etcd_hold_pop(c, key, &h))
         return RELEASE_NOT_OWNER;
-    json_t *req = json_pack("{s:[{s:o, s:s, s:s, s:o}], s:[{s:{s:o}}]}", "compare", "key",
-                            etcd_b64s(h.ekey), "target", "VALUE", "result", "EQUAL", "value",
-                            etcd_b64s(h.value), "success", "request_delete_range", "key",
-                            etcd_b64s(h.ekey));
-    if (etcd_call(c->ec, "/v3/kv/txn", req, &resp, err) != 0)
+    if (etcd_call(c->ec, ETCD_TXN, etcd_lease_release_req(h.ekey, h.value), &resp, err) != 0)
         return RELEASE_ERROR;
     int ours = json_is_true(json_object_get(resp, "succeeded"));
     json_decref(resp);
@@ -143,4 +162,5 @@ const struct lock_ops lock_etcd_lease = {
     .close = etcd_lock_close,
     .options = el_rows,
     .options_size = sizeof(struct el_options),
+    .async = &etcd_lease_async,
 };

@@ -24,6 +24,12 @@
 #    4 groups of 16: the oracle catches the violation; a pause aimed at
 #    client 5 stops its whole process, and the record names the group's
 #    clients;
+#  - etcd-lease (etcd's gateway over libcurl's multi interface on the
+#    group's loop), 16 clients in one group on one hot key: safe, the
+#    counter exact, one client process; on a key per client every cycle
+#    costs the blocking design's 3 requests (grant, txn, txn), no more and
+#    no fewer; with a business time longer than its 1 s lease the oracle
+#    catches two holders across 2 groups;
 #  - an open loop in groups (arrival:) keeps its schedule: 100/s over 2 s
 #    on one hot key (capacity ~200/s) is 200 starts, few of them late.
 . "$(dirname "$0")/lib.sh"
@@ -101,7 +107,35 @@ lock: {key: gzk, wait: 20s}
 workload: {kind: counter}
 expect: {"*": safe}
 YAML
-"$LOCKLAB" run "$D/safe.yaml" "$D/rsn.yaml" "$D/broken.yaml" "$D/zk.yaml" --out "$WORK/results" --quiet --no-plot \
+cat > "$D/etcd.yaml" <<'YAML'
+name: groups-etcd
+impls: [etcd-lease]
+clients: 16
+run: {ops_per_client: 3, max_duration: 20s, clients_per_process: 16}
+lock: {key: getcd, ttl: 5s, wait: 15s}
+workload: {kind: counter}
+expect: {"*": safe}
+YAML
+cat > "$D/etcdpc.yaml" <<'YAML'
+name: groups-etcd-pc
+impls: [etcd-lease]
+clients: 32
+run: {max_duration: 500ms, clients_per_process: 32}
+lock: {keys: per-client, ttl: 5s, wait: 5s}
+workload: {kind: counter}
+expect: {"*": safe}
+YAML
+cat > "$D/etcdbroken.yaml" <<'YAML'
+name: groups-etcd-broken
+impls: [etcd-lease]
+clients: 8
+run: {max_duration: 2s, clients_per_process: 4}
+lock: {key: getcdb, ttl: 1s, wait: 5s}
+workload: {kind: counter, business: 1800ms}
+expect: {"*": violation}
+YAML
+"$LOCKLAB" run "$D/safe.yaml" "$D/rsn.yaml" "$D/broken.yaml" "$D/zk.yaml" "$D/etcd.yaml" \
+    "$D/etcdpc.yaml" "$D/etcdbroken.yaml" --out "$WORK/results" --quiet --no-plot \
     > "$WORK/run.txt" 2>&1
 expect_eq "both runs met their expectations" "$?" 0
 S=$WORK/results/latest/summary.json
@@ -129,6 +163,17 @@ r=results.impl=zk-ephemeral
 expect_exact "zk-ephemeral, 64 clients in 2 processes" $r 320
 expect_gt "zk-ephemeral: watch events per release (every waiter wakes)" \
     "$(jget "$S" $r.wakeups_per_release)" 3
+r=results.scenario=groups-etcd,impl=etcd-lease
+expect_exact "etcd-lease, 16 clients in one group" $r 48
+expect_eq "etcd-lease: one client process" "$(jget "$S" $r.cpu.client_processes)" 1
+expect_gt "etcd-lease: waiters woken by their watch" "$(jget "$S" $r.lock_stats.notifications)" 0
+r=results.scenario=groups-etcd-pc,impl=etcd-lease
+acq=$(jget "$S" $r.ops.acquired)
+expect_gt "etcd-lease, a key per client in a group: cycles" "$acq" 32
+expect_eq "etcd-lease in a group: 3 requests a cycle, as the blocking design" \
+    "$(jget "$S" $r.lock_stats.round_trips)" "$((3 * acq))"
+expect_violation "etcd-lease in groups, business longer than the lease" \
+    results.scenario=groups-etcd-broken,impl=etcd-lease
 
 cat > "$D/zkthreads.yaml" <<'YAML'
 name: groups-zk-threads
