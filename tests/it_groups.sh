@@ -32,7 +32,8 @@
 #    the other group waits in the server's queue with a 400 ms
 #    lock_timeout: the waits time out (55P03 is a timeout, not an error),
 #    and at the stop the waiting group gives its waits up (closes their
-#    sessions) rather than be granted when the holder goes on;
+#    sessions) rather than be granted one after the other when the holder
+#    goes on;
 #  - an open loop in groups (arrival:) keeps its schedule: 100/s over 2 s
 #    on one hot key (capacity ~200/s) is 200 starts, few of them late.
 . "$(dirname "$0")/lib.sh"
@@ -170,8 +171,12 @@ r=results.scenario=groups-pg-stop,impl=pg-advisory
 expect_eq "pg-advisory, holder's group paused: the waits ran out (blocked, no error)" \
     "$(jget "$S" $r.verdict)" blocked
 expect_gt "pg-advisory, holder's group paused: lock_timeouts counted" "$(jget "$S" $r.ops.timeouts)" 0
-expect_eq "pg-advisory: at the stop the waiters gave up (only the paused holder ever held)" \
-    "$(jget "$S" $r.ops.acquired)" 1
+# the paused holder, and at most one waiter whose grant (the holder going on
+# at the stop) came in before its group saw the stop, as a blocking client
+# takes a result that is in; waits not given up are all granted, one after
+# the other (5)
+in_range "pg-advisory: at the stop the waiters gave up (grants: the holder's, at most one racing the stop)" \
+    "$(jget "$S" $r.ops.acquired)" 1 2
 expect_eq "pg-advisory: no client was killed at the end" "$(jget "$S" $r.clients_status.killed)" 0
 
 cat > "$D/zkthreads.yaml" <<'YAML'
