@@ -8,7 +8,9 @@
  * the session (see await_results). Every
  * other statement is a plain synchronous call: it never waits for a lock.
  * Server notices (PostgreSQL's WARNINGs, such as "you don't own a lock of
- * type ExclusiveLock") are swallowed: the designs read the results.
+ * type ExclusiveLock") are swallowed: the designs read the results. The
+ * connect, the errors, the SET lock_timeout and the judging of a
+ * statement's results are shared with the non-blocking side (pg_async.c).
  */
 #include "pg_common.h"
 
@@ -140,8 +142,6 @@ PGresult *pg_exec(struct lock_client *c, const char *name, int nparams,
     return NULL;
 }
 
-/* The session's lock_timeout to wait_ns (whole ms, at least 1: 0 would
- * mean no bound), when it is not that already. 0 or -1. */
 int64_t pg_lock_timeout_sql(int64_t wait_ns, char *sql, size_t n)
 {
     int64_t ms = wait_ns / 1000000;
@@ -153,6 +153,8 @@ int64_t pg_lock_timeout_sql(int64_t wait_ns, char *sql, size_t n)
     return ms;
 }
 
+/* The session's lock_timeout to wait_ns, when it is not that already. 0
+ * or -1. */
 static int set_lock_timeout(struct lock_client *c, int64_t wait_ns, struct lab_err *err)
 {
     char sql[64];
