@@ -63,10 +63,16 @@ int evloop_io(struct evloop *L, struct ev_io *io, unsigned want)
         return -1;
     io->armed = want;
     if (!want)
-        for (int i = 0; i < L->batch_n; i++)
-            if (L->batch[i].data.ptr == io)
-                L->batch[i].data.ptr = NULL; /* removed: never dispatch it */
+        evloop_io_forget(L, io);
     return 0;
+}
+
+void evloop_io_forget(struct evloop *L, struct ev_io *io)
+{
+    io->armed = 0;
+    for (int i = 0; i < L->batch_n; i++)
+        if (L->batch[i].data.ptr == io)
+            L->batch[i].data.ptr = NULL; /* removed: never dispatch it */
 }
 
 /* ------------------------------------------------------------ deferred work */

@@ -56,6 +56,12 @@ void evloop_free(struct evloop *L);
  * so a callback may remove (and free) any io. 0 or -1 (errno). */
 int evloop_io(struct evloop *L, struct ev_io *io, unsigned want);
 
+/* io's descriptor was closed behind the loop's back (a library such as
+ * libpq dropped its connection): the kernel took it out of the epoll set
+ * already, so forget io without asking epoll (its number may by now be
+ * another connection's). Its pending events are not dispatched. */
+void evloop_io_forget(struct evloop *L, struct ev_io *io);
+
 void evloop_timer_init(struct ev_timer *t, void (*fire)(struct ev_timer *t));
 /* Arm t for at_ns (re-arming moves it); 0 or -1 out of memory. */
 int evloop_timer_at(struct evloop *L, struct ev_timer *t, int64_t at_ns);

@@ -22,16 +22,35 @@
  * one lock; the lab's reentrant scenario runs it three levels deep).
  * pg_advisory_unlock says whether the session held the lock: false (with a
  * WARNING) is not-owner.
+ *
+ * In a client group the same two statements go through pg_async.c, one
+ * non-blocking session per logical client.
  */
 #include <stdbool.h>
 
-#include "pg_common.h"
+#include "pg_async.h"
 
 static const struct pg_stmt pga_stmts[] = {
     {"pga_lock", "SELECT pg_advisory_lock($1::bigint)", 1},
     {"pga_unlock", "SELECT pg_advisory_unlock($1::bigint)", 1},
     {NULL, NULL, 0},
 };
+
+/* What the lock statement's end means. */
+static enum lock_status pga_locked(enum pg_wait w)
+{
+    return w == PG_WAIT_OK ? LOCK_GRANTED : w == PG_WAIT_TIMEOUT ? LOCK_TIMEOUT : LOCK_ERROR;
+}
+
+/* What the unlock's result (NULL: it failed) means; r is cleared. */
+static enum release_status pga_unlocked(PGresult *r)
+{
+    if (!r)
+        return RELEASE_ERROR;
+    bool held = PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
+    PQclear(r);
+    return held ? RELEASE_OK : RELEASE_NOT_OWNER;
+}
 
 static int pga_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
@@ -47,7 +66,7 @@ static enum lock_status pga_acquire(struct lock_client *c, const char *key, int6
     PGresult *r;
     enum pg_wait w = pg_wait_exec(c, "pga_lock", NULL, 1, params, wait_ns, &r, err);
     PQclear(r);
-    return w == PG_WAIT_OK ? LOCK_GRANTED : w == PG_WAIT_TIMEOUT ? LOCK_TIMEOUT : LOCK_ERROR;
+    return pga_locked(w);
 }
 
 static enum release_status pga_release(struct lock_client *c, const char *key,
@@ -56,13 +75,56 @@ static enum release_status pga_release(struct lock_client *c, const char *key,
     char id[24];
     pg_key_id(key, id, sizeof id);
     const char *params[] = {id};
-    PGresult *r = pg_exec(c, "pga_unlock", 1, params, err);
-    if (!r)
-        return RELEASE_ERROR;
-    bool held = PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
-    PQclear(r);
-    return held ? RELEASE_OK : RELEASE_NOT_OWNER;
+    return pga_unlocked(pg_exec(c, "pga_unlock", 1, params, err));
 }
+
+/* ------------------------------------------------------------ in a client group */
+
+static int pga_async_open(struct lock_client **out, const struct lock_env *env,
+                          struct evloop *loop, lock_opened_fn opened, void *arg,
+                          struct lab_err *err)
+{
+    return pg_async_open(out, env, loop, pga_stmts, NULL, NULL, opened, arg, err);
+}
+
+static void pga_async_locked(struct lock_client *c, enum pg_wait w, PGresult *r)
+{
+    PQclear(r);
+    pg_async_acquired(c, pga_locked(w));
+}
+
+static void pga_async_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
+                              lock_acquired_fn done, void *arg)
+{
+    char id[24];
+    pg_key_id(key, id, sizeof id);
+    const char *params[] = {id};
+    pg_async_will_acquire(c, done, arg);
+    pg_async_wait(c, "pga_lock", NULL, 1, params, wait_ns, pga_async_locked);
+}
+
+static void pga_async_unlocked(struct lock_client *c, enum pg_wait w, PGresult *r)
+{
+    (void)w; /* r is NULL unless it ran */
+    pg_async_released(c, pga_unlocked(r));
+}
+
+static void pga_async_release(struct lock_client *c, const char *key, lock_released_fn done,
+                              void *arg)
+{
+    char id[24];
+    pg_key_id(key, id, sizeof id);
+    const char *params[] = {id};
+    pg_async_will_release(c, done, arg);
+    pg_async_exec(c, "pga_unlock", 1, params, pga_async_unlocked);
+}
+
+static const struct lock_async_ops pga_async = {
+    .open = pga_async_open,
+    .acquire = pga_async_acquire,
+    .release = pga_async_release,
+    .close = pg_async_close,
+};
 
 const struct lock_ops lock_pg_advisory = {
     .name = "pg-advisory",
@@ -75,4 +137,5 @@ const struct lock_ops lock_pg_advisory = {
     .acquire = pga_acquire,
     .release = pga_release,
     .close = pg_lock_close,
+    .async = &pga_async,
 };

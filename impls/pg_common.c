@@ -8,7 +8,9 @@
  * the session (see await_results). Every
  * other statement is a plain synchronous call: it never waits for a lock.
  * Server notices (PostgreSQL's WARNINGs, such as "you don't own a lock of
- * type ExclusiveLock") are swallowed: the designs read the results.
+ * type ExclusiveLock") are swallowed: the designs read the results. The
+ * connect, the errors, the SET lock_timeout and the judging of a
+ * statement's results are shared with the non-blocking side (pg_async.c).
  */
 #include "pg_common.h"
 
@@ -18,24 +20,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PG_CONNECT_TIMEOUT "5"
 #define PG_POLL_MS 20
+#define PG_STR(x) #x
+#define PG_XSTR(x) PG_STR(x)
 
 static void quiet_notices(void *arg, const char *message)
 {
     (void)arg, (void)message;
 }
 
-/* The first line of libpq's message for pc into err. */
-static void conn_error(struct lab_err *err, PGconn *pc, const char *what)
+void pg_conn_error(struct lab_err *err, PGconn *pc, const char *what)
 {
     const char *m = pc ? PQerrorMessage(pc) : "out of memory";
     int len = (int)strcspn(m, "\n");
     lab_err_set(err, EIO, "PostgreSQL %s: %.*s", what, len > 100 ? 100 : len, m);
 }
 
-/* The result's error, first line, into err. */
-static void result_error(struct lab_err *err, const PGresult *r, PGconn *pc)
+void pg_result_error(struct lab_err *err, const PGresult *r, PGconn *pc)
 {
     const char *m = r ? PQresultErrorMessage(r) : PQerrorMessage(pc);
     int len = (int)strcspn(m, "\n");
@@ -49,7 +50,7 @@ static int prepare(struct lock_client *c, struct lab_err *err)
         PGresult *r = PQprepare(c->pc, s->name, s->sql, s->nparams, NULL);
         int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
         if (!ok)
-            result_error(err, r, c->pc);
+            pg_result_error(err, r, c->pc);
         PQclear(r);
         if (!ok)
             return -1;
@@ -58,11 +59,12 @@ static int prepare(struct lock_client *c, struct lab_err *err)
     return 0;
 }
 
-static PGconn *connect_to(const struct lock_env *env)
+PGconn *pg_connect(const struct lock_env *env, bool start)
 {
     const char *const keys[] = {"dbname", "connect_timeout", "application_name", NULL};
-    const char *const vals[] = {env->servers->conn, PG_CONNECT_TIMEOUT, LOCK_PG_APP, NULL};
-    PGconn *pc = PQconnectdbParams(keys, vals, 1);
+    const char *const vals[] = {env->servers->conn, PG_XSTR(PG_CONNECT_TIMEOUT_S), LOCK_PG_APP,
+                                NULL};
+    PGconn *pc = start ? PQconnectStartParams(keys, vals, 1) : PQconnectdbParams(keys, vals, 1);
     if (pc)
         PQsetNoticeProcessor(pc, quiet_notices, NULL);
     return pc;
@@ -74,13 +76,13 @@ static int session_ready(struct lock_client *c, struct lab_err *err)
 {
     if (PQstatus(c->pc) != CONNECTION_OK) {
         PQfinish(c->pc);
-        c->pc = connect_to(c->env);
+        c->pc = pg_connect(c->env, false);
         c->prepared = false;
         c->lock_timeout_ms = -1;
         c->depth = 0;
         c->reconnects++;
         if (PQstatus(c->pc) != CONNECTION_OK) {
-            conn_error(err, c->pc, "connection");
+            pg_conn_error(err, c->pc, "connection");
             return -1;
         }
     }
@@ -99,9 +101,9 @@ int pg_lock_open(struct lock_client **out, const struct lock_env *env,
     c->env = env;
     c->stmts = stmts;
     c->lock_timeout_ms = -1;
-    c->pc = connect_to(env);
+    c->pc = pg_connect(env, false);
     if (PQstatus(c->pc) != CONNECTION_OK) {
-        conn_error(err, c->pc, "connection");
+        pg_conn_error(err, c->pc, "connection");
         pg_lock_close(c);
         return -1;
     }
@@ -132,7 +134,7 @@ PGresult *pg_exec(struct lock_client *c, const char *name, int nparams,
         ExecStatusType st = PQresultStatus(r);
         if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)
             return r;
-        result_error(err, r, c->pc);
+        pg_result_error(err, r, c->pc);
         PQclear(r);
         if (PQstatus(c->pc) == CONNECTION_OK)
             return NULL; /* the server refused it: no second try */
@@ -140,24 +142,30 @@ PGresult *pg_exec(struct lock_client *c, const char *name, int nparams,
     return NULL;
 }
 
-/* The session's lock_timeout to wait_ns (whole ms, at least 1: 0 would
- * mean no bound), when it is not that already. 0 or -1. */
-static int set_lock_timeout(struct lock_client *c, int64_t wait_ns, struct lab_err *err)
+int64_t pg_lock_timeout_sql(int64_t wait_ns, char *sql, size_t n)
 {
     int64_t ms = wait_ns / 1000000;
     if (ms < 1)
         ms = 1;
     if (ms > 2147483647)
         ms = 2147483647;
+    snprintf(sql, n, "SET lock_timeout = %lld", (long long)ms);
+    return ms;
+}
+
+/* The session's lock_timeout to wait_ns, when it is not that already. 0
+ * or -1. */
+static int set_lock_timeout(struct lock_client *c, int64_t wait_ns, struct lab_err *err)
+{
+    char sql[64];
+    int64_t ms = pg_lock_timeout_sql(wait_ns, sql, sizeof sql);
     if (ms == c->lock_timeout_ms)
         return 0;
-    char sql[64];
-    snprintf(sql, sizeof sql, "SET lock_timeout = %lld", (long long)ms);
     c->env->stats->round_trips++;
     PGresult *r = PQexec(c->pc, sql);
     int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     if (!ok)
-        result_error(err, r, c->pc);
+        pg_result_error(err, r, c->pc);
     PQclear(r);
     if (ok)
         c->lock_timeout_ms = ms;
@@ -210,38 +218,51 @@ enum pg_wait pg_wait_exec(struct lock_client *c, const char *name, const char *s
         if (rc == 0 && abandoned)
             return PG_WAIT_TIMEOUT; /* the run is over; so is the session */
         if (rc != 0) {
-            conn_error(err, c->pc, "request");
+            pg_conn_error(err, c->pc, "request");
             if (PQstatus(c->pc) == CONNECTION_OK || attempt)
                 return PG_WAIT_ERROR;
             continue; /* the session is gone: once more on a new one */
         }
         /* every result of the statements sent: the first failure decides */
-        PGresult *r, *last = NULL, *failed = NULL;
-        while ((r = PQgetResult(c->pc))) {
-            ExecStatusType st = PQresultStatus(r);
-            if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK && !failed) {
-                failed = r;
-                continue;
-            }
-            PQclear(last);
-            last = r;
-        }
-        if (!failed) {
-            *res = last;
-            return PG_WAIT_OK;
-        }
-        PQclear(last);
-        const char *state = PQresultErrorField(failed, PG_DIAG_SQLSTATE);
-        bool timed_out = state && strcmp(state, "55P03") == 0;
-        if (!timed_out)
-            result_error(err, failed, c->pc);
-        PQclear(failed);
-        if (timed_out)
-            return PG_WAIT_TIMEOUT;
-        if (PQstatus(c->pc) == CONNECTION_OK || attempt)
-            return PG_WAIT_ERROR;
+        struct pg_results acc = {0};
+        PGresult *r;
+        while ((r = PQgetResult(c->pc)))
+            pg_results_add(&acc, r);
+        enum pg_wait w = pg_results_end(&acc, c->pc, true, res, err);
+        if (w != PG_WAIT_ERROR || PQstatus(c->pc) == CONNECTION_OK || attempt)
+            return w;
     }
     return PG_WAIT_ERROR;
+}
+
+void pg_results_add(struct pg_results *acc, PGresult *r)
+{
+    ExecStatusType st = PQresultStatus(r);
+    if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK && !acc->failed) {
+        acc->failed = r;
+        return;
+    }
+    PQclear(acc->last);
+    acc->last = r;
+}
+
+enum pg_wait pg_results_end(struct pg_results *acc, PGconn *pc, bool lock_wait, PGresult **res,
+                            struct lab_err *err)
+{
+    PGresult *failed = acc->failed, *last = acc->last;
+    *res = NULL;
+    *acc = (struct pg_results){0};
+    if (!failed) {
+        *res = last;
+        return PG_WAIT_OK;
+    }
+    PQclear(last);
+    const char *state = PQresultErrorField(failed, PG_DIAG_SQLSTATE);
+    bool timed_out = lock_wait && state && strcmp(state, "55P03") == 0;
+    if (!timed_out)
+        pg_result_error(err, failed, pc);
+    PQclear(failed);
+    return timed_out ? PG_WAIT_TIMEOUT : PG_WAIT_ERROR;
 }
 
 void pg_key_id(const char *key, char *buf, size_t n)

@@ -27,6 +27,8 @@ struct pg_stmt {
     int nparams;
 };
 
+struct pg_async;
+
 struct lock_client {
     PGconn *pc;                    /* the session */
     const struct lock_env *env;    /* harness settings and counters */
@@ -35,6 +37,8 @@ struct lock_client {
     int64_t lock_timeout_ms;       /* the session's lock_timeout, -1 unknown */
     unsigned reconnects;           /* sessions opened again */
     int depth;                     /* pg-for-update: locks held in the open transaction */
+    struct pg_async *as;           /* in a client group: the loop's side (pg_async.c) */
+    void *design;                  /* ... and the design's state of its operation under way */
 };
 
 /* How a statement that may wait for a lock ended. */
@@ -43,6 +47,36 @@ enum pg_wait {
     PG_WAIT_TIMEOUT, /* lock_timeout ran out, or the run stopped */
     PG_WAIT_ERROR    /* anything else; err says what */
 };
+
+/* What a session waits for its connection, at most (libpq's connect_timeout). */
+#define PG_CONNECT_TIMEOUT_S 5
+
+/* A new session to env's server, as every design opens it (application_name
+ * LOCK_PG_APP, notices swallowed): connected (PQconnectdbParams), or with
+ * start only begun (PQconnectStartParams, for PQconnectPoll). NULL when out
+ * of memory. */
+PGconn *pg_connect(const struct lock_env *env, bool start);
+
+/* libpq's message for pc (what: "connection", "request"), or the result's
+ * error, first line, into err. */
+void pg_conn_error(struct lab_err *err, PGconn *pc, const char *what);
+void pg_result_error(struct lab_err *err, const PGresult *r, PGconn *pc);
+
+/* The SET lock_timeout for a wait of wait_ns into sql (whole ms, at least
+ * 1: 0 would mean no bound); returns the ms. */
+int64_t pg_lock_timeout_sql(int64_t wait_ns, char *sql, size_t n);
+
+/* The results of one request, gathered as PQgetResult hands them out: the
+ * first failure decides, else the last result is the answer. */
+struct pg_results {
+    PGresult *last, *failed;
+};
+void pg_results_add(struct pg_results *acc, PGresult *r);
+/* The request's outcome, acc emptied: PG_WAIT_OK with *res the last result
+ * (PQclear it); PG_WAIT_TIMEOUT when it failed on lock_timeout (55P03) and
+ * lock_wait; else PG_WAIT_ERROR with err filled. */
+enum pg_wait pg_results_end(struct pg_results *acc, PGconn *pc, bool lock_wait, PGresult **res,
+                            struct lab_err *err);
 
 /* Open a session to env's server and prepare stmts (ending in a NULL
  * name). 0, or -1 with err filled and *out NULL. */
