@@ -75,6 +75,7 @@ struct lock_client {
     int yes;                   /* votes (SET), deletions (unlock), scripts loaded (open) */
     uint32_t again;            /* broken old connections: their command once more */
     int round;
+    unsigned gen;              /* rounds decided so far */
     int64_t fan_deadline;
     struct ev_timer fan_timer; /* the round's deadline */
     /* the operation under way */
@@ -275,7 +276,12 @@ static void fanout_start(struct lock_client *c, enum fan_kind kind, int argc,
     round_start(c, redlock_all_masters(&c->p), timeout);
 }
 
-/* The deadline: the masters that have not answered are dropped, a "no". */
+/* The deadline: the masters that have not answered are dropped, a "no".
+ * A reply already in a master's socket still counts, as a blocking read
+ * finds it there however late it looks: the loop fires its due timers
+ * before it reads its sockets, and after the group's process was kept off
+ * the CPU for a while, replies that came in time would otherwise be
+ * thrown away with their connections. */
 static void on_fan_timer(struct ev_timer *t)
 {
     struct lock_client *c = (struct lock_client *)((char *)t - offsetof(struct lock_client,
@@ -284,6 +290,15 @@ static void on_fan_timer(struct ev_timer *t)
         /* made due by a stopping run: the replies are still awaited */
         evloop_timer_at(c->L, &c->fan_timer, c->fan_deadline);
         return;
+    }
+    unsigned gen = c->gen;
+    for (int i = 0; i < c->p.n; i++) {
+        struct amaster *m = &c->m[i];
+        if (!m->pending || !m->ac || !(m->ac->c.flags & REDIS_CONNECTED))
+            continue;
+        redisAsyncHandleRead(m->ac);
+        if (c->gen != gen)
+            return; /* those replies decided the round */
     }
     for (int i = 0; i < c->p.n; i++) {
         struct amaster *m = &c->m[i];
@@ -362,6 +377,7 @@ static void unlock_done(struct lock_client *c)
 
 static void round_done(struct lock_client *c)
 {
+    c->gen++;
     evloop_timer_cancel(c->L, &c->fan_timer);
     if (c->again && c->round == 0) { /* restarted masters: once more, on new connections */
         c->round = 1;
