@@ -9,8 +9,9 @@
  * as they come, and the fan-out is decided when every master answered,
  * failed, or reached the round's deadline (REDLOCK_TIMEOUT_MS after the
  * commands went out; one loop timer per client). A master past the
- * deadline is dropped, as a timed-out blocking connection is. A master
- * that is down is reconnected when the fan-out starts: its commands (the
+ * deadline is dropped, as a timed-out blocking connection is, unless its
+ * reply is already in its socket (a blocking read would find it there).
+ * A master that is down is reconnected when the fan-out starts: its commands (the
  * script load first, then the command) go out once the connection is up,
  * and a connection that does not come up by the deadline is a "no". A
  * command whose connection, open before the fan-out, broke under it (the
