@@ -50,24 +50,7 @@
 #include "lock.h"
 #include "lock_poll.h"
 #include "redis_conn.h"
-
-/* Per-master connect and command timeout while the run goes on: far below
- * any sensible TTL, far above a loopback round trip. */
-#define REDLOCK_TIMEOUT_MS 50
-/* The first connections are made before the run starts, with every client
- * connecting at once: give them time, a failure there ends the client. */
-#define REDLOCK_OPEN_TIMEOUT_MS 2000
-/* Clock drift allowance: ttl / REDLOCK_DRIFT_DIV + REDLOCK_DRIFT_NS. */
-#define REDLOCK_DRIFT_DIV 100
-#define REDLOCK_DRIFT_NS 2000000LL
-/* Masters are addressed by bit in a uint32_t mask. */
-#define REDLOCK_MAX_MASTERS 32
-
-static const char redlock_unlock_lua[] =
-    "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
-    "  return redis.call('del', KEYS[1])\n"
-    "end\n"
-    "return 0\n";
+#include "redlock_common.h"
 
 /* ------------------------------------------------------------------------
  * Client state
@@ -84,12 +67,8 @@ struct master {
 
 struct lock_client {
     const struct lock_env *env; /* harness settings and counters */
-    int n;                      /* masters */
-    int quorum;                 /* n/2 + 1 */
-    struct master *m;           /* n of them */
-    long long ttl_ms;           /* PX argument, at least 1 */
-    int64_t drift_ns;           /* clock drift allowance */
-    char ttl_arg[24];           /* ttl_ms as a string */
+    struct redlock_params p;    /* masters, quorum, TTL */
+    struct master *m;           /* p.n of them */
     char sha[41];               /* SHA1 of redlock_unlock_lua (loaded at open) */
     char token[33];             /* token of the current (or last) attempt */
     int answered;               /* masters that answered the last fan-out */
@@ -156,7 +135,7 @@ static int master_connect(struct lock_client *c, int i, int timeout_ms)
 
 static void replies_free(struct lock_client *c)
 {
-    for (int i = 0; i < c->n; i++) {
+    for (int i = 0; i < c->p.n; i++) {
         if (c->m[i].reply)
             freeReplyObject(c->m[i].reply);
         c->m[i].reply = NULL;
@@ -218,7 +197,7 @@ static int connection_broken(const redisContext *rc)
 static uint32_t fanout_round(struct lock_client *c, uint32_t mask, int argc, const char **argv)
 {
     uint32_t old = 0, broken = 0;
-    for (int i = 0; i < c->n; i++) {
+    for (int i = 0; i < c->p.n; i++) {
         c->m[i].sent = c->m[i].reloading = 0;
         if ((mask & (1u << i)) && c->m[i].rc) {
             old |= 1u << i;
@@ -227,7 +206,7 @@ static uint32_t fanout_round(struct lock_client *c, uint32_t mask, int argc, con
     }
     /* the masters that were down are reconnected only now, so that a
      * connect timeout does not hold back the command to the others */
-    for (int i = 0; i < c->n; i++) {
+    for (int i = 0; i < c->p.n; i++) {
         struct master *m = &c->m[i];
         if (!(mask & (1u << i)) || m->sent || m->rc)
             continue;
@@ -237,7 +216,7 @@ static uint32_t fanout_round(struct lock_client *c, uint32_t mask, int argc, con
         master_send(c, i, argc, argv);
     }
     int64_t deadline = lab_now_ns() + REDLOCK_TIMEOUT_MS * 1000000LL;
-    for (int i = 0; i < c->n; i++) {
+    for (int i = 0; i < c->p.n; i++) {
         struct master *m = &c->m[i];
         if (!m->sent)
             continue;
@@ -272,7 +251,7 @@ static uint32_t fanout_round(struct lock_client *c, uint32_t mask, int argc, con
 static int fanout(struct lock_client *c, uint32_t mask, int argc, const char **argv)
 {
     c->answered = 0;
-    for (int i = 0; i < c->n; i++)
+    for (int i = 0; i < c->p.n; i++)
         c->m[i].reply = NULL;
     uint32_t again = fanout_round(c, mask, argc, argv);
     if (again)
@@ -287,7 +266,7 @@ static int unlock_masters(struct lock_client *c, uint32_t mask, const char *key,
     const char *argv[] = {"EVALSHA", c->sha, "1", key, token};
     fanout(c, mask, 5, argv);
     int deleted = 0;
-    for (int i = 0; i < c->n; i++) {
+    for (int i = 0; i < c->p.n; i++) {
         redisReply *r = c->m[i].reply;
         deleted += r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
     }
@@ -299,40 +278,30 @@ static int unlock_masters(struct lock_client *c, uint32_t mask, const char *key,
  * The lock
  * --------------------------------------------------------------------- */
 
-static uint32_t all_masters(const struct lock_client *c)
-{
-    return c->n == 32 ? 0xffffffffu : (1u << c->n) - 1;
-}
-
 /* One Redlock attempt: 1 granted, 0 not (votes or validity short), -1 error. */
 static int redlock_try(struct lock_client *c, const char *key, struct lab_err *err)
 {
     /* the attempt's own token: a failed (e.g. nested) attempt must not
      * overwrite the token of a lock this client already holds */
     char token[sizeof c->token];
-    int rc = lab_random_hex(token, 16);
-    if (rc) {
-        lab_err_set(err, -rc, "cannot read the OS random source: %s", strerror(-rc));
+    if (redlock_new_token(token, err) != 0)
         return -1;
-    }
     int64_t t0 = lab_now_ns();
-    const char *argv[] = {"SET", key, token, "NX", "PX", c->ttl_arg};
-    fanout(c, all_masters(c), 6, argv);
+    const char *argv[] = {"SET", key, token, "NX", "PX", c->p.ttl_arg};
+    fanout(c, redlock_all_masters(&c->p), 6, argv);
     int votes = 0;
-    for (int i = 0; i < c->n; i++) {
+    for (int i = 0; i < c->p.n; i++) {
         redisReply *r = c->m[i].reply;
         votes += r && r->type == REDIS_REPLY_STATUS;
     }
     replies_free(c);
     int answered = c->answered;
-    int64_t validity = c->ttl_ms * 1000000LL - (lab_now_ns() - t0) - c->drift_ns;
-    if (votes >= c->quorum && validity > 0) {
+    if (redlock_granted(&c->p, votes, t0, lab_now_ns())) {
         memcpy(c->token, token, sizeof token);
-        /* no master's key can expire before the SETs were sent + ttl */
-        c->env->stats->lease_floor_ns = t0 + c->ttl_ms * 1000000LL;
+        c->env->stats->lease_floor_ns = redlock_lease_floor(&c->p, t0);
         return 1;
     }
-    unlock_masters(c, all_masters(c), key, token);
+    unlock_masters(c, redlock_all_masters(&c->p), key, token);
     c->answered = answered; /* reachability is judged on the SETs */
     return 0;
 }
@@ -364,11 +333,7 @@ static enum lock_status redlock_acquire(struct lock_client *c, const char *key, 
         int next = lock_poll_pause(env, n, deadline, true);
         if (next > 0)
             continue;
-        if (next == 0 || most >= c->quorum)
-            return LOCK_TIMEOUT;
-        lab_err_set(err, EHOSTUNREACH, "no attempt reached a quorum (%d) of %d masters; "
-                    "at most %d answered; %s", c->quorum, c->n, most, c->last.msg);
-        return LOCK_ERROR;
+        return redlock_gave_up(&c->p, next, most, c->last.msg, err);
     }
 }
 
@@ -386,18 +351,15 @@ static enum release_status redlock_release(struct lock_client *c, const char *ke
                                            struct lab_err *err)
 {
     (void)err;
-    int deleted = unlock_masters(c, all_masters(c), key, c->token);
-    int not_held = c->answered - deleted; /* answered: the token was not there */
-    if (deleted < c->quorum && c->n - not_held < c->quorum)
-        return RELEASE_NOT_OWNER;
-    return RELEASE_OK;
+    int deleted = unlock_masters(c, redlock_all_masters(&c->p), key, c->token);
+    return redlock_release_outcome(&c->p, deleted, c->answered);
 }
 
 static void redlock_close(struct lock_client *c)
 {
     if (!c)
         return;
-    for (int i = 0; i < c->n; i++) {
+    for (int i = 0; i < c->p.n; i++) {
         if (c->m[i].rc)
             redisFree(c->m[i].rc);
     }
@@ -409,32 +371,21 @@ static int redlock_open(struct lock_client **out, const struct lock_env *env,
                         struct lab_err *err)
 {
     *out = NULL;
-    if (env->servers->n <= 0) {
-        lab_err_set(err, EINVAL, "redlock needs independent Redis masters "
-                                 "(backends.redis.masters) and this run has none");
+    struct redlock_params p;
+    if (redlock_params_init(&p, env, err) != 0)
         return -1;
-    }
-    if (env->servers->n > REDLOCK_MAX_MASTERS) {
-        lab_err_set(err, EINVAL, "redlock: %d masters, at most %d", env->servers->n,
-                    REDLOCK_MAX_MASTERS);
-        return -1;
-    }
     struct lock_client *c = calloc(1, sizeof *c);
     if (c)
-        c->m = calloc((size_t)env->servers->n, sizeof *c->m);
+        c->m = calloc((size_t)p.n, sizeof *c->m);
     if (!c || !c->m) {
         free(c);
         lab_err_set(err, ENOMEM, "out of memory");
         return -1;
     }
     c->env = env;
-    c->n = env->servers->n;
-    c->quorum = c->n / 2 + 1;
-    c->ttl_ms = env->ttl_ns / 1000000 > 0 ? env->ttl_ns / 1000000 : 1;
-    c->drift_ns = c->ttl_ms * 1000000LL / REDLOCK_DRIFT_DIV + REDLOCK_DRIFT_NS;
-    snprintf(c->ttl_arg, sizeof c->ttl_arg, "%lld", c->ttl_ms);
+    c->p = p;
     int up = 0;
-    for (int i = 0; i < c->n; i++) {
+    for (int i = 0; i < c->p.n; i++) {
         c->m[i].ep = &env->servers->node[i];
         if (master_connect(c, i, REDLOCK_OPEN_TIMEOUT_MS) != 0)
             continue;
@@ -447,9 +398,7 @@ static int redlock_open(struct lock_client **out, const struct lock_env *env,
         set_timeout_ns(c->m[i].rc, REDLOCK_TIMEOUT_MS * 1000000LL);
         up++;
     }
-    if (up < c->quorum) {
-        lab_err_set(err, ECONNREFUSED, "redlock: only %d of %d masters reachable; %s", up, c->n,
-                    c->last.msg);
+    if (redlock_open_outcome(&c->p, up, c->last.msg, err) != 0) {
         redlock_close(c);
         return -1;
     }
@@ -469,4 +418,5 @@ const struct lock_ops lock_redlock = {
     .acquire = redlock_acquire,
     .release = redlock_release,
     .close = redlock_close,
+    .async = &redlock_async_ops,
 };

@@ -12,6 +12,16 @@
 #    client, the lab's own wire session on the group's loop), 64 clients
 #    in 2 processes on one hot key: safe, the counter exact; zk-sequential's
 #    queue wakes one waiter per release, zk-ephemeral's herd many;
+#  - redlock (5 independent masters, a hiredis context per master per
+#    logical client), 16 clients in one group on one hot key: safe, the
+#    counter exact, one process, and the round trips exactly what the
+#    blocking design sends (5 script loads per client at open, 5 SETs per
+#    attempt, 5 compare-and-deletes after each failed one and per release):
+#    a fan-out to fewer masters, or one that skipped the unlock, counts
+#    otherwise; then 8 clients in one group on keys of their own with one
+#    master stopped and another paused for 300 ms: every acquire granted
+#    on the remaining majority, none in error, and those during the pause
+#    took the paused master's 50 ms deadline, not the pause;
 #  - a zk-sequential group of 32 sessions runs on a handful of threads
 #    (the C client would have 2 per session: 64 and more);
 #  - redisson, 64 clients in 4 groups of 16 on one hot key: safe, the
@@ -223,6 +233,49 @@ expect_gt "pg-advisory, holder's group paused: lock_timeouts counted" "$(jget "$
 in_range "pg-advisory: at the stop the waiters gave up (grants: the holder's, at most one racing the stop)" \
     "$(jget "$S" $r.ops.acquired)" 1 2
 expect_eq "pg-advisory: no client was killed at the end" "$(jget "$S" $r.clients_status.killed)" 0
+
+cat > "$D/redlock.yaml" <<'YAML'
+name: groups-redlock
+impls: [redlock]
+clients: 16
+backends: {redis: {topology: single, masters: 5}}
+run: {ops_per_client: 10, max_duration: 20s, clients_per_process: 16}
+lock: {key: grl, ttl: 5s, wait: 10s, retry_interval: 2ms}
+workload: {kind: counter, business: 1ms}
+expect: {"*": safe}
+YAML
+cat > "$D/redlockf.yaml" <<'YAML'
+name: groups-redlock-faults
+impls: [redlock]
+clients: 8
+backends: {redis: {topology: single, masters: 5}}
+run: {ops_per_client: 8, max_duration: 20s, clients_per_process: 8}
+lock: {keys: per-client, ttl: 5s, wait: 10s, retry_interval: 2ms}
+workload: {kind: counter, business: 5ms}
+faults:
+  - {at: 20ms, action: stop, target: "redis-node:1"}
+  - {at: 20ms, action: pause, target: "redis-node:3", duration: 300ms}
+expect: {"*": safe}
+YAML
+"$LOCKLAB" run "$D/redlock.yaml" "$D/redlockf.yaml" --out "$WORK/results" --quiet --no-plot \
+    > "$WORK/redlock.txt" 2>&1
+expect_eq "redlock groups met their expectations" "$?" 0
+S=$WORK/results/latest/summary.json
+r=results.scenario=groups-redlock
+expect_exact "redlock, 16 clients in one group" $r 160
+expect_eq "redlock: every client ran" "$(jget "$S" $r.clients)" 16
+expect_eq "redlock: one process" "$(jget "$S" $r.cpu.client_processes)" 1
+polls=$(jget "$S" $r.lock_stats.polls)
+expect_eq "redlock: round trips as the blocking design sends them (5 x 16 + 10 x (160 + $polls polls))" \
+    "$(jget "$S" $r.lock_stats.round_trips)" $((5 * 16 + 10 * (160 + polls)))
+r=results.scenario=groups-redlock-faults
+expect_exact "redlock in a group, a master stopped, another paused" $r 64
+expect_eq "redlock with masters down: no acquire in error" "$(jget "$S" $r.ops.errors)" 0
+expect_eq "redlock with masters down: no acquire timed out" "$(jget "$S" $r.ops.timeouts)" 0
+expect_eq "redlock: both faults landed" \
+    "$(jget "$S" $r.faults.0.outcome),$(jget "$S" $r.faults.1.outcome)" done,done
+in_range "redlock: acquires p90 while a master is paused: its 50 ms deadline, not its 300 ms pause (us)" \
+    "$(jget "$S" $r.latency_us.acquire.p90)" 45000 400000
 
 cat > "$D/zkthreads.yaml" <<'YAML'
 name: groups-zk-threads
