@@ -566,14 +566,15 @@ static int optimistic_stock(const struct scenario *s, const struct lock_ops *ops
     return left ? ops->stock_left(sv, key, left, err) : ops->stock_reset(sv, key, s->stock, err);
 }
 
-/* A group process holds a connection per client to the lock store (and,
- * for the stock workload, a second one to the stock store) besides its
- * own: raise the open-file limit its children inherit to what that needs
- * (root may raise the hard limit too), or say why not. 0 or -1 with err
- * filled. */
-static int files_for_groups(int per, bool stock, struct lab_err *err)
+/* A group process holds connections per client to the lock store (one
+ * per master of a multi-master design; etcd's keep-alive and a waiting
+ * watch two more: allowed for every design) and, for the stock workload,
+ * one to the stock store, besides its own: raise the open-file limit its
+ * children inherit to what that needs (root may raise the hard limit too),
+ * or say why not. 0 or -1 with err filled. */
+static int files_for_groups(int per, int per_client, bool stock, struct lab_err *err)
 {
-    rlim_t need = (rlim_t)per * (stock ? 2 : 1) + 64;
+    rlim_t need = (rlim_t)per * (rlim_t)(per_client + 2 + (stock ? 1 : 0)) + 64;
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
         return 0;
@@ -657,7 +658,8 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
                                              ? s->clients - rg.slots[i].group_first : per)
                                       : 1;
     }
-    if (per > 1 && files_for_groups(per, s->workload == WORKLOAD_STOCK, err) != 0) {
+    int conns = ops->caps & LOCK_CAP_MULTI_MASTER ? env->servers.n : 1;
+    if (per > 1 && files_for_groups(per, conns, s->workload == WORKLOAD_STOCK, err) != 0) {
         free(pids);
         munmap(rg.base, rg.size);
         return -1;
