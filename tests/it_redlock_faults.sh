@@ -7,7 +7,9 @@
 # store breaks redis-lua the same way. A jump that cannot move the clock
 # (the shim replaced by a library that does nothing) is `failed` and the
 # verdict `error`, never `safe`; a missing shim is an environment error;
-# `when: holder` with no holder in its window is `skipped`. Bad entries are
+# `when: holder` with no holder in its window is `skipped`; one master of
+# 5 paused past the run's end leaves the lock available (`safe`, not
+# `unavailable`). Bad entries are
 # refused with file:line:column before anything starts. No process is
 # left after any of it.
 . "$(dirname "$0")/lib.sh"
@@ -95,10 +97,30 @@ faults:
   - {at: 300ms, when: holder, window: 400ms, action: restart, target: redis, duration: 100ms}
 expect: {redis-lua: error}
 YAML
-run_ok "no-holder" "$D/noholder.yaml"
+# 4b. One master of 5 paused past the run's end: the other 4 grant on, and
+#     the lock was available (before, the master never serving again made
+#     it `unavailable`).
+cat > "$D/paused.yaml" <<'YAML'
+name: master-paused
+impls: [redlock]
+clients: 4
+backends: {redis: {topology: single, masters: 5}}
+run: {max_duration: 1500ms}
+lock: {key: master-paused-lock, ttl: 2s, wait: 5s, retry_interval: 10ms}
+workload: {kind: counter, business: 5ms}
+faults:
+  - {at: 300ms, action: pause, target: redis-node:1, duration: 5s}
+expect: {"*": safe}
+YAML
+run_ok "no-holder, a master paused" "$D/noholder.yaml" "$D/paused.yaml"
 expect_eq "no holder: skipped" "$(jget "$S" results.0.faults.0.outcome)" skipped
 expect_eq "... saying why" "$(jget "$S" results.0.faults.0.note)" \
     "no client was inside its critical section within 400 ms"
+r=results.scenario=master-paused
+expect_safe "a master paused past the end, the majority granting" $r
+expect_eq "... the pause landed" "$(jget "$S" $r.faults.0.outcome)" done
+expect_gt "... grants after it (each attempt waits out the paused master's 50 ms)" \
+    "$(jget "$S" $r.ops.acquired)" 20
 
 # 5. Bad entries: file:line:column, exit 2, nothing started.
 expect_bad_fault "jump on ZooKeeper" "{at: 1s, action: clock-jump, target: zookeeper, offset: 30s}" \

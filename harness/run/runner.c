@@ -358,19 +358,24 @@ static void server_recovery(struct run_result *res, const struct oracle_interval
         return;
     const struct fault_record *L = &res->faults[last];
     bool back = L->back_ns && L->back_ns <= last_asking;
+    bool granted_since = false; /* a grant entered after the fault hit */
     int64_t from = back ? L->back_ns : L->start_ns;
     for (int64_t k = 0; k < n_iv; k++) {
         if (all[k].enter_ns >= last_asking)
             continue; /* granted as the clients stopped */
         if (back && all[k].enter_ns >= L->back_ns)
             return; /* granted once the store served again: it came back */
+        granted_since |= all[k].enter_ns > L->start_ns;
         if (all[k].exit_ns > from)
             from = all[k].exit_ns; /* held through it: nothing to grant until then */
     }
     /* a store that never served again while the clients asked: unavailable
-     * when they asked after it at all; one that did: when they asked for
-     * its grace after it (time for a design to find its way back) */
-    if (back ? last_asking >= from + L->grace_ns : last_asking > from) {
+     * when they asked after it at all, unless it granted after the fault
+     * hit (a multi-master lock whose majority kept serving while one
+     * master stayed paused); then, as for one that did serve again, when
+     * they asked for the grace after the last holder left (time for a
+     * design to find its way back) without a grant */
+    if (back || granted_since ? last_asking >= from + L->grace_ns : last_asking > from) {
         res->unavailable = true;
         res->unavailable_fault = last;
         res->unavailable_back = back;
