@@ -15,6 +15,12 @@
  * _start form here); the designs send one statement per string, so there
  * is never a next result to read.
  *
+ * Connections come up at most CONNECTING_MAX handshakes at a time per
+ * process, the others queued in order, as a pool fills: a group opening a
+ * thousand at once would otherwise have the server greet them all at once,
+ * and on a loaded machine some greetings took longer than the connect
+ * timeout (the connection failed to start, within max_connections).
+ *
  * A stopping run makes every timer of the group due (harness/run/group.c).
  * A statement that waits inside the server for a lock (GET_LOCK's slice,
  * FOR UPDATE WAIT) then ends at once: its connection is closed, the server
@@ -32,8 +38,66 @@
 #include <string.h>
 
 #define IO_GUARD_NS (10LL * 1000000000) /* a wait without a library timeout: look again */
+#define CONNECTING_MAX 32                /* handshakes under way at once in a process */
 
 static void query_start(struct lock_client *c);
+
+/* The process's handshakes under way, and the clients waiting for a turn
+ * (one loop per process: a group's). */
+static int connecting_n;
+static struct mysql_async *waiting_head, *waiting_tail;
+
+/* A turn to connect: 1 now, 0 queued (the kick runs again when it comes). */
+static int turn_take(struct mysql_async *a)
+{
+    if (a->has_turn)
+        return 1;
+    if (connecting_n < CONNECTING_MAX) {
+        connecting_n++;
+        a->has_turn = true;
+        return 1;
+    }
+    if (!a->awaits_turn) {
+        a->awaits_turn = true;
+        a->next_waiting = NULL;
+        if (waiting_tail)
+            waiting_tail->next_waiting = a;
+        else
+            waiting_head = a;
+        waiting_tail = a;
+    }
+    return 0;
+}
+
+/* Give the turn back (or leave the queue); the first waiting gets it. */
+static void turn_give_back(struct mysql_async *a)
+{
+    if (a->awaits_turn) {
+        struct mysql_async **p = &waiting_head, *prev = NULL;
+        while (*p && *p != a)
+            prev = *p, p = &(*p)->next_waiting;
+        if (*p)
+            *p = a->next_waiting;
+        if (waiting_tail == a)
+            waiting_tail = prev;
+        a->awaits_turn = false;
+        return;
+    }
+    if (!a->has_turn)
+        return;
+    a->has_turn = false;
+    connecting_n--;
+    struct mysql_async *next = waiting_head;
+    if (!next)
+        return;
+    waiting_head = next->next_waiting;
+    if (!waiting_head)
+        waiting_tail = NULL;
+    next->awaits_turn = false;
+    next->has_turn = true;
+    connecting_n++;
+    evloop_defer(next->L, &next->kick);
+}
 
 /* The statement (or the open) is over: tell whoever waits for it. */
 static void finish(struct lock_client *c, int64_t rc)
@@ -59,6 +123,7 @@ static void drop(struct lock_client *c)
     if (a->connecting)
         mysql_close(a->connecting);
     a->connecting = NULL;
+    turn_give_back(a);
     if (c->m)
         mysql_close(c->m);
     c->m = NULL;
@@ -141,6 +206,7 @@ static void call_done(struct lock_client *c)
         MYSQL *m = a->connecting;
         a->connecting = NULL;
         a->op = MA_IDLE;
+        turn_give_back(a);
         if (!a->conn_ret) {
             const struct lock_endpoint *at = &c->env->servers->node[0];
             mysql_conn_refused(m, "the MariaDB lock store", at->host, at->port, &a->qerr);
@@ -194,8 +260,11 @@ static void call_done(struct lock_client *c)
 static void connect_start(struct lock_client *c)
 {
     struct mysql_async *a = c->as;
+    if (!turn_take(a))
+        return;
     MYSQL *m = mysql_conn_new(MYSQL_LOCK_TIMEOUT_MS, &a->qerr);
     if (!m) {
+        turn_give_back(a);
         finish(c, -1);
         return;
     }

@@ -47,6 +47,9 @@ struct mysql_async {
     bool io_timeout;           /* the library asked for that timeout */
     enum mysql_async_op op;    /* the call under way */
     struct st_mysql *connecting; /* the handle being connected */
+    bool has_turn;             /* one of the process's handshakes under way is its own */
+    bool awaits_turn;          /* queued for one (next_waiting links the queue) */
+    struct mysql_async *next_waiting;
     struct st_mysql *conn_ret; /* what mysql_real_connect_start/_cont gave */
     int query_ret;
     struct st_mysql_res *res;
