@@ -1,9 +1,10 @@
 /*
  * mysql_common.h - what the MariaDB lock designs share.
  *
- * Each client holds one blocking Connector/C connection to the lock store
- * in database MYSQL_CONN_DB, a unique token, and the current key escaped
- * for SQL. A statement that finds the connection broken (the server was
+ * Each client holds one Connector/C connection to the lock store in
+ * database MYSQL_CONN_DB (blocking; a non-blocking one in a client group,
+ * impls/mysql_async.h), a unique token, and the current key escaped for
+ * SQL. A statement that finds the connection broken (the server was
  * killed or restarted by a fault) drops it, and the next statement
  * connects again, as a pooled application connection would; what the old
  * session held on the server (a GET_LOCK lock, a row lock) is gone with it,
