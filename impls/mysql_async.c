@@ -40,7 +40,7 @@
 #define IO_GUARD_NS (10LL * 1000000000) /* a wait without a library timeout: look again */
 #define CONNECTING_MAX 32                /* handshakes under way at once in a process */
 
-static void query_start(struct lock_client *c);
+static void ma_query_start(struct lock_client *c);
 
 /* The process's handshakes under way, and the clients waiting for a turn
  * (one loop per process: a group's). */
@@ -48,7 +48,7 @@ static int connecting_n;
 static struct mysql_async *waiting_head, *waiting_tail;
 
 /* A turn to connect: 1 now, 0 queued (the kick runs again when it comes). */
-static int turn_take(struct mysql_async *a)
+static int ma_turn_take(struct mysql_async *a)
 {
     if (a->has_turn)
         return 1;
@@ -70,7 +70,7 @@ static int turn_take(struct mysql_async *a)
 }
 
 /* Give the turn back (or leave the queue); the first waiting gets it. */
-static void turn_give_back(struct mysql_async *a)
+static void ma_turn_give_back(struct mysql_async *a)
 {
     if (a->awaits_turn) {
         struct mysql_async **p = &waiting_head, *prev = NULL;
@@ -100,7 +100,7 @@ static void turn_give_back(struct mysql_async *a)
 }
 
 /* The statement (or the open) is over: tell whoever waits for it. */
-static void finish(struct lock_client *c, int64_t rc)
+static void ma_finish(struct lock_client *c, int64_t rc)
 {
     struct mysql_async *a = c->as;
     mysql_async_fn fn = a->opened ? a->opened : a->done;
@@ -111,7 +111,7 @@ static void finish(struct lock_client *c, int64_t rc)
 }
 
 /* Close the connection (and one being opened), whatever is under way. */
-static void drop(struct lock_client *c)
+static void ma_drop(struct lock_client *c)
 {
     struct mysql_async *a = c->as;
     evloop_io(a->L, &a->io, 0);
@@ -123,7 +123,7 @@ static void drop(struct lock_client *c)
     if (a->connecting)
         mysql_close(a->connecting);
     a->connecting = NULL;
-    turn_give_back(a);
+    ma_turn_give_back(a);
     if (c->m)
         mysql_close(c->m);
     c->m = NULL;
@@ -133,25 +133,25 @@ static void drop(struct lock_client *c)
 
 /* The statement failed on the server or on the way: err from the handle,
  * and a broken connection dropped, as mysql_lock_exec's does. */
-static void fail(struct lock_client *c, const char *what)
+static void ma_fail(struct lock_client *c, const char *what)
 {
     struct mysql_async *a = c->as;
     mysql_conn_error(c->m, what, &a->qerr);
     a->op = MA_IDLE;
     if (mysql_lock_broken(a->qerr.code))
-        drop(c);
-    finish(c, -1);
+        ma_drop(c);
+    ma_finish(c, -1);
 }
 
-static void call_done(struct lock_client *c);
+static void ma_call_done(struct lock_client *c);
 
 /* A _start or _cont call returned st: done, or wait for what it says. */
-static void progress(struct lock_client *c, int st)
+static void ma_progress(struct lock_client *c, int st)
 {
     struct mysql_async *a = c->as;
     if (st == 0) {
         evloop_timer_cancel(a->L, &a->timer);
-        call_done(c);
+        ma_call_done(c);
         return;
     }
     MYSQL *m = a->op == MA_CONNECT ? a->connecting : c->m;
@@ -166,8 +166,8 @@ static void progress(struct lock_client *c, int st)
         lab_err_set(&a->qerr, errno, "MariaDB: cannot watch the connection: %s",
                     strerror(errno));
         a->op = MA_IDLE;
-        drop(c);
-        finish(c, -1);
+        ma_drop(c);
+        ma_finish(c, -1);
         return;
     }
     a->io_timeout = (st & MYSQL_WAIT_TIMEOUT) != 0;
@@ -177,7 +177,7 @@ static void progress(struct lock_client *c, int st)
 }
 
 /* Continue the call under way with the events that came. */
-static void resume(struct lock_client *c, int events)
+static void ma_resume(struct lock_client *c, int events)
 {
     struct mysql_async *a = c->as;
     int st = 0;
@@ -194,11 +194,11 @@ static void resume(struct lock_client *c, int events)
     case MA_IDLE:
         return;
     }
-    progress(c, st);
+    ma_progress(c, st);
 }
 
 /* The call under way completed. */
-static void call_done(struct lock_client *c)
+static void ma_call_done(struct lock_client *c)
 {
     struct mysql_async *a = c->as;
     switch (a->op) {
@@ -206,37 +206,37 @@ static void call_done(struct lock_client *c)
         MYSQL *m = a->connecting;
         a->connecting = NULL;
         a->op = MA_IDLE;
-        turn_give_back(a);
+        ma_turn_give_back(a);
         if (!a->conn_ret) {
             const struct lock_endpoint *at = &c->env->servers->node[0];
             mysql_conn_refused(m, "the MariaDB lock store", at->host, at->port, &a->qerr);
             evloop_io(a->L, &a->io, 0);
             a->io.fd = -1;
             mysql_close(m);
-            finish(c, -1);
+            ma_finish(c, -1);
             return;
         }
         c->m = m;
         c->in_txn = false;
         if (a->opened)
-            finish(c, 0);
+            ma_finish(c, 0);
         else
-            query_start(c);
+            ma_query_start(c);
         return;
     }
     case MA_QUERY:
         if (a->query_ret != 0) {
-            fail(c, "query");
+            ma_fail(c, "query");
             return;
         }
         a->op = MA_STORE;
-        progress(c, mysql_store_result_start(&a->res, c->m));
+        ma_progress(c, mysql_store_result_start(&a->res, c->m));
         return;
     case MA_STORE: {
         MYSQL_RES *r = a->res;
         a->res = NULL;
         if (!r && (a->ncols > 0 || mysql_field_count(c->m) != 0)) {
-            fail(c, "result");
+            ma_fail(c, "result");
             return;
         }
         a->op = MA_IDLE;
@@ -249,7 +249,7 @@ static void call_done(struct lock_client *c)
         } else {
             rc = (int64_t)mysql_affected_rows(c->m);
         }
-        finish(c, rc);
+        ma_finish(c, rc);
         return;
     }
     case MA_IDLE:
@@ -257,53 +257,53 @@ static void call_done(struct lock_client *c)
     }
 }
 
-static void connect_start(struct lock_client *c)
+static void ma_connect_start(struct lock_client *c)
 {
     struct mysql_async *a = c->as;
-    if (!turn_take(a))
+    if (!ma_turn_take(a))
         return;
     MYSQL *m = mysql_conn_new(MYSQL_LOCK_TIMEOUT_MS, &a->qerr);
     if (!m) {
-        turn_give_back(a);
-        finish(c, -1);
+        ma_turn_give_back(a);
+        ma_finish(c, -1);
         return;
     }
     mysql_options(m, MYSQL_OPT_NONBLOCK, 0);
     const struct lock_endpoint *at = &c->env->servers->node[0];
     a->connecting = m;
     a->op = MA_CONNECT;
-    progress(c, mysql_real_connect_start(&a->conn_ret, m, at->host, MYSQL_CONN_USER,
+    ma_progress(c, mysql_real_connect_start(&a->conn_ret, m, at->host, MYSQL_CONN_USER,
                                          MYSQL_CONN_PASSWORD, MYSQL_CONN_DB,
                                          (unsigned)at->port, NULL, 0));
 }
 
-static void query_start(struct lock_client *c)
+static void ma_query_start(struct lock_client *c)
 {
     struct mysql_async *a = c->as;
     if (a->build(c, a->sql, sizeof a->sql, &a->qerr) != 0) {
-        finish(c, -1);
+        ma_finish(c, -1);
         return;
     }
     c->env->stats->round_trips++;
     a->op = MA_QUERY;
-    progress(c, mysql_real_query_start(&a->query_ret, c->m, a->sql, strlen(a->sql)));
+    ma_progress(c, mysql_real_query_start(&a->query_ret, c->m, a->sql, strlen(a->sql)));
 }
 
-static void on_kick(struct ev_defer *d)
+static void ma_on_kick(struct ev_defer *d)
 {
     struct mysql_async *a = (struct mysql_async *)((char *)d - offsetof(struct mysql_async, kick));
     struct lock_client *c = a->client;
     if (a->deliver) {
         a->deliver = false;
-        finish(c, a->deliver_rc);
+        ma_finish(c, a->deliver_rc);
     } else if (!c->m) {
-        connect_start(c);
+        ma_connect_start(c);
     } else {
-        query_start(c);
+        ma_query_start(c);
     }
 }
 
-static void on_io(struct ev_io *io, unsigned events)
+static void ma_on_io(struct ev_io *io, unsigned events)
 {
     struct mysql_async *a = (struct mysql_async *)((char *)io - offsetof(struct mysql_async, io));
     if (a->op == MA_IDLE) { /* the server spoke between statements (it is closing): the
@@ -311,11 +311,11 @@ static void on_io(struct ev_io *io, unsigned events)
         evloop_io(a->L, io, 0);
         return;
     }
-    resume(a->client, (events & EV_READ ? MYSQL_WAIT_READ : 0) |
+    ma_resume(a->client, (events & EV_READ ? MYSQL_WAIT_READ : 0) |
                           (events & EV_WRITE ? MYSQL_WAIT_WRITE : 0));
 }
 
-static void on_timer(struct ev_timer *t)
+static void ma_on_timer(struct ev_timer *t)
 {
     struct mysql_async *a = (struct mysql_async *)((char *)t - offsetof(struct mysql_async, timer));
     struct lock_client *c = a->client;
@@ -323,8 +323,8 @@ static void on_timer(struct ev_timer *t)
         return;
     if (lab_now_ns() < a->io_deadline) { /* made due by a stopping run */
         if (a->waits && a->op != MA_CONNECT && *c->env->stop) {
-            drop(c);
-            finish(c, MYSQL_ASYNC_STOPPED);
+            ma_drop(c);
+            ma_finish(c, MYSQL_ASYNC_STOPPED);
         }
         return;
     }
@@ -333,7 +333,7 @@ static void on_timer(struct ev_timer *t)
         evloop_timer_at(a->L, &a->timer, a->io_deadline);
         return;
     }
-    resume(c, MYSQL_WAIT_TIMEOUT);
+    ma_resume(c, MYSQL_WAIT_TIMEOUT);
 }
 
 int mysql_async_open(struct lock_client **out, const struct lock_env *env, struct evloop *L,
@@ -362,10 +362,10 @@ int mysql_async_open(struct lock_client **out, const struct lock_env *env, struc
     c->as = a;
     a->client = c;
     a->L = L;
-    a->io = (struct ev_io){.fd = -1, .ready = on_io};
-    evloop_timer_init(&a->timer, on_timer);
+    a->io = (struct ev_io){.fd = -1, .ready = ma_on_io};
+    evloop_timer_init(&a->timer, ma_on_timer);
     evloop_timer_init(&a->pause, NULL);
-    a->kick.run = on_kick;
+    a->kick.run = ma_on_kick;
     a->opened = opened;
     evloop_defer(L, &a->kick); /* connects from the loop */
     *out = c;
@@ -402,7 +402,7 @@ void mysql_async_close(struct lock_client *c)
     evloop_timer_cancel(a->L, &a->pause);
     a->opened = NULL;
     a->done = NULL;
-    drop(c);
+    ma_drop(c);
     free(a);
     free(c);
 }
