@@ -13,15 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void fill_err(MYSQL *m, const char *what, struct lab_err *err)
+void mysql_conn_error(MYSQL *m, const char *what, struct lab_err *err)
 {
     unsigned code = mysql_errno(m);
     lab_err_set(err, code ? (int)code : EIO, "MariaDB %s: %s", what,
                 code ? mysql_error(m) : "no result");
 }
 
-MYSQL *mysql_conn_open(const char *what, const char *host, int port, const char *db,
-                       int timeout_ms, struct lab_err *err)
+MYSQL *mysql_conn_new(int timeout_ms, struct lab_err *err)
 {
     MYSQL *m = mysql_init(NULL);
     if (!m) {
@@ -34,9 +33,24 @@ MYSQL *mysql_conn_open(const char *what, const char *host, int port, const char 
     mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &connect_s);
     mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &rw_s);
     mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &rw_s);
+    return m;
+}
+
+void mysql_conn_refused(MYSQL *m, const char *what, const char *host, int port,
+                        struct lab_err *err)
+{
+    lab_err_set(err, mysql_errno(m) ? (int)mysql_errno(m) : ECONNREFUSED,
+                "cannot connect to %s at %s:%d: %s", what, host, port, mysql_error(m));
+}
+
+MYSQL *mysql_conn_open(const char *what, const char *host, int port, const char *db,
+                       int timeout_ms, struct lab_err *err)
+{
+    MYSQL *m = mysql_conn_new(timeout_ms, err);
+    if (!m)
+        return NULL;
     if (!mysql_real_connect(m, host, MYSQL_CONN_USER, MYSQL_CONN_PASSWORD, db, (unsigned)port, NULL, 0)) {
-        lab_err_set(err, mysql_errno(m) ? (int)mysql_errno(m) : ECONNREFUSED,
-                    "cannot connect to %s at %s:%d: %s", what, host, port, mysql_error(m));
+        mysql_conn_refused(m, what, host, port, err);
         mysql_close(m);
         return NULL;
     }
@@ -46,7 +60,7 @@ MYSQL *mysql_conn_open(const char *what, const char *host, int port, const char 
 int64_t mysql_conn_exec(MYSQL *m, const char *sql, struct lab_err *err)
 {
     if (mysql_real_query(m, sql, strlen(sql)) != 0) {
-        fill_err(m, "query", err);
+        mysql_conn_error(m, "query", err);
         return -1;
     }
     int64_t changed = 0;
@@ -55,13 +69,13 @@ int64_t mysql_conn_exec(MYSQL *m, const char *sql, struct lab_err *err)
         if (r)
             mysql_free_result(r);
         else if (mysql_field_count(m) != 0) {
-            fill_err(m, "result", err);
+            mysql_conn_error(m, "result", err);
             return -1;
         } else
             changed += (int64_t)mysql_affected_rows(m);
     } while (mysql_next_result(m) == 0);
     if (mysql_errno(m)) {
-        fill_err(m, "query", err);
+        mysql_conn_error(m, "query", err);
         return -1;
     }
     return changed;
@@ -71,26 +85,31 @@ int64_t mysql_conn_exec(MYSQL *m, const char *sql, struct lab_err *err)
 static MYSQL_RES *query_result(MYSQL *m, const char *sql, struct lab_err *err)
 {
     if (mysql_real_query(m, sql, strlen(sql)) != 0) {
-        fill_err(m, "query", err);
+        mysql_conn_error(m, "query", err);
         return NULL;
     }
     MYSQL_RES *r = mysql_store_result(m);
     if (!r)
-        fill_err(m, "result", err);
+        mysql_conn_error(m, "result", err);
     return r;
+}
+
+int mysql_conn_take_ints(MYSQL_RES *r, int64_t *out, int n, bool *null0)
+{
+    MYSQL_ROW row = mysql_fetch_row(r);
+    int got = row != NULL;
+    for (int i = 0; i < n; i++)
+        out[i] = row && i < (int)mysql_num_fields(r) && row[i] ? strtoll(row[i], NULL, 10) : 0;
+    if (null0)
+        *null0 = !row || !row[0];
+    mysql_free_result(r);
+    return got;
 }
 
 int mysql_conn_ints(MYSQL *m, const char *sql, int64_t *out, int n, struct lab_err *err)
 {
     MYSQL_RES *r = query_result(m, sql, err);
-    if (!r)
-        return -1;
-    MYSQL_ROW row = mysql_fetch_row(r);
-    int got = row != NULL;
-    for (int i = 0; i < n; i++)
-        out[i] = row && i < (int)mysql_num_fields(r) && row[i] ? strtoll(row[i], NULL, 10) : 0;
-    mysql_free_result(r);
-    return got;
+    return r ? mysql_conn_take_ints(r, out, n, NULL) : -1;
 }
 
 int mysql_conn_int(MYSQL *m, const char *sql, int64_t *out, bool *is_null, struct lab_err *err)
@@ -98,12 +117,7 @@ int mysql_conn_int(MYSQL *m, const char *sql, int64_t *out, bool *is_null, struc
     MYSQL_RES *r = query_result(m, sql, err);
     if (!r)
         return -1;
-    MYSQL_ROW row = mysql_fetch_row(r);
-    bool null = !row || !row[0];
-    *out = null ? 0 : strtoll(row[0], NULL, 10);
-    if (is_null)
-        *is_null = null;
-    mysql_free_result(r);
+    mysql_conn_take_ints(r, out, 1, is_null);
     return 0;
 }
 

@@ -17,6 +17,7 @@
 #include "lab.h"
 
 struct st_mysql;
+struct st_mysql_res;
 
 /* The database every locklab table lives in. */
 #define MYSQL_CONN_DB "locklab"
@@ -46,6 +47,19 @@ struct st_mysql;
 struct st_mysql *mysql_conn_open(const char *what, const char *host, int port, const char *db,
                                  int timeout_ms, struct lab_err *err);
 
+/* The first half of mysql_conn_open, for a caller that connects by itself
+ * (the client groups' non-blocking connections, impls/mysql_async.c): a
+ * handle with those timeouts set, not connected. NULL with err filled. */
+struct st_mysql *mysql_conn_new(int timeout_ms, struct lab_err *err);
+
+/* Fill err as mysql_conn_open does when m could not connect to host:port. */
+void mysql_conn_refused(struct st_mysql *m, const char *what, const char *host, int port,
+                        struct lab_err *err);
+
+/* Fill err from m's last failure ("MariaDB <what>: <the server's message>",
+ * code its error number; EIO when there is none). */
+void mysql_conn_error(struct st_mysql *m, const char *what, struct lab_err *err);
+
 /* Run sql and throw away any result. Returns the rows it changed (0 for a
  * statement without), or -1 with err filled (err->code the server's error
  * number, or the client's). */
@@ -62,6 +76,12 @@ int mysql_conn_int(struct st_mysql *m, const char *sql, int64_t *out, bool *is_n
  * filled. */
 int mysql_conn_ints(struct st_mysql *m, const char *sql, int64_t *out, int n,
                     struct lab_err *err);
+
+/* Read the first row's first n columns of result r as integers into out
+ * (NULL reads as 0), *null0 (may be NULL) saying whether the first was
+ * NULL or there was no row, and free r: 1 when there was a row, 0 when
+ * none. What mysql_conn_ints does with its result. */
+int mysql_conn_take_ints(struct st_mysql_res *r, int64_t *out, int n, bool *null0);
 
 /* in, escaped for a '...' string literal on connection m, into out (n
  * bytes, at least 2 * strlen(in) + 1). 0, or -1 when it does not fit. */

@@ -9,12 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MYSQL_LOCK_TIMEOUT_MS 5000
-
 /* Client-side error numbers of a connection that is gone (errmsg.h):
  * CR_CONNECTION_ERROR, CR_CONN_HOST_ERROR, CR_SERVER_GONE_ERROR,
  * CR_SERVER_LOST; and the server's ER_CONNECTION_KILLED. */
-static bool broken(int code)
+bool mysql_lock_broken(int code)
 {
     return code == 2002 || code == 2003 || code == 2006 || code == 2013 || code == 1927;
 }
@@ -32,7 +30,7 @@ static int ensure(struct lock_client *c, struct lab_err *err)
 
 static void after(struct lock_client *c, int rc, const struct lab_err *err)
 {
-    if (rc < 0 && broken(err->code)) {
+    if (rc < 0 && mysql_lock_broken(err->code)) {
         mysql_conn_close(c->m);
         c->m = NULL;
         c->in_txn = false;
@@ -74,12 +72,10 @@ void mysql_lock_close(struct lock_client *c)
     free(c);
 }
 
-const char *mysql_lock_key(struct lock_client *c, const char *key, struct lab_err *err)
+const char *mysql_lock_quote(struct lock_client *c, const char *key, struct lab_err *err)
 {
     if (strcmp(key, c->key) == 0 && c->key[0])
         return c->q;
-    if (ensure(c, err) != 0)
-        return NULL;
     if (strlen(key) >= sizeof c->key || mysql_conn_quote(c->m, key, c->q, sizeof c->q) != 0) {
         lab_err_set(err, ENAMETOOLONG, "lock key '%.40s...' is too long", key);
         c->key[0] = '\0';
@@ -87,6 +83,15 @@ const char *mysql_lock_key(struct lock_client *c, const char *key, struct lab_er
     }
     snprintf(c->key, sizeof c->key, "%s", key);
     return c->q;
+}
+
+const char *mysql_lock_key(struct lock_client *c, const char *key, struct lab_err *err)
+{
+    if (strcmp(key, c->key) == 0 && c->key[0])
+        return c->q;
+    if (ensure(c, err) != 0)
+        return NULL;
+    return mysql_lock_quote(c, key, err);
 }
 
 int64_t mysql_lock_exec(struct lock_client *c, const char *sql, struct lab_err *err)

@@ -19,7 +19,25 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "mysql_async.h"
 #include "mysql_common.h"
+
+void mysql_for_update_sql(char *sql, size_t n, const char *q)
+{
+    snprintf(sql, n,
+             "SELECT holder FROM " MYSQL_CONN_ROWS " WHERE name = '%s' FOR UPDATE WAIT 1", q);
+}
+
+bool mysql_for_update_lost(struct lock_client *c, struct lab_err *err)
+{
+    if (c->in_txn && c->m)
+        return false;
+    /* the connection broke since the grant: the server rolled the
+     * transaction back and the row was free from then on */
+    lab_err_set(err, ECONNRESET, "the transaction holding the row was lost");
+    c->in_txn = false;
+    return true;
+}
 
 static enum lock_status fu_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                                    struct lab_err *err)
@@ -28,12 +46,11 @@ static enum lock_status fu_acquire(struct lock_client *c, const char *key, int64
     if (!q)
         return LOCK_ERROR;
     int64_t deadline = lab_now_ns() + wait_ns;
-    if (mysql_lock_exec(c, "START TRANSACTION", err) < 0)
+    if (mysql_lock_exec(c, MYSQL_FOR_UPDATE_BEGIN, err) < 0)
         return LOCK_ERROR;
     c->in_txn = true;
     char sql[640];
-    snprintf(sql, sizeof sql,
-             "SELECT holder FROM " MYSQL_CONN_ROWS " WHERE name = '%s' FOR UPDATE WAIT 1", q);
+    mysql_for_update_sql(sql, sizeof sql, q);
     for (;;) {
         int64_t holder;
         int r = mysql_lock_ints(c, sql, &holder, 1, err);
@@ -62,13 +79,8 @@ static enum release_status fu_release(struct lock_client *c, const char *key,
                                       struct lab_err *err)
 {
     (void)key;
-    if (!c->in_txn || !c->m) {
-        /* the connection broke since the grant: the server rolled the
-         * transaction back and the row was free from then on */
-        lab_err_set(err, ECONNRESET, "the transaction holding the row was lost");
-        c->in_txn = false;
+    if (mysql_for_update_lost(c, err))
         return RELEASE_NOT_OWNER;
-    }
     c->in_txn = false;
     return mysql_lock_exec(c, "COMMIT", err) < 0 ? RELEASE_ERROR : RELEASE_OK;
 }
@@ -84,4 +96,5 @@ const struct lock_ops lock_mysql_for_update = {
     .acquire = fu_acquire,
     .release = fu_release,
     .close = mysql_lock_close,
+    .async = &mysql_async_for_update,
 };

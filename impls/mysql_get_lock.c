@@ -17,9 +17,44 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "mysql_async.h"
 #include "mysql_common.h"
 
 #define SLICE_NS 1000000000LL
+
+void mysql_get_lock_sql(char *sql, size_t n, const char *q, int64_t deadline)
+{
+    int64_t left = deadline - lab_now_ns();
+    if (left < 0)
+        left = 0;
+    if (left > SLICE_NS)
+        left = SLICE_NS;
+    snprintf(sql, n, "SELECT GET_LOCK('locklab/%s', %.3f)", q, (double)left / 1e9);
+}
+
+void mysql_release_lock_sql(char *sql, size_t n, const char *q)
+{
+    snprintf(sql, n, "SELECT RELEASE_LOCK('locklab/%s')", q);
+}
+
+int mysql_get_lock_answer(const struct lock_client *c, const char *key, int64_t got,
+                          bool is_null, int64_t deadline, struct lab_err *err)
+{
+    if (is_null) {
+        lab_err_set(err, EIO, "GET_LOCK('locklab/%s') answered NULL", key);
+        return LOCK_ERROR;
+    }
+    if (got == 1)
+        return LOCK_GRANTED;
+    if (*c->env->stop || lab_now_ns() >= deadline)
+        return LOCK_TIMEOUT;
+    return -1;
+}
+
+enum release_status mysql_release_lock_answer(int64_t got, bool is_null)
+{
+    return !is_null && got == 1 ? RELEASE_OK : RELEASE_NOT_OWNER;
+}
 
 static enum lock_status gl_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                                    struct lab_err *err)
@@ -30,24 +65,14 @@ static enum lock_status gl_acquire(struct lock_client *c, const char *key, int64
     int64_t deadline = lab_now_ns() + wait_ns;
     char sql[640];
     for (;;) {
-        int64_t left = deadline - lab_now_ns();
-        if (left < 0)
-            left = 0;
-        if (left > SLICE_NS)
-            left = SLICE_NS;
-        snprintf(sql, sizeof sql, "SELECT GET_LOCK('locklab/%s', %.3f)", q, (double)left / 1e9);
+        mysql_get_lock_sql(sql, sizeof sql, q, deadline);
         int64_t got;
         bool null;
         if (mysql_lock_int(c, sql, &got, &null, err) != 0)
             return LOCK_ERROR;
-        if (null) {
-            lab_err_set(err, EIO, "GET_LOCK('locklab/%s') answered NULL", key);
-            return LOCK_ERROR;
-        }
-        if (got == 1)
-            return LOCK_GRANTED;
-        if (*c->env->stop || lab_now_ns() >= deadline)
-            return LOCK_TIMEOUT;
+        int st = mysql_get_lock_answer(c, key, got, null, deadline, err);
+        if (st >= 0)
+            return (enum lock_status)st;
     }
 }
 
@@ -58,12 +83,12 @@ static enum release_status gl_release(struct lock_client *c, const char *key,
     if (!q)
         return RELEASE_ERROR;
     char sql[640];
-    snprintf(sql, sizeof sql, "SELECT RELEASE_LOCK('locklab/%s')", q);
+    mysql_release_lock_sql(sql, sizeof sql, q);
     int64_t r;
     bool null;
     if (mysql_lock_int(c, sql, &r, &null, err) != 0)
         return RELEASE_ERROR;
-    return !null && r == 1 ? RELEASE_OK : RELEASE_NOT_OWNER;
+    return mysql_release_lock_answer(r, null);
 }
 
 const struct lock_ops lock_mysql_get_lock = {
@@ -77,4 +102,5 @@ const struct lock_ops lock_mysql_get_lock = {
     .acquire = gl_acquire,
     .release = gl_release,
     .close = mysql_lock_close,
+    .async = &mysql_async_get_lock,
 };

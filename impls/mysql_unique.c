@@ -17,20 +17,39 @@
 #include <stdio.h>
 
 #include "lock_poll.h"
+#include "mysql_async.h"
 #include "mysql_common.h"
 
-static int unique_try(struct lock_client *c, const char *key, struct lab_err *err)
+/* The lease in whole milliseconds, as lock_poll counts it, in microseconds. */
+static long long ttl_us(const struct lock_client *c)
 {
-    const char *q = mysql_lock_key(c, key, err);
-    if (!q)
-        return -1;
-    long long ttl_us = (long long)(c->env->ttl_ns / 1000000) * 1000; /* whole ms, as lock_poll */
-    char sql[1024];
-    snprintf(sql, sizeof sql,
+    return (long long)(c->env->ttl_ns / 1000000) * 1000;
+}
+
+void mysql_unique_insert_sql(const struct lock_client *c, char *sql, size_t n, const char *q)
+{
+    snprintf(sql, n,
              "INSERT INTO " MYSQL_CONN_LOCKS " (name, owner, expires_at) VALUES "
              "('%s', '%s', NOW(6) + INTERVAL %lld MICROSECOND)",
-             q, c->token, ttl_us);
-    int64_t n = mysql_lock_exec(c, sql, err);
+             q, c->token, ttl_us(c));
+}
+
+void mysql_unique_takeover_sql(const struct lock_client *c, char *sql, size_t n, const char *q)
+{
+    snprintf(sql, n,
+             "UPDATE " MYSQL_CONN_LOCKS " SET owner = '%s', expires_at = NOW(6) + INTERVAL "
+             "%lld MICROSECOND WHERE name = '%s' AND expires_at < NOW(6)",
+             c->token, ttl_us(c), q);
+}
+
+void mysql_unique_delete_sql(const struct lock_client *c, char *sql, size_t n, const char *q)
+{
+    snprintf(sql, n, "DELETE FROM " MYSQL_CONN_LOCKS " WHERE name = '%s' AND owner = '%s'", q,
+             c->token);
+}
+
+int mysql_unique_inserted(int64_t n, const struct lab_err *err)
+{
     if (n == 1)
         return 1;
     /* InnoDB may pick this INSERT as a deadlock victim when it races a
@@ -39,15 +58,28 @@ static int unique_try(struct lock_client *c, const char *key, struct lab_err *er
         return 0;
     if (n < 0 && err->code != MYSQL_CONN_DUP_ENTRY)
         return -1;
-    /* taken: take it over only if its lease has run out */
-    snprintf(sql, sizeof sql,
-             "UPDATE " MYSQL_CONN_LOCKS " SET owner = '%s', expires_at = NOW(6) + INTERVAL "
-             "%lld MICROSECOND WHERE name = '%s' AND expires_at < NOW(6)",
-             c->token, ttl_us, q);
-    n = mysql_lock_exec(c, sql, err);
+    return 2; /* taken: take it over only if its lease has run out */
+}
+
+int mysql_unique_took_over(int64_t n, const struct lab_err *err)
+{
     if (n < 0 && (err->code == MYSQL_CONN_DEADLOCK || err->code == MYSQL_CONN_LOCK_WAIT))
         return 0;
     return n < 0 ? -1 : n == 1;
+}
+
+static int unique_try(struct lock_client *c, const char *key, struct lab_err *err)
+{
+    const char *q = mysql_lock_key(c, key, err);
+    if (!q)
+        return -1;
+    char sql[1024];
+    mysql_unique_insert_sql(c, sql, sizeof sql, q);
+    int r = mysql_unique_inserted(mysql_lock_exec(c, sql, err), err);
+    if (r != 2)
+        return r;
+    mysql_unique_takeover_sql(c, sql, sizeof sql, q);
+    return mysql_unique_took_over(mysql_lock_exec(c, sql, err), err);
 }
 
 static enum lock_status unique_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
@@ -63,8 +95,7 @@ static enum release_status unique_release(struct lock_client *c, const char *key
     if (!q)
         return RELEASE_ERROR;
     char sql[640];
-    snprintf(sql, sizeof sql,
-             "DELETE FROM " MYSQL_CONN_LOCKS " WHERE name = '%s' AND owner = '%s'", q, c->token);
+    mysql_unique_delete_sql(c, sql, sizeof sql, q);
     int64_t n = mysql_lock_exec(c, sql, err);
     return n < 0 ? RELEASE_ERROR : n == 1 ? RELEASE_OK : RELEASE_NOT_OWNER;
 }
@@ -80,4 +111,5 @@ const struct lock_ops lock_mysql_unique = {
     .acquire = unique_acquire,
     .release = unique_release,
     .close = mysql_lock_close,
+    .async = &mysql_async_unique,
 };

@@ -51,7 +51,15 @@
 #    sessions) rather than be granted one after the other when the holder
 #    goes on;
 #  - an open loop in groups (arrival:) keeps its schedule: 100/s over 2 s
-#    on one hot key (capacity ~200/s) is 200 starts, few of them late.
+#    on one hot key (capacity ~200/s) is 200 starts, few of them late;
+#  - the MariaDB designs on Connector/C's non-blocking calls (one embedded
+#    server for all four runs): mysql-get-lock and mysql-for-update, 48
+#    clients in 2 processes on one hot key, safe and the counter exact; on
+#    per-client keys each cycle is exactly the blocking design's statements
+#    (GET_LOCK + RELEASE_LOCK, BEGIN + FOR UPDATE + COMMIT, INSERT +
+#    DELETE); mysql-unique with a lease shorter than the business time is
+#    caught by the oracle; a run that stops with clients waiting in
+#    GET_LOCK ends them without an error or a kill.
 . "$(dirname "$0")/lib.sh"
 
 D=$WORK/scn
@@ -59,14 +67,15 @@ mkdir -p "$D"
 cat > "$D/blocking.yaml" <<'YAML'
 name: groups-blocking
 impls: [redis-lua,
-        mysql-get-lock]
+        mysql-optimistic]
 clients: 8
 run: {clients_per_process: 4}
+workload: {kind: stock}
 YAML
 "$LOCKLAB" run "$D/blocking.yaml" --out "$WORK/results" --quiet > "$WORK/out.txt" 2>&1
 expect_eq "a blocking design in groups: exit code" "$?" 2
 check "the error is at its impls item and names it" \
-    grep -q "blocking.yaml:3:9: mysql-get-lock cannot run in client groups" "$WORK/out.txt"
+    grep -q "blocking.yaml:3:9: mysql-optimistic cannot run in client groups" "$WORK/out.txt"
 cat > "$D/zkabort.yaml" <<'YAML'
 name: groups-zk-abort
 impls: [zk-sequential]
@@ -325,5 +334,64 @@ in_range "open loop in groups: starts on the 100/s schedule over 2 s" \
     "$(jget "$S" $r.arrival.starts)" 190 201
 in_range "open loop in groups: late starts (of 200, under capacity)" \
     "$(jget "$S" $r.arrival.late)" 0 40
+cat > "$D/my.yaml" <<'YAML'
+name: groups-mysql
+impls: [mysql-get-lock, mysql-for-update]
+clients: 48
+run: {ops_per_client: 3, max_duration: 30s, clients_per_process: 24}
+lock: {key: gmy, wait: 20s}
+workload: {kind: counter}
+expect: {"*": safe}
+YAML
+cat > "$D/mykeys.yaml" <<'YAML'
+name: groups-mysql-keys
+impls: [mysql-get-lock, mysql-for-update, mysql-unique]
+clients: 16
+run: {ops_per_client: 5, max_duration: 30s, clients_per_process: 16}
+lock: {keys: per-client, ttl: 10s, wait: 5s}
+workload: {kind: counter}
+expect: {"*": safe}
+YAML
+cat > "$D/mylease.yaml" <<'YAML'
+name: groups-mysql-lease
+impls: [mysql-unique]
+clients: 6
+run: {ops_per_client: 2, max_duration: 30s, clients_per_process: 6}
+lock: {key: gmylease, ttl: 20ms, wait: 10s, retry_interval: 2ms}
+workload: {kind: counter, business: 60ms}
+expect: {"*": violation}
+YAML
+cat > "$D/mystop.yaml" <<'YAML'
+name: groups-mysql-stop
+impls: [mysql-get-lock]
+clients: 32
+run: {max_duration: 300ms, clients_per_process: 32}
+lock: {key: gmystop, wait: 30s}
+workload: {kind: counter, business: 30ms}
+expect: {"*": safe}
+YAML
+"$LOCKLAB" run "$D/my.yaml" "$D/mykeys.yaml" "$D/mylease.yaml" "$D/mystop.yaml" --out "$WORK/results" \
+    --quiet --no-plot > "$WORK/my.txt" 2>&1
+expect_eq "the MariaDB groups met their expectations" "$?" 0
+S=$WORK/results/latest/summary.json
+for impl in mysql-get-lock mysql-for-update; do
+    r=results.scenario=groups-mysql,impl=$impl
+    expect_exact "$impl, 48 clients in 2 groups on one hot key" $r 144
+    expect_eq "$impl: every client ran" "$(jget "$S" $r.clients)" 48
+    expect_eq "$impl: 2 client processes" "$(jget "$S" $r.cpu.client_processes)" 2
+done
+for want in mysql-get-lock:160 mysql-for-update:240 mysql-unique:160; do
+    r=results.scenario=groups-mysql-keys,impl=${want%:*}
+    expect_exact "${want%:*} in a group on per-client keys" $r 80
+    expect_eq "${want%:*} in a group: the blocking design's statements, 80 cycles" \
+        "$(jget "$S" $r.lock_stats.round_trips)" "${want#*:}"
+done
+expect_violation "mysql-unique in a group, lease < business" \
+    results.scenario=groups-mysql-lease,impl=mysql-unique
+r=results.scenario=groups-mysql-stop,impl=mysql-get-lock
+expect_safe "mysql-get-lock group stopping with waiters" $r
+expect_gt "mysql-get-lock group stopping: grants before the stop" "$(jget "$S" $r.ops.acquired)" 0
+expect_eq "mysql-get-lock group stopping: no error" "$(jget "$S" $r.ops.errors)" 0
+expect_eq "mysql-get-lock group stopping: not killed" "$(jget "$S" $r.clients_status.killed)" 0
 expect_no_orphans "after the group runs"
 finish
