@@ -572,22 +572,28 @@ static int optimistic_stock(const struct scenario *s, const struct lock_ops *ops
 }
 
 /* A group process holds connections per client to the lock store (one
- * per master of a multi-master design; etcd's keep-alive and a waiting
- * watch two more: allowed for every design) and, for the stock workload,
- * one to the stock store, besides its own: raise the open-file limit its
- * children inherit to what that needs (root may raise the hard limit too),
- * or say why not. 0 or -1 with err filled. */
+ * per master of a multi-master design: per_client), for the stock workload
+ * one to the stock store, and some designs a few more while they wait
+ * (etcd's keep-alive and watch: up to two), besides its own: raise the
+ * open-file limit its children inherit to allow all of that (root may
+ * raise the hard limit too), or, short of it, to the hard limit as long as
+ * that holds the connections every client needs; else say why not. 0 or
+ * -1 with err filled. */
 static int files_for_groups(int per, int per_client, bool stock, struct lab_err *err)
 {
-    rlim_t need = (rlim_t)per * (rlim_t)(per_client + 2 + (stock ? 1 : 0)) + 64;
+    rlim_t must = (rlim_t)per * (rlim_t)(per_client + (stock ? 1 : 0)) + 64;
+    rlim_t want = must + (rlim_t)per * 2;
     struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
         return 0;
-    struct rlimit want = {need, rl.rlim_max > need ? rl.rlim_max : need};
-    if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+    struct rlimit all = {want, rl.rlim_max > want ? rl.rlim_max : want};
+    if (setrlimit(RLIMIT_NOFILE, &all) == 0)
+        return 0;
+    struct rlimit hard = {rl.rlim_max, rl.rlim_max};
+    if (rl.rlim_max >= must && setrlimit(RLIMIT_NOFILE, &hard) == 0)
         return 0;
     lab_err_set(err, EMFILE, "clients_per_process %d needs %llu open files per process; the "
-                "limit is %llu (ulimit -Hn)", per, (unsigned long long)need,
+                "limit is %llu (ulimit -Hn)", per, (unsigned long long)must,
                 (unsigned long long)rl.rlim_max);
     return -1;
 }
