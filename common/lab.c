@@ -139,18 +139,25 @@ int lab_parse_hostport(const char *s, char *host, size_t hostlen, int *port)
     return 0;
 }
 
+int lab_read_small(const char *path, char *buf, size_t size)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, size - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    return (int)n;
+}
+
 char lab_proc_state(pid_t pid)
 {
     char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
+    if (lab_read_small(path, buf, sizeof buf) < 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
     const char *p = strrchr(buf, ')'); /* the command name may hold spaces and parens */
     return p && p[1] == ' ' ? p[2] : 0;
 }

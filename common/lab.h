@@ -73,6 +73,10 @@ void lab_sleep_ns(int64_t ns, const volatile int *stop);
 void lab_flag_raise(volatile int *flag);
 bool lab_sleep_or_flag(int64_t ns, const volatile int *stop, volatile int *flag);
 
+/* Read the small file at path (a /proc entry) into buf of size bytes,
+ * NUL-terminated: its length, or -1 when it cannot be opened or is empty. */
+int lab_read_small(const char *path, char *buf, size_t size);
+
 /* The state letter of process pid from /proc (R, S, T, Z...), 0 when it
  * is gone. */
 char lab_proc_state(pid_t pid);

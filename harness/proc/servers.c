@@ -362,14 +362,8 @@ int servers_descendants(pid_t pid, pid_t *out, int max)
             continue;
         char path[300], buf[512];
         snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        int fd = open(path, O_RDONLY);
-        if (fd < 0)
+        if (lab_read_small(path, buf, sizeof buf) < 0)
             continue;
-        ssize_t got = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (got <= 0)
-            continue;
-        buf[got] = '\0';
         const char *p = strrchr(buf, ')'); /* the name may hold spaces */
         int ppid;
         char st;

@@ -75,14 +75,8 @@ static int64_t proc_cpu_ns(pid_t pid)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
+    if (lab_read_small(path, buf, sizeof buf) < 0)
         return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
     const char *p = strrchr(buf, ')'); /* the name may hold spaces */
     if (!p)
         return -1;
@@ -106,14 +100,8 @@ static int64_t children_cpu_ns(pid_t pid)
 {
     char path[80], buf[4096];
     snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
+    if (lab_read_small(path, buf, sizeof buf) < 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
     int64_t sum = 0;
     for (char *save, *t = strtok_r(buf, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
         int64_t ns = proc_cpu_ns((pid_t)atoi(t));
