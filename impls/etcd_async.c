@@ -90,28 +90,22 @@ struct lock_client *etcd_async_of(struct ev_timer *t)
 bool etcd_async_opening(struct lock_client *c)
 {
     struct etcd_async *a = c->as;
-    lock_opened_fn opened = a->opened;
-    if (!opened)
+    if (!a->opened)
         return false;
-    a->opened = NULL;
-    opened(a->arg, 0, &a->err);
+    lock_deliver_opened(&a->opened, a->arg, 0, &a->err);
     return true;
 }
 
 void etcd_async_acquired(struct lock_client *c, enum lock_status st)
 {
     struct etcd_async *a = c->as;
-    lock_acquired_fn done = a->acquired;
-    a->acquired = NULL;
-    done(a->arg, st, &a->err);
+    lock_deliver_acquired(&a->acquired, a->arg, st, &a->err);
 }
 
 void etcd_async_released(struct lock_client *c, enum release_status rs)
 {
     struct etcd_async *a = c->as;
-    lock_released_fn done = a->released;
-    a->released = NULL;
-    done(a->arg, rs, &a->err);
+    lock_deliver_released(&a->released, a->arg, rs, &a->err);
 }
 
 int etcd_async_open(struct lock_client **out, const struct lock_env *env, struct evloop *loop,

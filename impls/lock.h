@@ -209,6 +209,34 @@ typedef void (*lock_opened_fn)(void *arg, int rc, const struct lab_err *err);
 typedef void (*lock_acquired_fn)(void *arg, enum lock_status st, const struct lab_err *err);
 typedef void (*lock_released_fn)(void *arg, enum release_status rs, const struct lab_err *err);
 
+/* Hand an asynchronous hook's outcome to whoever waits for it (*slot,
+ * with arg), clearing the slot first so that the callback may start the
+ * client's next operation at once; nothing when nobody waits. */
+static inline void lock_deliver_opened(lock_opened_fn *slot, void *arg, int rc,
+                                       const struct lab_err *err)
+{
+    lock_opened_fn done = *slot;
+    *slot = NULL;
+    if (done)
+        done(arg, rc, err);
+}
+static inline void lock_deliver_acquired(lock_acquired_fn *slot, void *arg, enum lock_status st,
+                                         const struct lab_err *err)
+{
+    lock_acquired_fn done = *slot;
+    *slot = NULL;
+    if (done)
+        done(arg, st, err);
+}
+static inline void lock_deliver_released(lock_released_fn *slot, void *arg,
+                                         enum release_status rs, const struct lab_err *err)
+{
+    lock_released_fn done = *slot;
+    *slot = NULL;
+    if (done)
+        done(arg, rs, err);
+}
+
 /* The hooks of a design that can run in a client group (run:
  * clients_per_process, harness/run/group.c): one process multiplexes many
  * logical clients on one event loop, so nothing here may block. The

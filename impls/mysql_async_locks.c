@@ -25,17 +25,13 @@
 static void acquired(struct lock_client *c, int st)
 {
     struct mysql_async *a = c->as;
-    lock_acquired_fn fn = a->on_acquired;
-    a->on_acquired = NULL;
-    fn(a->arg, (enum lock_status)st, &a->err);
+    lock_deliver_acquired(&a->on_acquired, a->arg, (enum lock_status)st, &a->err);
 }
 
 static void released(struct lock_client *c, enum release_status rs)
 {
     struct mysql_async *a = c->as;
-    lock_released_fn fn = a->on_released;
-    a->on_released = NULL;
-    fn(a->arg, rs, &a->err);
+    lock_deliver_released(&a->on_released, a->arg, rs, &a->err);
 }
 
 /* A statement's error (rc < 0) becomes the operation's. */

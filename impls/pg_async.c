@@ -527,17 +527,13 @@ void pg_async_will_release(struct lock_client *c, lock_released_fn done, void *a
 void pg_async_acquired(struct lock_client *c, enum lock_status st)
 {
     struct pg_async *a = c->as;
-    lock_acquired_fn done = a->acquired;
-    a->acquired = NULL;
-    done(a->arg, st, &a->err);
+    lock_deliver_acquired(&a->acquired, a->arg, st, &a->err);
 }
 
 void pg_async_released(struct lock_client *c, enum release_status rs)
 {
     struct pg_async *a = c->as;
-    lock_released_fn done = a->released;
-    a->released = NULL;
-    done(a->arg, rs, &a->err);
+    lock_deliver_released(&a->released, a->arg, rs, &a->err);
 }
 
 /* The timer tells the group (an outcome known inside the hook itself). */

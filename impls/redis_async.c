@@ -161,17 +161,13 @@ static void acquire_done(struct lock_client *c, enum lock_status st)
     struct redis_async *a = c->as;
     if (st == LOCK_GRANTED) /* the TTL starts at or after sent, in whole ms */
         c->env->stats->lease_floor_ns = a->sent + c->env->ttl_ns / 1000000 * 1000000;
-    lock_acquired_fn done = a->acquired;
-    a->acquired = NULL;
-    done(a->arg, st, &a->err);
+    lock_deliver_acquired(&a->acquired, a->arg, st, &a->err);
 }
 
 static void release_done(struct lock_client *c, enum release_status rs)
 {
     struct redis_async *a = c->as;
-    lock_released_fn done = a->released;
-    a->released = NULL;
-    done(a->arg, rs, &a->err);
+    lock_deliver_released(&a->released, a->arg, rs, &a->err);
 }
 
 /* The operation under way failed. */

@@ -502,20 +502,14 @@ static void acquire_done(struct lock_client *c, enum lock_status st)
     a->op_gen++;
     if (st == LOCK_GRANTED && c->holds++ == 0)
         snprintf(c->held_key, sizeof c->held_key, "%s", a->key);
-    lock_acquired_fn done = a->acquired;
-    a->acquired = NULL;
-    if (done)
-        done(a->arg, st, &a->err);
+    lock_deliver_acquired(&a->acquired, a->arg, st, &a->err);
 }
 
 static void release_done(struct lock_client *c, enum release_status rs)
 {
     struct rsn_async *a = ras(c);
     a->phase = PH_IDLE;
-    lock_released_fn done = a->released;
-    a->released = NULL;
-    if (done)
-        done(a->arg, rs, &a->err);
+    lock_deliver_released(&a->released, a->arg, rs, &a->err);
 }
 
 static void open_done(struct lock_client *c, int rc)

@@ -318,9 +318,7 @@ static void on_fan_timer(struct ev_timer *t)
 
 static void acquire_done(struct lock_client *c, enum lock_status st)
 {
-    lock_acquired_fn done = c->acquired;
-    c->acquired = NULL;
-    done(c->arg, st, &c->err);
+    lock_deliver_acquired(&c->acquired, c->arg, st, &c->err);
 }
 
 /* Send an attempt's SETs (its fresh token drawn already: a failed attempt
@@ -397,9 +395,8 @@ static void round_done(struct lock_client *c)
         unlock_done(c);
         return;
     case FAN_RELEASE: {
-        lock_released_fn done = c->released;
-        c->released = NULL;
-        done(c->arg, redlock_release_outcome(&c->p, c->yes, c->answered), &c->err);
+        lock_deliver_released(&c->released, c->arg,
+                              redlock_release_outcome(&c->p, c->yes, c->answered), &c->err);
         return;
     }
     }
