@@ -82,6 +82,26 @@ static int zka_open(struct lock_client **out, const struct lock_env *env, struct
     return 0;
 }
 
+/* The attempt's unique node prefix, lock-<client id>-<n>- (the blocking
+ * recipe's, zk_queue.c), into name (96 bytes: 5 + 32 + 1 + 20 + 2 fit).
+ * Written by hand, not by snprintf: it runs every cycle (see zk_copy). */
+static void name_attempt(struct lock_client *c, char *name)
+{
+    char digits[24];
+    int k = (int)sizeof digits;
+    unsigned long long v = ++c->creates;
+    do
+        digits[--k] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    size_t n = 5 + zk_copy(name + 5, 33, c->id);
+    memcpy(name, "lock-", 5);
+    name[n++] = '-';
+    memcpy(name + n, digits + k, sizeof digits - (size_t)k);
+    n += sizeof digits - (size_t)k;
+    name[n++] = '-';
+    name[n] = '\0';
+}
+
 static void zka_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                         lock_acquired_fn done, void *arg)
 {
@@ -103,8 +123,7 @@ static void zka_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
         a->unknown = false;
         a->maybe_created = false;
         a->first = true;
-        snprintf(a->name, sizeof a->name, "lock-%s-%llu-", c->id,
-                 (unsigned long long)++c->creates);
+        name_attempt(c, a->name);
         zka_enter_turn(c);
     }
     a->in_call = false;
@@ -131,7 +150,7 @@ static void zka_release(struct lock_client *c, const char *key, lock_released_fn
         if (hold.gen != c->session_gen) {
             zka_rel_done(c, RELEASE_NOT_OWNER); /* its session is gone, and the node with it */
         } else {
-            snprintf(a->mine, sizeof a->mine, "%s", hold.path);
+            zk_copy(a->mine, sizeof a->mine, hold.path);
             a->gen = hold.gen;
             a->retried = false;
             /* two session timeouts, as zk_delete_ours */
@@ -154,6 +173,7 @@ static void zka_close(struct lock_client *c)
     if (--zka_open_clients == 0) {
         evloop_mailbox_free(zka_box); /* the letters left free their clients */
         zka_box = NULL;
+        zka_letters_drain();
     }
 }
 

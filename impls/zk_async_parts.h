@@ -108,6 +108,10 @@ extern struct evloop_mailbox *zka_box; /* one loop per process: the group's */
 
 /* ---------------------------------------------------------------- zk_async_letters.c */
 
+/* Give a delivered letter back for the next request; free every letter
+ * given back (when the last client closes). */
+void zka_letter_free(struct zka_letter *m);
+void zka_letters_drain(void);
 /* Drop one reference to c; the last frees it. */
 void zka_unref(struct lock_client *c);
 /* Close c's session (its nodes go with it) and start a new generation. */

@@ -81,16 +81,17 @@ void zka_session_then(struct lock_client *c, enum step next, bool same)
 
 /* ------------------------------------------------------------ the acquire */
 
-static void dir_of(const struct lock_client *c, char *dir, size_t len)
-{
-    snprintf(dir, len, "%s", c->parent);
-}
-
-/* dst = dir "/" name; false when it does not fit (nothing the designs build). */
+/* dst = dir "/" name; false when it does not fit (nothing the designs
+ * build). Copied, not printed: it runs every cycle (see zk_copy). */
 static bool path_join(char *dst, size_t len, const char *dir, const char *name)
 {
-    int n = snprintf(dst, len, "%s/%s", dir, name);
-    return n > 0 && (size_t)n < len;
+    size_t d = strlen(dir), n = strlen(name);
+    if (d + 1 + n >= len)
+        return false;
+    memcpy(dst, dir, d);
+    dst[d] = '/';
+    memcpy(dst + d + 1, name, n + 1);
+    return true;
 }
 
 /* Delete our node after a timeout or an error, then end with st
@@ -123,9 +124,7 @@ void zka_enter_turn(struct lock_client *c)
 static void list_queue(struct lock_client *c)
 {
     struct zk_async *a = c->as;
-    char dir[ZK_PATH_MAX];
-    dir_of(c, dir, sizeof dir);
-    zka_request(c, S_LIST, dir, a->mine + strlen(dir) + 1);
+    zka_request(c, S_LIST, c->parent, a->mine + strlen(c->parent) + 1);
 }
 
 static void queue_error(struct lock_client *c, int rc)
@@ -211,8 +210,8 @@ static void on_ephemeral_reply(struct lock_client *c, const struct zka_letter *m
 static void on_acquire_reply(struct lock_client *c, const struct zka_letter *m)
 {
     struct zk_async *a = c->as;
-    char dir[ZK_PATH_MAX], path[2 * ZK_PATH_MAX];
-    dir_of(c, dir, sizeof dir);
+    const char *dir = c->parent; /* our queue's directory (S_PARENT sets it, reading it not) */
+    char path[2 * ZK_PATH_MAX];
     switch (m->step) {
     case S_ECREATE:
     case S_EWATCH:
@@ -257,7 +256,7 @@ static void on_acquire_reply(struct lock_client *c, const struct zka_letter *m)
         return;
     case S_CREATE:
         if (m->rc == ZOK) {
-            snprintf(a->mine, sizeof a->mine, "%s", m->out);
+            zk_copy(a->mine, sizeof a->mine, m->out);
             a->gen = c->session_gen;
             list_queue(c);
             return;
@@ -347,7 +346,8 @@ static void step_to(struct lock_client *c, enum step s)
 {
     struct zk_async *a = c->as;
     evloop_timer_cancel(a->L, &a->timer);
-    char dir[ZK_PATH_MAX], path[ZK_PATH_MAX + 96];
+    const char *dir = c->parent;
+    char path[ZK_PATH_MAX + 96];
     switch (s) {
     case S_OPENED:
         if (a->ready == 0)
@@ -370,7 +370,6 @@ static void step_to(struct lock_client *c, enum step s)
         return;
     case S_CREATE: /* prepared: find our lost create, or create */
         a->gen = c->session_gen;
-        dir_of(c, dir, sizeof dir);
         if (a->ephemeral) { /* a nested acquire by the holder: its own node is in the way */
             struct zk_hold *h = zk_hold_find(c, a->key);
             a->nested = h && h->gen == c->session_gen;
@@ -379,7 +378,7 @@ static void step_to(struct lock_client *c, enum step s)
         } else if (a->unknown) {
             zka_request(c, S_FIND, dir, a->name);
         } else {
-            snprintf(path, sizeof path, "%s/%s", dir, a->name);
+            (void)path_join(path, sizeof path, dir, a->name); /* fits: parent < ZK_PATH_MAX */
             zka_request(c, S_CREATE, path, NULL);
         }
         return;
@@ -450,7 +449,7 @@ void zka_deliver(struct ev_letter *l)
         else if (m->step == a->step && a->released)
             on_release_reply(c, m);
     }
-    free(m);
+    zka_letter_free(m);
     zka_unref(c);
 }
 

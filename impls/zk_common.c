@@ -422,8 +422,8 @@ int zk_hold_push(struct lock_client *c, const char *key, const char *path, int64
         return -1;
     }
     struct zk_hold *h = &c->held[c->n_held++];
-    snprintf(h->key, sizeof h->key, "%s", key);
-    snprintf(h->path, sizeof h->path, "%s", path);
+    zk_copy(h->key, sizeof h->key, key);
+    zk_copy(h->path, sizeof h->path, path);
     h->gen = c->session_gen;
     h->count = 1;
     if (c->env->fencing)

@@ -24,6 +24,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <string.h>
 #include <zookeeper/zookeeper.h>
 
 #include "lock.h"
@@ -32,6 +33,19 @@
 #define ZK_PATH_MAX 512      /* longest node path the designs build */
 #define ZK_KEY_MAX 256       /* longest lock key */
 #define ZK_MAX_HOLDS 8       /* locks (or non-reentrant nested grants) held at once */
+
+/* src into dst (n bytes), cut to fit as snprintf(dst, n, "%s", src) would;
+ * the length copied. A client group copies node paths with it several
+ * times a cycle, where snprintf's format machinery cost more than the copy. */
+static inline size_t zk_copy(char *dst, size_t n, const char *src)
+{
+    size_t len = strlen(src);
+    if (len >= n)
+        len = n - 1;
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+    return len;
+}
 
 /* The ZooKeeper designs' own setting, one row they all share (a key of
  * the lock section: lock.on_disconnect). ignore: a holder goes on through

@@ -59,6 +59,7 @@ struct zkw {
     int64_t last_zxid;
     int32_t xid;
     struct zkw_req *head, *tail;
+    struct zkw_req *spare; /* one answered request kept for the next (no malloc a request) */
     unsigned char *in, *out;
     size_t in_len, in_cap, out_len, out_off, out_cap;
     int64_t last_send, last_recv, attempt_at;
@@ -276,6 +277,7 @@ static void on_reply(struct zkw *w, struct zkw_req *q, int32_t err, struct jute_
     struct zkw_result res = {.rc = err, .path = ""};
     char path[ZKW_PATH_MAX];
     char **names = NULL;
+    _Alignas(char *) char few[512]; /* a short listing's names (pointers first) */
     if (err == ZOK) {
         size_t len;
         const unsigned char *s;
@@ -304,17 +306,27 @@ static void on_reply(struct zkw *w, struct zkw_req *q, int32_t err, struct jute_
                 r->bad = true;
                 break;
             }
-            names = calloc((size_t)n + 1, sizeof *names);
+            /* one block: the pointers, then the names, each terminated
+             * (the record's bytes, n length words aside, plus n ends); on
+             * the stack when it fits, as an uncontended queue's one name */
+            size_t table = ((size_t)n + 1) * sizeof *names;
+            size_t need = table + r->left - 4 * (size_t)n + (size_t)n;
+            names = need <= sizeof few ? (char **)few : malloc(need);
+            char *at = (char *)names + table;
             for (int i = 0; names && i < n && !r->bad; i++) {
                 s = jute_get_bytes(r, &len);
-                if (!(names[i] = malloc(len + 1)))
-                    break; /* out of memory: no hole in the list, ZSYSTEMERROR below */
-                memcpy(names[i], s, len);
-                names[i][len] = '\0';
+                if (r->bad)
+                    break;
+                names[i] = at;
+                memcpy(at, s, len);
+                at[len] = '\0';
+                at += len + 1;
                 res.n = i + 1;
             }
-            if (!names || res.n != n)
+            if (!names)
                 res.rc = ZSYSTEMERROR;
+            else
+                names[res.n] = NULL;
             res.names = names;
             break;
         }
@@ -325,9 +337,8 @@ static void on_reply(struct zkw *w, struct zkw_req *q, int32_t err, struct jute_
             res.rc = ZMARSHALLINGERROR;
     }
     q->done(q->arg, &res);
-    for (int i = 0; names && i < res.n; i++)
-        free(names[i]);
-    free(names);
+    if (names != (char **)few)
+        free(names);
 }
 
 /* One whole frame; false when the connection must be dropped. */
@@ -366,7 +377,10 @@ static bool on_frame(struct zkw *w, const unsigned char *p, size_t len)
     if (!w->head)
         w->tail = NULL;
     on_reply(w, q, err, &r);
-    free(q);
+    if (w->spare)
+        free(q);
+    else
+        w->spare = q;
     return true;
 }
 
@@ -532,6 +546,7 @@ void zkw_close(struct zkw *w)
     drop_socket(w);
     evloop_timer_cancel(w->L, &w->timer);
     fail_all(w, ZCLOSING);
+    free(w->spare);
     free(w->in);
     free(w->out);
     free(w);
@@ -562,7 +577,8 @@ static int req_begin(struct zkw *w, int32_t op, const char *path, size_t *at)
 /* End the request begun at `at`: queue it for its reply and send it. */
 static int req_end(struct zkw *w, size_t at, int32_t op, zkw_done_fn done, void *arg)
 {
-    struct zkw_req *q = malloc(sizeof *q);
+    struct zkw_req *q = w->spare ? w->spare : malloc(sizeof *q);
+    w->spare = NULL;
     if (!q) {
         w->out_len = at; /* take it back */
         return ZSYSTEMERROR;

@@ -22,7 +22,9 @@
  * bench_ceiling_loop: ZooKeeper's bench/bare_zk_many.c, one epoll thread;
  * the databases' and etcd's bare loops with a thread per connection,
  * bench/bare_threads.c), the same requests as the store's bench_impl
- * cycle, each connection on a key of its own, after a warm-up; against
+ * cycle, each connection on a key of its own, after a warm-up (ZooKeeper's
+ * also the parents a client's first acquire creates, in the measured
+ * time, as the lab's clients create them in theirs); against
  * that design with N clients on per-client keys. The store's own switch
  * (--force-sync: ZooKeeper's forceSync) as in `bench overhead`.
  */
@@ -70,8 +72,10 @@ static void ceiling_usage(FILE *f)
             "    ceiling is 1 / (1/SET + 1/EVAL) cycles/s; against redis-lua.\n"
             "  zookeeper: a bare loop of N sessions in one thread (epoll, ZooKeeper's\n"
             "    wire protocol), each on a parent of its own doing create\n"
-            "    ephemeral-sequential + getChildren + delete, for S seconds; against\n"
-            "    zk-sequential. forceSync off unless --force-sync.\n"
+            "    ephemeral-sequential + getChildren + delete, for S seconds, the first\n"
+            "    cycle of each creating /locklab and its parent first (as a lab client's\n"
+            "    first acquire does); against zk-sequential. forceSync off unless\n"
+            "    --force-sync.\n"
             "  postgres: a bare loop of N libpq sessions, a thread and a key each, doing\n"
             "    pg_advisory_lock + pg_advisory_unlock; against pg-advisory (at most 290:\n"
             "    the lab starts PostgreSQL with max_connections=300).\n"
