@@ -17,8 +17,8 @@ void client_cs_init(struct client_cs *cs, struct region *rg, const struct lock_o
                     int idx, int k)
 {
     *cs = (struct client_cs){
-        .h = rg->head, .sl = &rg->slots[idx], .hist_sl = &rg->slots[idx],
-        .log = rg->iv + (int64_t)idx * rg->iv_cap, .iv_cap = rg->iv_cap, .ok = &rg->keys[k].oracle, .k = k, .idx = idx,
+        .h = rg->head, .sl = &rg->slots[idx], .log = rg->iv + (int64_t)idx * rg->iv_cap,
+        .iv_cap = rg->iv_cap, .ok = &rg->keys[k].oracle, .k = k, .idx = idx,
         /* only a release that removes a lock from a shared store can remove
          * someone else's; a process-local mutex has nothing to delete */
         .shared_store = backend_of(ops) != NULL,
@@ -55,7 +55,7 @@ void client_cs_enter(struct client_cs *cs, int64_t t_wait, int64_t t_enter)
     oracle_enter(cs->ok, &sl->cur.enter_seq);
     atomic_store(&sl->iv_phase, IV_INSIDE);
     sl->acquired++;
-    hist_record(&cs->hist_sl->acquire, (t_enter - t_wait + 500) / 1000);
+    hist_record(&sl->acquire, (t_enter - t_wait + 500) / 1000);
 }
 
 void client_cs_exit(struct client_cs *cs, enum workload_step ws, const struct lab_err *err)
@@ -66,7 +66,7 @@ void client_cs_exit(struct client_cs *cs, enum workload_step ws, const struct la
     atomic_store(&sl->iv_phase, IV_EXITING);
     sl->cur.exit_seq = oracle_exit(cs->ok);
     atomic_store(&sl->iv_phase, IV_RELEASING);
-    hist_record(&cs->hist_sl->hold, (t_exit - sl->cur.enter_ns + 500) / 1000);
+    hist_record(&sl->hold, (t_exit - sl->cur.enter_ns + 500) / 1000);
     if (ws == WORKLOAD_DONE && !cs->optimistic)
         sl->units++;
     else if (ws == WORKLOAD_FAILED) {
@@ -85,7 +85,7 @@ int client_cs_released(struct client_cs *cs, enum workload_step ws, enum release
 {
     struct client_slot *sl = cs->sl;
     int64_t t_released = lab_now_ns();
-    hist_record(&cs->hist_sl->release, (t_released - sl->cur.exit_ns + 500) / 1000);
+    hist_record(&sl->release, (t_released - sl->cur.exit_ns + 500) / 1000);
     sl->cur.release_ns = t_released;
     /* only a release that knows it removed our lock is evidence (an
      * adapter's `released ?` is not: RELEASE_UNCHECKED) */

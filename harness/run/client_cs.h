@@ -18,8 +18,6 @@
 struct client_cs {
     struct shared_head *h;
     struct client_slot *sl;
-    struct client_slot *hist_sl; /* whose latency histograms it records into: its own, or
-                                    its group's (group.c; the run reports them merged) */
     struct oracle_interval *log; /* its interval log (rg->iv_cap entries) */
     int64_t iv_cap;
     struct oracle_key *ok;       /* the oracle of its key */

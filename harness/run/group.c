@@ -5,17 +5,10 @@
  * Each logical client is what client.c's process is, as a state machine:
  * acquire (the design's asynchronous hooks, lock_ops.async), mark entry,
  * the workload's unit (workload_async.c: business time is a timer), mark
- * exit, release, think (a timer), again. Every mark and counter goes to
- * the client's own slot of the shared region through the same bookkeeping
- * the blocking client uses (client_cs.c), so the oracle, the parent's
- * close_interval and the verdicts cannot tell the two apart. The latency
- * histograms are the one exception: a group's running clients record into
- * one set, its first running client's, since the run only ever reports
- * them merged (runner.c, collect: the same counts, min, max and sums).
- * Each client's own set cost a page fault for every bucket page it first
- * touched: 10,000 ZooKeeper clients, a few cycles each, took 1.3 faults
- * per cycle, 400 MiB of the group's RSS and a tenth of its CPU
- * (docs/benchmarks.md, "ZooKeeper in client groups"). Only
+ * exit, release, think (a timer), again. Every mark, histogram and counter
+ * goes to the client's own slot of the shared region through the same
+ * bookkeeping the blocking client uses (client_cs.c), so the oracle, the
+ * parent's close_interval and the verdicts cannot tell the two apart. Only
  * the process is shared: a fault that stops or kills it hits every client
  * of the group, and its CPU time is counted once, in the first client's
  * slot.
@@ -349,13 +342,6 @@ _Noreturn void group_main(const struct scenario *s, const struct lock_ops *ops,
             arrival_init(&c->arr, s, c->idx, lab_now_ns());
             g.running++;
         }
-        struct client_slot *hists = NULL; /* the group's histograms (see the top) */
-        for (int i = 0; i < n; i++)
-            if (!g.c[i].failed) {
-                if (!hists)
-                    hists = g.c[i].cs.sl; /* running: collect merges it, a failed one not */
-                g.c[i].cs.hist_sl = hists;
-            }
         for (int i = 0; i < n; i++)
             if (!g.c[i].failed)
                 next_op(&g.c[i]);
