@@ -184,6 +184,8 @@ static void revoke_all(struct evloop *L)
             continue;
         a->revoked = true;
         etcd_async_ka_disarm(a->c);
+        if (a->kc)
+            etcd_aconn_cancel(a->kc); /* a renewal under way: given up, as watchdog_stop */
         evloop_timer_cancel(L, &a->timer);
         if (!a->c->lease)
             continue;
