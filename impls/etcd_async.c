@@ -10,6 +10,9 @@
 
 #define KA_RETRY_NS (50 * 1000000LL) /* a failed keep-alive is sent again so soon */
 
+static struct etcd_async *sessions; /* this process's grouped session clients */
+static int revokes_pending;         /* close's revokes not answered yet */
+
 static int64_t ka_period(const struct lock_client *c)
 {
     return c->ttl_s * 1000000000LL / 3;
@@ -108,6 +111,95 @@ void etcd_async_released(struct lock_client *c, enum release_status rs)
     lock_deliver_released(&a->released, a->arg, rs, &a->err);
 }
 
+static void on_session_granted(void *arg, json_t *resp, const struct lab_err *err)
+{
+    struct lock_client *c = arg;
+    struct etcd_async *a = c->as;
+    int64_t id = resp ? etcd_num(resp, "ID", NULL) : 0;
+    if (!resp)
+        a->err = *err;
+    else if (!id)
+        lab_err_set(&a->err, EIO, "etcd granted no lease");
+    if (id) {
+        c->lease = id;
+        atomic_store(&c->lease_lost, 0);
+        etcd_async_ka_arm(c, id);
+    }
+    a->then(c, id);
+}
+
+void etcd_async_session(struct lock_client *c,
+                        void (*then)(struct lock_client *c, int64_t lease))
+{
+    struct etcd_async *a = c->as;
+    if (c->lease && !atomic_load(&c->lease_lost)) {
+        then(c, c->lease);
+        return;
+    }
+    etcd_async_ka_disarm(c);
+    a->then = then;
+    etcd_aconn_call(a->ec, ETCD_GRANT, etcd_grant_req(c), on_session_granted, c);
+}
+
+static void on_session_dropped(void *arg, json_t *resp, const struct lab_err *err)
+{
+    (void)resp, (void)err;
+    struct lock_client *c = arg;
+    atomic_store(&c->lease_lost, 1);
+    c->as->then(c, 0);
+}
+
+void etcd_async_session_drop(struct lock_client *c,
+                             void (*then)(struct lock_client *c, int64_t lease))
+{
+    struct etcd_async *a = c->as;
+    etcd_async_ka_disarm(c);
+    a->then = then;
+    if (c->lease)
+        etcd_aconn_call(a->ec, ETCD_REVOKE, etcd_lease_id_req(c->lease), on_session_dropped, c);
+    else
+        on_session_dropped(c, NULL, NULL);
+}
+
+void etcd_async_session_error(struct lock_client *c, const struct lab_err *err)
+{
+    c->as->err = *err;
+    etcd_session_failed(c, err);
+    etcd_async_acquired(c, LOCK_ERROR);
+}
+
+static void on_close_revoked(void *arg, json_t *resp, const struct lab_err *err)
+{
+    (void)arg, (void)resp, (void)err;
+    revokes_pending--;
+}
+
+/* Revoke every session of loop L at once, and wait (on the loop, at most
+ * ETCD_ASYNC_CLOSE_NS) for the answers. */
+static void revoke_all(struct evloop *L)
+{
+    revokes_pending = 0;
+    for (struct etcd_async *a = sessions; a; a = a->next) {
+        if (a->L != L || a->revoked)
+            continue;
+        a->revoked = true;
+        etcd_async_ka_disarm(a->c);
+        if (a->kc)
+            etcd_aconn_cancel(a->kc); /* a renewal under way: given up, as watchdog_stop */
+        evloop_timer_cancel(L, &a->timer);
+        if (!a->c->lease)
+            continue;
+        etcd_aconn_cancel(a->ec); /* nothing should be under way: abandoned if so */
+        etcd_aconn_call(a->ec, ETCD_REVOKE, etcd_lease_id_req(a->c->lease), on_close_revoked,
+                        a->c);
+        revokes_pending++;
+    }
+    int64_t until = lab_now_ns() + ETCD_ASYNC_CLOSE_NS;
+    for (int64_t now = lab_now_ns(); revokes_pending > 0 && now < until; now = lab_now_ns())
+        if (evloop_run_once(L, until - now) < 0)
+            break;
+}
+
 int etcd_async_open(struct lock_client **out, const struct lock_env *env, struct evloop *loop,
                     bool keepalive, void (*on_timer)(struct ev_timer *t), lock_opened_fn opened,
                     void *arg, struct lab_err *err)
@@ -138,6 +230,13 @@ int etcd_async_open(struct lock_client **out, const struct lock_env *env, struct
     }
     etcd_aconn_count(a->ec, &env->stats->round_trips);
     evloop_timer_at(loop, &a->timer, 0); /* opened, from the loop */
+    if (keepalive) { /* a session to give back at close */
+        a->next = sessions;
+        if (sessions)
+            sessions->prev = a;
+        sessions = a;
+        a->listed = true;
+    }
     *out = c;
     return 0;
 }
@@ -147,6 +246,16 @@ void etcd_async_close(struct lock_client *c)
     if (!c)
         return;
     struct etcd_async *a = c->as;
+    if (a->listed) {
+        if (!a->revoked)
+            revoke_all(a->L);
+        if (a->prev)
+            a->prev->next = a->next;
+        else
+            sessions = a->next;
+        if (a->next)
+            a->next->prev = a->prev;
+    }
     evloop_timer_cancel(a->L, &a->timer);
     evloop_timer_cancel(a->L, &a->ka_timer);
     etcd_aconn_free(a->kc);

@@ -14,6 +14,18 @@
  * member, while the lease may still run), counted as the watchdog counts.
  * A paused group's process sends none, so its leases run out as one
  * process's would.
+ *
+ * A session (etcd-mutex, etcd-lock-api) is the blocking one's: granted at
+ * the first acquire (and anew once lost), kept alive by the timer, given
+ * back at close. Close cannot wait on the loop for one client's revoke at
+ * a time, so the first close of a group's loop sends the revokes of every
+ * session client of that loop at once and runs the loop until they are
+ * answered or ETCD_ASYNC_CLOSE_NS has passed; the closes after it only
+ * free. A revoke not answered by then (etcd down, slow) is abandoned: that
+ * lease, no longer kept alive, runs out after its TTL and takes its keys
+ * with it, as a killed blocking client's does; no acquire is under way any
+ * more, so nothing waits on it but other runs' waiters, which etcd wakes
+ * when it expires.
  */
 #ifndef LOCKLAB_ETCD_ASYNC_H
 #define LOCKLAB_ETCD_ASYNC_H
@@ -43,6 +55,13 @@ struct etcd_async {
     bool canceled;           /* etcd canceled the watch */
     char ekey[ETCD_KEY_MAX + 32];
     char value[64];
+    char pfx[ETCD_KEY_MAX + 16];  /* etcd-mutex: the lock's prefix */
+    char other[ETCD_KEY_MAX + 32]; /* etcd-mutex: the key waited for */
+    int64_t my_rev;          /* etcd-mutex: our key's create revision */
+    void (*then)(struct lock_client *c, int64_t lease); /* after a session step */
+    /* the session clients of this process, for close */
+    struct etcd_async *next, *prev;
+    bool listed, revoked;
     int outcome;             /* what the operation ends with, once a last request answered */
     struct lab_err err;
     lock_opened_fn opened;
@@ -58,12 +77,30 @@ struct etcd_async {
 int etcd_async_open(struct lock_client **out, const struct lock_env *env, struct evloop *loop,
                     bool keepalive, void (*on_timer)(struct ev_timer *t), lock_opened_fn opened,
                     void *arg, struct lab_err *err);
-/* lock_async_ops.close: stops everything, frees c. */
+/* lock_async_ops.close: gives the session back (see above), stops
+ * everything, frees c. */
 void etcd_async_close(struct lock_client *c);
 /* The client of the step timer t. */
 struct lock_client *etcd_async_of(struct ev_timer *t);
 /* Deliver opened; true when the timer was the open's. */
 bool etcd_async_opening(struct lock_client *c);
+
+/* How long the first close of a group's loop waits for the sessions'
+ * revokes. */
+#define ETCD_ASYNC_CLOSE_NS (1000 * 1000000LL)
+
+/* The session's lease as etcd_session gives it (granted and kept alive
+ * anew when there is none or it was lost): then(c, id) from the loop, or
+ * then(c, 0) with the error in c->as->err. A session still held calls
+ * then at once. */
+void etcd_async_session(struct lock_client *c,
+                        void (*then)(struct lock_client *c, int64_t lease));
+/* etcd_session_drop on the loop: the keep-alive stops, the lease is
+ * revoked (best effort), the session is lost; then then(c, 0). */
+void etcd_async_session_drop(struct lock_client *c,
+                             void (*then)(struct lock_client *c, int64_t lease));
+/* An acquire failed with err: etcd_session_failed, then LOCK_ERROR. */
+void etcd_async_session_error(struct lock_client *c, const struct lab_err *err);
 
 /* Renew lease id every ttl/3 from now; stop renewing. */
 void etcd_async_ka_arm(struct lock_client *c, int64_t id);

@@ -160,6 +160,11 @@ json_t *etcd_lease_id_req(int64_t id)
     return json_pack("{s:I}", "ID", (json_int_t)id);
 }
 
+json_t *etcd_key_req(const char *key)
+{
+    return json_pack("{s:o}", "key", etcd_b64s(key));
+}
+
 json_t *etcd_watch_delete_req(const char *key, int64_t rev)
 {
     return json_pack("{s:{s:o, s:I, s:[s]}}", "create_request", "key", etcd_b64s(key),
@@ -213,8 +218,7 @@ int etcd_wait_delete(struct lock_client *c, const char *key, int64_t rev, int64_
 int etcd_delete(struct lock_client *c, const char *key, struct lab_err *err)
 {
     json_t *resp;
-    if (etcd_call(c->ec, ETCD_DELETE, json_pack("{s:o}", "key", etcd_b64s(key)), &resp,
-                  err) != 0)
+    if (etcd_call(c->ec, ETCD_DELETE, etcd_key_req(key), &resp, err) != 0)
         return -1;
     int deleted = etcd_num(resp, "deleted", NULL) > 0;
     json_decref(resp);

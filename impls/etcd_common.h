@@ -102,6 +102,8 @@ void etcd_session_failed(struct lock_client *c, const struct lab_err *err);
 /* The requests' bodies, the same from both sides. */
 json_t *etcd_grant_req(const struct lock_client *c);   /* a lease of c->ttl_s */
 json_t *etcd_lease_id_req(int64_t id);                /* revoke, keep-alive */
+/* {key}: a range of one key, its deletion, an Unlock. */
+json_t *etcd_key_req(const char *key);
 /* A watch of key's deletions from rev + 1. */
 json_t *etcd_watch_delete_req(const char *key, int64_t rev);
 /* A message of that watch: 1 a deletion (counted as a notification),

@@ -33,7 +33,7 @@
  * looks like a long wait, and abandoning a call gives up the waiter's
  * place in the queue (docs/benchmarks.md, the leader killed on 3 members).
  */
-#include "etcd_common.h"
+#include "etcd_lock_api.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -44,10 +44,15 @@ static int ela_open(struct lock_client **out, const struct lock_env *env, struct
     return etcd_lock_open(out, env, true, err);
 }
 
-/* The Lock answer: its owner key into the caller's buffer. */
-static int on_locked(void *arg, json_t *msg, struct lab_err *err)
+json_t *etcd_lock_api_req(const char *key, int64_t lease)
 {
-    char *owner = arg;
+    char name[ETCD_KEY_MAX + 16];
+    snprintf(name, sizeof name, ETCD_KEY_PREFIX "%s", key);
+    return json_pack("{s:o, s:I}", "name", etcd_b64s(name), "lease", (json_int_t)lease);
+}
+
+int etcd_lock_api_owner(const json_t *msg, char owner[ETCD_KEY_MAX + 32], struct lab_err *err)
+{
     if (etcd_unb64(json_object_get(msg, "key"), owner, ETCD_KEY_MAX + 32) <= 0) {
         lab_err_set(err, EIO, "etcd Lock answered no key");
         return -1;
@@ -55,17 +60,31 @@ static int on_locked(void *arg, json_t *msg, struct lab_err *err)
     return 1;
 }
 
+int64_t etcd_lock_api_token(const json_t *range, struct lab_err *err)
+{
+    int64_t rev = etcd_num(etcd_first_kv(range), "create_revision", NULL);
+    if (rev <= 0) { /* deleted since the answer: not ours to hold */
+        lab_err_set(err, EIO, "etcd Lock: the owner key was gone before its token was read");
+        return 0;
+    }
+    return rev;
+}
+
+/* The Lock answer: its owner key into the caller's buffer. */
+static int on_locked(void *arg, json_t *msg, struct lab_err *err)
+{
+    return etcd_lock_api_owner(msg, arg, err);
+}
+
 static enum lock_status ela_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                                     struct lab_err *err)
 {
-    char name[ETCD_KEY_MAX + 16], owner[ETCD_KEY_MAX + 32];
+    char owner[ETCD_KEY_MAX + 32];
     int64_t lease = etcd_session(c, err), rev = 0;
     if (!lease)
         return LOCK_ERROR;
-    snprintf(name, sizeof name, ETCD_KEY_PREFIX "%s", key);
-    json_t *req = json_pack("{s:o, s:I}", "name", etcd_b64s(name), "lease", (json_int_t)lease);
-    int r = etcd_stream(c->ec, "/v3/lock/lock", req, on_locked, owner, lab_now_ns() + wait_ns,
-                        c->env->stop, err);
+    int r = etcd_stream(c->ec, ETCD_LOCK, etcd_lock_api_req(key, lease), on_locked, owner,
+                        lab_now_ns() + wait_ns, c->env->stop, err);
     if (r == 0)
         return LOCK_TIMEOUT;
     if (r < 0) {
@@ -74,15 +93,12 @@ static enum lock_status ela_acquire(struct lock_client *c, const char *key, int6
     }
     if (c->env->fencing) {
         json_t *resp;
-        if (etcd_call(c->ec, "/v3/kv/range", json_pack("{s:o}", "key", etcd_b64s(owner)), &resp,
-                      err) != 0)
+        if (etcd_call(c->ec, ETCD_RANGE, etcd_key_req(owner), &resp, err) != 0)
             return LOCK_ERROR;
-        rev = etcd_num(etcd_first_kv(resp), "create_revision", NULL);
+        rev = etcd_lock_api_token(resp, err);
         json_decref(resp);
-        if (rev <= 0) { /* deleted since the answer: not ours to hold */
-            lab_err_set(err, EIO, "etcd Lock: the owner key was gone before its token was read");
+        if (!rev)
             return LOCK_ERROR;
-        }
     }
     return etcd_hold_push(c, key, owner, rev, lease, err) == 0 ? LOCK_GRANTED : LOCK_ERROR;
 }
@@ -94,8 +110,7 @@ static enum release_status ela_release(struct lock_client *c, const char *key,
     json_t *resp;
     if (!etcd_hold_pop(c, key, &h))
         return RELEASE_NOT_OWNER;
-    if (etcd_call(c->ec, "/v3/lock/unlock", json_pack("{s:o}", "key", etcd_b64s(h.ekey)), &resp,
-                  err) != 0) {
+    if (etcd_call(c->ec, ETCD_UNLOCK, etcd_key_req(h.ekey), &resp, err) != 0) {
         etcd_session_drop(c); /* a key left behind would block everyone */
         return RELEASE_ERROR;
     }
@@ -113,4 +128,5 @@ const struct lock_ops lock_etcd_lock_api = {
     .acquire = ela_acquire,
     .release = ela_release,
     .close = etcd_lock_close,
+    .async = &etcd_lock_api_async,
 };

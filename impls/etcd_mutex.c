@@ -31,7 +31,7 @@
  * Fencing token: our key's create revision. Keys are granted in create
  * revision order, so tokens rise from holder to holder.
  */
-#include "etcd_common.h"
+#include "etcd_mutex.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -54,20 +54,25 @@ static json_t *range_under(const char *pfx, int64_t max_rev)
     return r;
 }
 
-/* Put our key if it is not there and read the holder's: 1 ours holds,
- * 0 another does, -1 with err; *my_rev our key's create revision. */
-static int em_enter(struct lock_client *c, const char *pfx, const char *mine, int64_t lease,
-                    int64_t *my_rev, struct lab_err *err)
+void etcd_mutex_names(const char *key, int64_t lease, char pfx[ETCD_KEY_MAX + 16],
+                      char mine[ETCD_KEY_MAX + 32])
 {
-    json_t *resp;
-    json_t *req = json_pack(
+    snprintf(pfx, ETCD_KEY_MAX + 16, ETCD_KEY_PREFIX "%s/", key);
+    snprintf(mine, ETCD_KEY_MAX + 32, "%s%" PRIx64, pfx, (uint64_t)lease);
+}
+
+json_t *etcd_mutex_enter_req(const char *pfx, const char *mine, int64_t lease)
+{
+    return json_pack(
         "{s:[{s:o, s:s, s:s, s:i}], s:[{s:{s:o, s:s, s:I}}, {s:o}], s:[{s:{s:o}}, {s:o}]}",
         "compare", "key", etcd_b64s(mine), "target", "CREATE", "result", "EQUAL",
         "create_revision", 0, "success", "request_put", "key", etcd_b64s(mine), "value", "",
         "lease", (json_int_t)lease, "request_range", range_under(pfx, 0), "failure",
         "request_range", "key", etcd_b64s(mine), "request_range", range_under(pfx, 0));
-    if (etcd_call(c->ec, "/v3/kv/txn", req, &resp, err) != 0)
-        return -1;
+}
+
+int etcd_mutex_enter_answer(const json_t *resp, int64_t *my_rev)
+{
     const json_t *rs = json_object_get(resp, "responses");
     if (json_is_true(json_object_get(resp, "succeeded")))
         *my_rev = etcd_num(resp, "header", "revision", NULL);
@@ -77,8 +82,32 @@ static int em_enter(struct lock_client *c, const char *pfx, const char *mine, in
     int64_t owner = etcd_num(etcd_first_kv(json_object_get(json_array_get(rs, 1),
                                                            "response_range")),
                              "create_revision", NULL);
-    json_decref(resp);
     return owner == *my_rev;
+}
+
+json_t *etcd_mutex_lower_req(const char *pfx, int64_t my_rev)
+{
+    return range_under(pfx, my_rev - 1);
+}
+
+int etcd_mutex_lower_answer(const json_t *resp, char last[ETCD_KEY_MAX + 32], int64_t *rev)
+{
+    const json_t *kv = etcd_first_kv(resp);
+    *rev = etcd_num(resp, "header", "revision", NULL);
+    return kv && etcd_unb64(json_object_get(kv, "key"), last, ETCD_KEY_MAX + 32) >= 0;
+}
+
+/* Put our key if it is not there and read the holder's: 1 ours holds,
+ * 0 another does, -1 with err; *my_rev our key's create revision. */
+static int em_enter(struct lock_client *c, const char *pfx, const char *mine, int64_t lease,
+                    int64_t *my_rev, struct lab_err *err)
+{
+    json_t *resp;
+    if (etcd_call(c->ec, ETCD_TXN, etcd_mutex_enter_req(pfx, mine, lease), &resp, err) != 0)
+        return -1;
+    int r = etcd_mutex_enter_answer(resp, my_rev);
+    json_decref(resp);
+    return r;
 }
 
 /* Wait until no key under pfx was created before my_rev (waitDeletes).
@@ -89,11 +118,10 @@ static int em_wait_lower(struct lock_client *c, const char *pfx, int64_t my_rev,
     char last[ETCD_KEY_MAX + 32];
     for (;;) {
         json_t *resp;
-        if (etcd_call(c->ec, "/v3/kv/range", range_under(pfx, my_rev - 1), &resp, err) != 0)
+        int64_t rev;
+        if (etcd_call(c->ec, ETCD_RANGE, etcd_mutex_lower_req(pfx, my_rev), &resp, err) != 0)
             return -1;
-        const json_t *kv = etcd_first_kv(resp);
-        int64_t rev = etcd_num(resp, "header", "revision", NULL);
-        int have = kv && etcd_unb64(json_object_get(kv, "key"), last, sizeof last) >= 0;
+        int have = etcd_mutex_lower_answer(resp, last, &rev);
         json_decref(resp);
         if (!have)
             return 1;
@@ -111,8 +139,7 @@ static enum lock_status em_acquire(struct lock_client *c, const char *key, int64
     int64_t lease = etcd_session(c, err);
     if (!lease)
         return LOCK_ERROR;
-    snprintf(pfx, sizeof pfx, ETCD_KEY_PREFIX "%s/", key);
-    snprintf(mine, sizeof mine, "%s%" PRIx64, pfx, (uint64_t)lease);
+    etcd_mutex_names(key, lease, pfx, mine);
     int r = em_enter(c, pfx, mine, lease, &my_rev, err);
     if (r == 0) {
         r = em_wait_lower(c, pfx, my_rev, deadline, err);
@@ -122,8 +149,7 @@ static enum lock_status em_acquire(struct lock_client *c, const char *key, int64
         }
         if (r == 1) { /* our key must still be there: the session may have expired */
             json_t *resp;
-            if (etcd_call(c->ec, "/v3/kv/range", json_pack("{s:o}", "key", etcd_b64s(mine)),
-                          &resp, err) != 0)
+            if (etcd_call(c->ec, ETCD_RANGE, etcd_key_req(mine), &resp, err) != 0)
                 return LOCK_ERROR;
             r = etcd_first_kv(resp) ? 1 : -1;
             json_decref(resp);
@@ -161,4 +187,5 @@ const struct lock_ops lock_etcd_mutex = {
     .acquire = em_acquire,
     .release = em_release,
     .close = etcd_lock_close,
+    .async = &etcd_mutex_async,
 };

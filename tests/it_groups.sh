@@ -40,6 +40,13 @@
 #    costs the blocking design's 3 requests (grant, txn, txn), no more and
 #    no fewer; with a business time longer than its 1 s lease the oracle
 #    catches two holders across 2 groups;
+#  - etcd-mutex and etcd-lock-api (a session lease per client, kept alive
+#    by a timer on the loop): the same hot key, safe and exact; on a key
+#    per client every cycle costs the blocking design's 2 requests, and
+#    every session one grant and one revoke (the group's close gives the
+#    sessions back, as a blocking close does); holders of a 700 ms
+#    business and waiters with a 20 s budget at a 1 s stop: the stop ends
+#    the waits (at most the holders', no waiter granted one after another);
 #  - pg-advisory and pg-for-update (a libpq session per logical client, on
 #    libpq's non-blocking API), 16 clients in one process on one hot key:
 #    safe, the counter exact; pg-advisory's round trips exactly the
@@ -138,7 +145,7 @@ expect: {"*": safe}
 YAML
 cat > "$D/etcd.yaml" <<'YAML'
 name: groups-etcd
-impls: [etcd-lease]
+impls: [etcd-lease, etcd-mutex, etcd-lock-api]
 clients: 16
 run: {ops_per_client: 3, max_duration: 20s, clients_per_process: 16}
 lock: {key: getcd, ttl: 5s, wait: 15s}
@@ -152,6 +159,24 @@ clients: 32
 run: {max_duration: 500ms, clients_per_process: 32}
 lock: {keys: per-client, ttl: 5s, wait: 5s}
 workload: {kind: counter}
+expect: {"*": safe}
+YAML
+cat > "$D/etcdsess.yaml" <<'YAML'
+name: groups-etcd-sessions
+impls: [etcd-mutex, etcd-lock-api]
+clients: 32
+run: {ops_per_client: 20, max_duration: 20s, clients_per_process: 32}
+lock: {keys: per-client, ttl: 5s, wait: 5s}
+workload: {kind: counter}
+expect: {"*": safe}
+YAML
+cat > "$D/etcdstop.yaml" <<'YAML'
+name: groups-etcd-stop
+impls: [etcd-mutex, etcd-lock-api]
+clients: 6
+run: {max_duration: 1s, clients_per_process: 6}
+lock: {key: getcdstop, ttl: 5s, wait: 20s}
+workload: {kind: counter, business: 700ms}
 expect: {"*": safe}
 YAML
 cat > "$D/etcdbroken.yaml" <<'YAML'
@@ -184,7 +209,7 @@ faults:
 expect: {"*": blocked}
 YAML
 "$LOCKLAB" run "$D/safe.yaml" "$D/rsn.yaml" "$D/broken.yaml" "$D/zk.yaml" "$D/etcd.yaml" \
-    "$D/etcdpc.yaml" "$D/etcdbroken.yaml" "$D/pg.yaml" "$D/pgstop.yaml" --out "$WORK/results" \
+    "$D/etcdpc.yaml" "$D/etcdsess.yaml" "$D/etcdstop.yaml" "$D/etcdbroken.yaml" "$D/pg.yaml" "$D/pgstop.yaml" --out "$WORK/results" \
     --quiet --no-plot > "$WORK/run.txt" 2>&1
 expect_eq "both runs met their expectations" "$?" 0
 S=$WORK/results/latest/summary.json
@@ -223,6 +248,20 @@ expect_eq "etcd-lease in a group: 3 requests a cycle, as the blocking design" \
     "$(jget "$S" $r.lock_stats.round_trips)" "$((3 * acq))"
 expect_violation "etcd-lease in groups, business longer than the lease" \
     results.scenario=groups-etcd-broken,impl=etcd-lease
+for impl in etcd-mutex etcd-lock-api; do
+    r=results.scenario=groups-etcd,impl=$impl
+    expect_exact "$impl, 16 clients in one group" $r 48
+    expect_eq "$impl: one client process" "$(jget "$S" $r.cpu.client_processes)" 1
+    r=results.scenario=groups-etcd-sessions,impl=$impl
+    expect_eq "$impl, a key per client in a group: every cycle" "$(jget "$S" $r.ops.acquired)" 640
+    expect_eq "$impl in a group: 2 requests a cycle + grant and revoke a session, as blocking" \
+        "$(jget "$S" $r.lock_stats.round_trips)" "$((2 * 640 + 2 * 32))"
+    r=results.scenario=groups-etcd-stop,impl=$impl
+    in_range "$impl: the stop ends the group's waits (no grants after it)" \
+        "$(jget "$S" $r.ops.acquired)" 1 3
+done
+expect_gt "etcd-mutex: waiters woken by their watch" \
+    "$(jget "$S" results.scenario=groups-etcd,impl=etcd-mutex.lock_stats.notifications)" 0
 for impl in pg-advisory pg-for-update; do
     r=results.scenario=groups-pg,impl=$impl
     expect_exact "$impl, 16 clients in one process" $r 80
