@@ -181,19 +181,12 @@ void zka_deliver_now(struct lock_client *c)
 {
     struct zk_async *a = c->as;
     a->step = S_IDLE;
-    if (a->opened) {
-        lock_opened_fn f = a->opened;
-        a->opened = NULL;
-        f(a->arg, a->st == LOCK_GRANTED ? 0 : -1, &a->err);
-    } else if (a->acquired) {
-        lock_acquired_fn f = a->acquired;
-        a->acquired = NULL;
-        f(a->arg, a->st, &a->err);
-    } else if (a->released) {
-        lock_released_fn f = a->released;
-        a->released = NULL;
-        f(a->arg, a->rs, &a->err);
-    }
+    if (a->opened)
+        lock_deliver_opened(&a->opened, a->arg, a->st == LOCK_GRANTED ? 0 : -1, &a->err);
+    else if (a->acquired)
+        lock_deliver_acquired(&a->acquired, a->arg, a->st, &a->err);
+    else
+        lock_deliver_released(&a->released, a->arg, a->rs, &a->err);
 }
 
 /* The operation under way ends (st for an open or acquire, rs for a
