@@ -217,18 +217,18 @@ static int fire_due(struct evloop *L, int64_t now)
 
 int evloop_run_once(struct evloop *L, int64_t max_wait_ns)
 {
-    int64_t now = lab_now_ns();
-    int handled = fire_due(L, now);
-    int64_t wait = max_wait_ns;
-    if (handled)
-        wait = 0; /* what the timers sent may have answers already: look, do not sleep */
+    int handled = fire_due(L, lab_now_ns());
+    run_deferred(L);
+    /* the wait is reckoned after the deferred work, which may arm a timer
+     * (a reply handed over on the loop starts the client's next step) */
+    int64_t now = lab_now_ns(), wait = max_wait_ns;
+    if (handled || L->defer_head)
+        wait = 0; /* what the timers sent may have answers already, or work was
+                     queued again meanwhile: look, do not sleep */
     else if (L->n > 0 && L->heap[0]->at_ns - now < wait)
         wait = L->heap[0]->at_ns - now;
     if (wait < 0)
         wait = 0;
-    run_deferred(L);
-    if (L->defer_head)
-        wait = 0; /* queued again meanwhile: run it again soon */
     struct timespec ts = {wait / 1000000000, wait % 1000000000};
     int n = epoll_pwait2(L->ep, L->batch, EV_BATCH, &ts, NULL);
     if (n < 0 && errno == ENOSYS) /* a kernel before 5.11: whole milliseconds */

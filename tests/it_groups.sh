@@ -143,6 +143,19 @@ lock: {key: gzk, wait: 20s}
 workload: {kind: counter}
 expect: {"*": safe}
 YAML
+# one client alone in its group: nothing but its own replies wakes the
+# loop, so a step that waits for the loop's 50 ms tick shows (a reply
+# handed over in deferred work armed a timer the loop did not see before
+# it slept: 17-19 cycles a second instead of about a thousand)
+cat > "$D/zkone.yaml" <<'YAML'
+name: groups-zk-one
+impls: [zk-sequential]
+clients: 1
+run: {max_duration: 1s, clients_per_process: 16}
+lock: {key: gzkone, keys: per-client}
+workload: {kind: counter}
+expect: {"*": safe}
+YAML
 cat > "$D/etcd.yaml" <<'YAML'
 name: groups-etcd
 impls: [etcd-lease, etcd-mutex, etcd-lock-api]
@@ -208,11 +221,13 @@ faults:
   - {at: 200ms, action: pause, target: holder, duration: 4s}
 expect: {"*": blocked}
 YAML
-"$LOCKLAB" run "$D/safe.yaml" "$D/rsn.yaml" "$D/broken.yaml" "$D/zk.yaml" "$D/etcd.yaml" \
+"$LOCKLAB" run "$D/safe.yaml" "$D/rsn.yaml" "$D/broken.yaml" "$D/zk.yaml" "$D/zkone.yaml" "$D/etcd.yaml" \
     "$D/etcdpc.yaml" "$D/etcdsess.yaml" "$D/etcdstop.yaml" "$D/etcdbroken.yaml" "$D/pg.yaml" "$D/pgstop.yaml" --out "$WORK/results" \
     --quiet --no-plot > "$WORK/run.txt" 2>&1
 expect_eq "both runs met their expectations" "$?" 0
 S=$WORK/results/latest/summary.json
+expect_gt "one ZooKeeper client alone in a group: cycles in 1 s (never waiting for the loop's tick)" \
+    "$(jget "$S" results.scenario=groups-zk-one.ops.acquired)" 100
 r=results.impl=redis-lua
 expect_exact "redis-lua, 2,000 clients in 4 processes" $r 6000
 expect_eq "redis-lua: every client ran" "$(jget "$S" $r.clients)" 2000
