@@ -99,6 +99,35 @@ bool etcd_async_opening(struct lock_client *c)
     return true;
 }
 
+void etcd_async_begin(struct lock_client *c, const char *key, int64_t wait_ns,
+                      lock_acquired_fn done, void *arg)
+{
+    struct etcd_async *a = c->as;
+    a->key = key;
+    a->acquired = done;
+    a->arg = arg;
+    a->deadline = lab_now_ns() + wait_ns;
+}
+
+static void release_dropped(struct lock_client *c, int64_t lease)
+{
+    (void)lease;
+    etcd_async_released(c, RELEASE_ERROR);
+}
+
+void etcd_async_release_failed(struct lock_client *c, const struct lab_err *err)
+{
+    c->as->err = *err;
+    etcd_async_session_drop(c, release_dropped);
+}
+
+void etcd_async_pause_next(struct lock_client *c)
+{
+    struct etcd_async *a = c->as;
+    etcd_aconn_next(a->ec);
+    evloop_timer_at(a->L, &a->timer, lab_now_ns() + 20 * 1000000LL);
+}
+
 void etcd_async_acquired(struct lock_client *c, enum lock_status st)
 {
     struct etcd_async *a = c->as;

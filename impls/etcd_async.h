@@ -106,6 +106,17 @@ void etcd_async_session_error(struct lock_client *c, const struct lab_err *err);
 void etcd_async_ka_arm(struct lock_client *c, int64_t id);
 void etcd_async_ka_disarm(struct lock_client *c);
 
+/* An acquire begins: its key (valid until it ends), whom to tell, and its
+ * deadline (now + wait_ns). */
+void etcd_async_begin(struct lock_client *c, const char *key, int64_t wait_ns,
+                      lock_acquired_fn done, void *arg);
+/* A release that could not be sent (err): drop the session (its keys would
+ * block everyone until its TTL), then RELEASE_ERROR. */
+void etcd_async_release_failed(struct lock_client *c, const struct lab_err *err);
+/* A watch its member cut: the next member, after a 20 ms pause (the step
+ * timer; the design set the step it resumes at). */
+void etcd_async_pause_next(struct lock_client *c);
+
 /* End the acquire or the release under way (callbacks cleared first, so
  * the callee may start the next). */
 void etcd_async_acquired(struct lock_client *c, enum lock_status st);

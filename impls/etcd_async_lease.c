@@ -80,9 +80,8 @@ static void on_watch_end(void *arg, int r, const struct lab_err *err)
     }
     /* the member went away under the watch: the next one, from the same
      * revision, after a pause */
-    etcd_aconn_next(a->ec);
     a->step = EL_PAUSE;
-    evloop_timer_at(a->L, &a->timer, lab_now_ns() + 20 * 1000000LL);
+    etcd_async_pause_next(c);
 }
 
 static void watch(struct lock_client *c)
@@ -207,10 +206,7 @@ static void el_async_acquire(struct lock_client *c, const char *key, int64_t wai
                              lock_acquired_fn done, void *arg)
 {
     struct etcd_async *a = c->as;
-    a->key = key;
-    a->acquired = done;
-    a->arg = arg;
-    a->deadline = lab_now_ns() + wait_ns;
+    etcd_async_begin(c, key, wait_ns, done, arg);
     a->lease = 0;
     etcd_lease_names(c, key, a->ekey, a->value);
     el_top(c);

@@ -121,26 +121,15 @@ static int ela_async_open(struct lock_client **out, const struct lock_env *env,
 static void ela_async_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                               lock_acquired_fn done, void *arg)
 {
-    struct etcd_async *a = c->as;
-    a->key = key;
-    a->acquired = done;
-    a->arg = arg;
-    a->deadline = lab_now_ns() + wait_ns;
+    etcd_async_begin(c, key, wait_ns, done, arg);
     etcd_async_session(c, on_session);
-}
-
-static void on_dropped(struct lock_client *c, int64_t lease)
-{
-    (void)lease;
-    etcd_async_released(c, RELEASE_ERROR);
 }
 
 static void on_unlocked(void *arg, json_t *resp, const struct lab_err *err)
 {
     struct lock_client *c = arg;
     if (!resp) {
-        c->as->err = *err;
-        etcd_async_session_drop(c, on_dropped); /* a key left behind would block everyone */
+        etcd_async_release_failed(c, err);
         return;
     }
     etcd_async_released(c, RELEASE_UNCHECKED); /* Unlock deletes whatever is there */
