@@ -164,18 +164,15 @@ int report_add(struct report *r, const struct run_result *res, struct lab_err *e
 int report_skip(struct report *r, const char *scenario, const char *impl, int clients,
                 const char *keys, const char *why, struct lab_err *err)
 {
-    json_t *o = json_pack("{s:s, s:s, s:i, s:s, s:s}", "scenario", scenario, "impl", impl,
-                          "clients", clients, "keys", keys, "why", why);
-    char *line = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(o);
-    char **p = line ? realloc(r->skipped, (size_t)(r->n_skipped + 1) * sizeof *p) : NULL;
-    if (!p) {
-        free(line);
+    if (!r->skipped)
+        r->skipped = json_array();
+    if (!r->skipped ||
+        json_array_append_new(r->skipped,
+                              json_pack("{s:s, s:s, s:i, s:s, s:s}", "scenario", scenario, "impl",
+                                        impl, "clients", clients, "keys", keys, "why", why)) != 0) {
         lab_err_set(err, ENOMEM, "out of memory");
         return -1;
     }
-    r->skipped = p;
-    r->skipped[r->n_skipped++] = line;
     return report_write_summary(r, false, err);
 }
 
@@ -215,10 +212,7 @@ void report_free(struct report *r)
         free(r->results[i]);
     free(r->results);
     r->results = NULL;
-    for (int i = 0; i < r->n_skipped; i++)
-        free(r->skipped[i]);
-    free(r->skipped);
+    json_decref(r->skipped);
     r->skipped = NULL;
-    r->n_skipped = 0;
     r->n_results = r->cap_results = 0;
 }

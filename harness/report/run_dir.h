@@ -23,8 +23,8 @@ struct report {
     int n_scenarios;
     struct run_result **results; /* owned copies, in run order */
     int n_results, cap_results;
-    char **skipped;        /* steps not run, one line each (report_skip), owned */
-    int n_skipped;
+    struct json_t *skipped; /* steps not run (report_skip): a JSON array, owned; NULL
+                               until the first */
     char *const *argv;     /* the command line as run (report_set_command), or NULL */
     int argc;
     int64_t started_ns;    /* CLOCK_MONOTONIC at report_open: the invocation's duration */

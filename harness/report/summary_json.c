@@ -345,10 +345,8 @@ int report_write_summary(const struct report *r, bool complete, struct lab_err *
     for (int i = 0; i < r->n_results; i++)
         json_array_append_new(arr, result_json(r->results[i], r->dir));
     json_object_set_new(root, "results", arr);
-    json_t *skipped = json_array(); /* steps not run: report_skip */
-    for (int i = 0; i < r->n_skipped; i++)
-        json_array_append_new(skipped, json_loads(r->skipped[i], 0, NULL));
-    json_object_set_new(root, "skipped", skipped);
+    /* steps not run (report_skip) */
+    json_object_set_new(root, "skipped", r->skipped ? json_incref(r->skipped) : json_array());
 
     char path[1300];
     snprintf(path, sizeof path, "%s/summary.json", r->dir);
