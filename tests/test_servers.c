@@ -183,8 +183,18 @@ static void test_zk_rejoin(struct server *srv)
     servers_kill(&srv[lead]);
     CHECK(servers_zk_mode(&srv[lead], NULL) == ZK_MODE_DOWN, "a killed server is down");
     int other = (lead + 1) % 3, third = (lead + 2) % 3;
-    enum zk_mode a = wait_mode(&srv[other], ZK_MODE_LEADER, ZK_MODE_FOLLOWER);
-    enum zk_mode b = wait_mode(&srv[third], ZK_MODE_LEADER, ZK_MODE_FOLLOWER);
+    /* Right after the kill both may still say "follower" of the dead
+     * leader until their link to it times out: wait for the new leader
+     * rather than for any settled mode (CI saw modes 4, 4 after 2 s). */
+    enum zk_mode a = ZK_MODE_DOWN, b = ZK_MODE_DOWN;
+    for (int i = 0; i < 1500; i++) {
+        a = servers_zk_mode(&srv[other], NULL);
+        b = servers_zk_mode(&srv[third], NULL);
+        if ((a == ZK_MODE_LEADER && b == ZK_MODE_FOLLOWER) ||
+            (b == ZK_MODE_LEADER && a == ZK_MODE_FOLLOWER))
+            break;
+        lab_sleep_ns(20 * 1000000, NULL);
+    }
     CHECK((a == ZK_MODE_LEADER) + (b == ZK_MODE_LEADER) == 1,
           "the two left elect one leader (modes %d, %d)", (int)a, (int)b);
     struct lab_err err = {0};
