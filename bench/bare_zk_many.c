@@ -55,7 +55,8 @@ struct session {
     int fd;
     enum step step;
     int xid;
-    char parent[48], mine[128];
+    char parent[48], id[33], mine[160];
+    unsigned long long creates;
     unsigned char in[4096];
     size_t have;
     long long cycles;
@@ -125,6 +126,32 @@ static int send_connect(struct session *s)
     return send_out(s, &o);
 }
 
+/* The cycle's create: an ephemeral-sequential child of the session's
+ * parent named as the lab's recipe names it, lock-<id>-<n>- (its 32-hex
+ * identity and the attempt's count; impls/zk_async.c), so both ask the
+ * server for the same paths at the same lengths. */
+static int send_attempt(struct session *s)
+{
+    char path[160], digits[24];
+    int k = (int)sizeof digits;
+    unsigned long long v = ++s->creates;
+    do
+        digits[--k] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    size_t n = strlen(s->parent);
+    memcpy(path, s->parent, n);
+    memcpy(path + n, "/lock-", 6);
+    n += 6;
+    memcpy(path + n, s->id, 32);
+    n += 32;
+    path[n++] = '-';
+    memcpy(path + n, digits + k, sizeof digits - (size_t)k);
+    n += sizeof digits - (size_t)k;
+    path[n++] = '-';
+    path[n] = '\0';
+    return send_create(s, path, EPHEMERAL_SEQUENTIAL);
+}
+
 /* The big-endian integer at p. */
 static int32_t get32(const unsigned char *p) { return (int32_t)jute_frame_len(p); }
 
@@ -143,7 +170,7 @@ static int advance(struct session *s, int32_t err, const unsigned char *body, si
             return -1;
         if (s->step == PARENT) {
             s->step = CREATE;
-            return send_create(s, s->parent, EPHEMERAL_SEQUENTIAL);
+            return send_attempt(s);
         }
         s->step = PARENT;
         return send_create(s, s->parent, 0);
@@ -170,7 +197,7 @@ static int advance(struct session *s, int32_t err, const unsigned char *body, si
             return 1;
         }
         s->step = CREATE;
-        return send_create(s, s->parent, EPHEMERAL_SEQUENTIAL);
+        return send_attempt(s);
     default:
         return -1;
     }
@@ -269,6 +296,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < n && status == 0; i++) {
         struct session *s = &ss[i];
         snprintf(s->parent, sizeof s->parent, "/locklab/locklab-ceiling-%d", i);
+        snprintf(s->id, sizeof s->id, "%08x%08x%08x%08x", (unsigned)rand(), (unsigned)i,
+                 (unsigned)rand(), (unsigned)getpid());
         s->fd = socket(AF_INET, SOCK_STREAM, 0);
         int one = 1;
         struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};

@@ -101,7 +101,8 @@ static void ceiling_usage(FILE *f)
             "                   thread, for a design with asynchronous hooks, as\n"
             "                   redis-lua and zk-sequential have; 1: one process per\n"
             "                   client, the only way for the others)\n"
-            "  --rounds R       measure each count R times, ceiling then locklab (1..%d,\n"
+            "  --rounds R       measure each count R times, the ceiling and locklab in\n"
+            "                   turn (one round the ceiling first, the next locklab; 1..%d,\n"
             "                   default 1); the row is the round with the median ratio,\n"
             "                   each round's ratio and machine busy follow it (a shared\n"
             "                   machine's load swings between measurements)\n"
@@ -250,21 +251,29 @@ static int ceiling_tool_find(const struct backend_ops *be, struct ceiling_tool *
     return 0;
 }
 
-/* One round at one client count: the ceiling, then locklab. */
+/* One round at one client count: the ceiling and locklab, in turn. */
 struct ceiling_row {
     double set, eval, ceiling, rate, ratio, acq_p50_ms, cl_cores, sv_cores, busy, rss_mib;
     int procs;
     const char *bound;
 };
 
-/* Measure one round into r; 0, or the exit code after saying what failed. */
+/* Measure one round into r; 0, or the exit code after saying what failed.
+ * The first round measures the ceiling first, the next locklab first, and
+ * so on: what one measurement leaves the server (garbage to collect, a
+ * snapshot under way, sessions still closing) weighs on the other, and a
+ * fixed order would always hand it to the same side. */
 static int ceiling_round(struct ceiling_tool *t, const struct lock_servers *sv,
                          const struct scenario *s, const char *impl, double seconds,
-                         struct ceiling_row *r)
+                         bool lab_first, struct ceiling_row *r)
 {
     struct lab_err err = {0};
-    r->ceiling = ceiling_measure(t, sv, s->clients, seconds, &r->set, &r->eval);
-    struct run_result *res = lab_stop ? NULL : bench_run(s, impl, &err);
+    r->ceiling = 0;
+    struct run_result *res = lab_first ? bench_run(s, impl, &err) : NULL;
+    if (!lab_stop && (res || !lab_first))
+        r->ceiling = ceiling_measure(t, sv, s->clients, seconds, &r->set, &r->eval);
+    if (!lab_first && !lab_stop)
+        res = bench_run(s, impl, &err);
     if (lab_stop) {
         free(res);
         return 0;
@@ -431,7 +440,7 @@ int bench_ceiling(int argc, char **argv)
         s.clients_per_process = (steps[i] + procs - 1) / procs;
         s.max_duration_ns = (int64_t)(seconds * 1e9);
         for (; done < rounds && !lab_stop; done++)
-            if ((code = ceiling_round(&t, &sv, &s, impl, seconds, &row[done])) != 0)
+            if ((code = ceiling_round(&t, &sv, &s, impl, seconds, done % 2, &row[done])) != 0)
                 break;
         if (!code && !lab_stop)
             ceiling_print(steps[i], row, done);
