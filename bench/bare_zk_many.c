@@ -183,8 +183,8 @@ static int advance(struct session *s, int32_t err, const unsigned char *body, si
         s->step = CHILDREN; /* alone under its parent: ours will be the lowest */
         return send_children(s);
     }
-    case CHILDREN:
-        if (err != 0)
+    case CHILDREN: /* its own node at least: the create made a child of the parent */
+        if (err != 0 || len < 4 || get32(body) < 1)
             return -1;
         s->step = DELETE;
         return send_delete(s);
