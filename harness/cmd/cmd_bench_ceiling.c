@@ -65,7 +65,7 @@ static void ceiling_usage(FILE *f)
             "                             [--rounds R] [--force-sync]\n"
             "\n"
             "Each store beside its own ceiling, on one embedded server. For each client\n"
-            "count N, the store's ceiling at N connections, then locklab's design with N\n"
+            "count N, the store's ceiling at N connections and locklab's design with N\n"
             "clients on a key each (no contention) for S seconds, on the same server:\n"
             "  redis: redis-benchmark (one thread, N connections) runs SET k v NX PX on\n"
             "    random keys and the release script (EVAL), each for about S seconds; the\n"
