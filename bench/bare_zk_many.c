@@ -128,27 +128,15 @@ static int send_connect(struct session *s)
 
 /* The cycle's create: an ephemeral-sequential child of the session's
  * parent named as the lab's recipe names it, lock-<id>-<n>- (its 32-hex
- * identity and the attempt's count; impls/zk_async.c), so both ask the
- * server for the same paths at the same lengths. */
+ * identity and the attempt's count; jute_attempt_name, which the lab's
+ * recipe calls too), so both ask the server for the same paths. */
 static int send_attempt(struct session *s)
 {
-    char path[160], digits[24];
-    int k = (int)sizeof digits;
-    unsigned long long v = ++s->creates;
-    do
-        digits[--k] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
+    char path[160];
     size_t n = strlen(s->parent);
     memcpy(path, s->parent, n);
-    memcpy(path + n, "/lock-", 6);
-    n += 6;
-    memcpy(path + n, s->id, 32);
-    n += 32;
-    path[n++] = '-';
-    memcpy(path + n, digits + k, sizeof digits - (size_t)k);
-    n += sizeof digits - (size_t)k;
-    path[n++] = '-';
-    path[n] = '\0';
+    path[n++] = '/';
+    jute_attempt_name(path + n, s->id, ++s->creates);
     return send_create(s, path, EPHEMERAL_SEQUENTIAL);
 }
 

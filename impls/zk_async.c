@@ -45,6 +45,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "zk_jute.h"
+
 static int zka_open_clients;
 
 /* ------------------------------------------------------------ hooks */
@@ -83,23 +85,11 @@ static int zka_open(struct lock_client **out, const struct lock_env *env, struct
 }
 
 /* The attempt's unique node prefix, lock-<client id>-<n>- (the blocking
- * recipe's, zk_queue.c), into name (96 bytes: 5 + 32 + 1 + 20 + 2 fit).
- * Written by hand, not by snprintf: it runs every cycle (see zk_copy). */
+ * recipe's, zk_queue.c), into name (96 bytes; zk_jute.h, shared with the
+ * ceiling's bare loop). */
 static void name_attempt(struct lock_client *c, char *name)
 {
-    char digits[24];
-    int k = (int)sizeof digits;
-    unsigned long long v = ++c->creates;
-    do
-        digits[--k] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    size_t n = 5 + zk_copy(name + 5, 33, c->id);
-    memcpy(name, "lock-", 5);
-    name[n++] = '-';
-    memcpy(name + n, digits + k, sizeof digits - (size_t)k);
-    n += sizeof digits - (size_t)k;
-    name[n++] = '-';
-    name[n] = '\0';
+    jute_attempt_name(name, c->id, ++c->creates);
 }
 
 static void zka_acquire(struct lock_client *c, const char *key, int64_t wait_ns,

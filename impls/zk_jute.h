@@ -3,7 +3,9 @@
  * that the lab's own ZooKeeper transport (zk_wire.c) and the bare ceiling
  * loop (bench/bare_zk_many.c) both write and read: big-endian integers,
  * length-prefixed strings, the request header, a create's body with the
- * open ACL, and the framing (a record is preceded by its length).
+ * open ACL, the framing (a record is preceded by its length), and the name
+ * an acquire gives its ephemeral-sequential node (so that the bare loop
+ * asks for the very paths the lab's recipe does).
  *
  * Header-only and free of the harness, so the bare loop links nothing of
  * locklab. The writers append at b + *n and trust the caller to have made
@@ -164,6 +166,29 @@ static inline uint32_t jute_frame_len(const unsigned char *p)
     uint32_t be;
     memcpy(&be, p, 4);
     return ntohl(be);
+}
+
+/* The name of an acquire's node before the server's sequence suffix,
+ * lock-<id>-<n>- (the client's identity, at most 32 characters, and the
+ * attempt's count), written at dst (5 + 32 + 1 + 20 + 2 bytes fit); its
+ * length. By hand, not by snprintf: it runs every cycle. */
+static inline size_t jute_attempt_name(char *dst, const char *id, unsigned long long n)
+{
+    char digits[24];
+    int k = (int)sizeof digits;
+    do
+        digits[--k] = (char)('0' + n % 10);
+    while ((n /= 10) != 0);
+    size_t len = 5;
+    memcpy(dst, "lock-", 5);
+    for (int i = 0; i < 32 && id[i]; i++)
+        dst[len++] = id[i];
+    dst[len++] = '-';
+    memcpy(dst + len, digits + k, sizeof digits - (size_t)k);
+    len += sizeof digits - (size_t)k;
+    dst[len++] = '-';
+    dst[len] = '\0';
+    return len;
 }
 
 #endif
