@@ -20,7 +20,7 @@
  * the store. Each session has one request in flight, a few hundred bytes,
  * so a write never meets a full socket buffer; one that does not go out
  * whole is an error. It links nothing of locklab's harness (the encoding
- * is the header impls/zk_jute.h, shared with the lab's own transport).
+ * is the header impls/zookeeper/zk_jute.h, shared with the lab's own transport).
  *
  *   usage: locklab-bare-zk-many HOSTS SECONDS SESSIONS   (the first host is used)
  *   prints: cycles=N elapsed_ns=E
@@ -70,7 +70,7 @@ static long long now_ns(void)
 }
 
 /* A jute record being written (zk_jute.h: the encoding the lab's own
- * ZooKeeper transport, impls/zk_wire.c, writes too). */
+ * ZooKeeper transport, impls/zookeeper/zk_wire.c, writes too). */
 struct out {
     unsigned char b[512];
     size_t n, at; /* length; where the frame begins */

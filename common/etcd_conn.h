@@ -10,7 +10,7 @@
  * Blocking calls (a watch, the Lock service's lock) are streams: the
  * response stays open, each line of it one JSON message, read until the
  * caller's function says it has what it waited for, a deadline passes or
- * the run stops. The designs (impls/etcd_*.c), the etcd store
+ * the run stops. The designs (impls/etcd/), the etcd store
  * (harness/stores/etcd/) and the bare benchmark loop all use this one.
  */
 #ifndef LOCKLAB_ETCD_CONN_H

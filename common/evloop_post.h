@@ -1,7 +1,7 @@
 /*
  * evloop_post.h - hand work to an event loop's next turn.
  *
- * A reply a ZooKeeper session reads (impls/zk_wire.c) must not run the
+ * A reply a ZooKeeper session reads (impls/zookeeper/zk_wire.c) must not run the
  * recipe's next step from inside that read: the step may send, close or
  * reopen the very session being read. A mailbox holds such work as
  * letters, in the order they were posted, and the loop delivers them just

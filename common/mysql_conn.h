@@ -48,7 +48,7 @@ struct st_mysql *mysql_conn_open(const char *what, const char *host, int port, c
                                  int timeout_ms, struct lab_err *err);
 
 /* The first half of mysql_conn_open, for a caller that connects by itself
- * (the client groups' non-blocking connections, impls/mysql_async.c): a
+ * (the client groups' non-blocking connections, impls/mariadb/mysql_async.c): a
  * handle with those timeouts set, not connected. NULL with err filled. */
 struct st_mysql *mysql_conn_new(int timeout_ms, struct lab_err *err);
 

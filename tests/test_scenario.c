@@ -598,7 +598,7 @@ static int64_t design_ns(const struct scenario *s, const char *design, const cha
 /* redisson's leaseTime: the ttl the file gives, unless it also gives the
  * watchdog's lease; without a ttl, the watchdog (leaseTime 0). Regression:
  * redisson used to ignore lock.ttl and take its lease from lock.lease only.
- * Both live in redisson's own settings (impls/redisson.c), the lease
+ * Both live in redisson's own settings (impls/redis/redisson.c), the lease
  * derived by its finish_options hook. */
 static void test_redisson_lease(void)
 {

@@ -5,7 +5,7 @@
  * Drives the trivial adapter (bench/null_adapter.c, built as
  * locklab-adapter-null next to locklab), which grants and releases at once
  * without a server, through the very hooks a client uses for a declared
- * adapter (impls/adapter.c): a request line written to its stdin, a reply
+ * adapter (impls/adapter/adapter.c): a request line written to its stdin, a reply
  * line read from its stdout, parsed. An exchange is one request and its
  * reply; a cycle (acquire + release) is two. Each round times a number of
  * cycles; the command prints every round's microseconds per exchange and

@@ -22,7 +22,7 @@
 #include "lock.h"
 
 /* ------------------------------------------------------------------------
- * adapters: programs driving real lock libraries (impls/adapter.h)
+ * adapters: programs driving real lock libraries (impls/adapter/adapter.h)
  * ------------------------------------------------------------------------ */
 
 #define ADAPTER_FIELD(f) OPT_FIELD(struct adapter_spec, f)

@@ -1,7 +1,7 @@
 /*
  * report_stderr.c - an adapter child's stderr in the results (see
  * report_stderr.h). The clients write the files themselves while the run
- * goes (impls/adapter_proc.c keeps at most ADAPTER_STDERR_MAX bytes and
+ * goes (impls/adapter/adapter_proc.c keeps at most ADAPTER_STDERR_MAX bytes and
  * then a note), so a file longer than that bound was cut; here the report
  * only finds them, so summary.json and report.html can point at them.
  */

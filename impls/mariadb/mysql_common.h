@@ -3,7 +3,7 @@
  *
  * Each client holds one Connector/C connection to the lock store in
  * database MYSQL_CONN_DB (blocking; a non-blocking one in a client group,
- * impls/mysql_async.h), a unique token, and the current key escaped for
+ * impls/mariadb/mysql_async.h), a unique token, and the current key escaped for
  * SQL. A statement that finds the connection broken (the server was
  * killed or restarted by a fault) drops it, and the next statement
  * connects again, as a pooled application connection would; what the old
@@ -24,7 +24,7 @@
 /* How long a connection may take to come up (mysql_conn_open's timeout). */
 #define MYSQL_LOCK_TIMEOUT_MS 5000
 
-struct mysql_async; /* impls/mysql_async.h */
+struct mysql_async; /* impls/mariadb/mysql_async.h */
 
 struct lock_client {
     struct st_mysql *m;          /* connection to the lock store; NULL after it broke */
@@ -73,7 +73,7 @@ int mysql_lock_ints(struct lock_client *c, const char *sql, int64_t *out, int n,
 
 /* The designs' statements and what their answers mean, each defined in its
  * design's file and sent the same by its blocking hooks and by its
- * asynchronous ones (impls/mysql_async_locks.c), so a grouped client is the
+ * asynchronous ones (impls/mariadb/mysql_async_locks.c), so a grouped client is the
  * same client to the server. sql is n bytes (640 are enough); q is the key
  * as mysql_lock_key escapes it. */
 

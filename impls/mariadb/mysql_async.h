@@ -1,8 +1,8 @@
 /*
  * mysql_async.h - the MariaDB designs in client groups: statements sent
  * through Connector/C's non-blocking calls on the group's event loop
- * (impls/mysql_async.c), and the designs' asynchronous hooks built on them
- * (impls/mysql_async_locks.c).
+ * (impls/mariadb/mysql_async.c), and the designs' asynchronous hooks built on them
+ * (impls/mariadb/mysql_async_locks.c).
  *
  * A logical client is the blocking design's struct lock_client (its token,
  * its escaped key, its transaction flag, c->m its connection) plus this

@@ -3,7 +3,7 @@
  * mysql-get-lock, mysql-for-update and mysql-unique, for client groups.
  *
  * Each is its blocking acquire and release turned into steps: one
- * statement (impls/mysql_async.c) per step, whose answer decides the next,
+ * statement (impls/mariadb/mysql_async.c) per step, whose answer decides the next,
  * with the statements and the meaning of their answers taken from the
  * design's own file (mysql_common.h), so the store sees the same client and
  * the harness the same outcomes and counts. What waits differs only in
