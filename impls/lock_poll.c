@@ -29,9 +29,15 @@ static uint64_t jitter_next(void)
 int64_t lock_poll_next(const struct lock_env *env, int attempt, int64_t deadline,
                        bool jitter_always)
 {
+    return lock_poll_next_at(env, attempt, deadline, lab_now_ns(), jitter_always);
+}
+
+int64_t lock_poll_next_at(const struct lock_env *env, int attempt, int64_t deadline, int64_t now,
+                          bool jitter_always)
+{
     if (*env->stop)
         return 0;
-    int64_t left = deadline - lab_now_ns();
+    int64_t left = deadline - now;
     if (left <= 0)
         return -1;
     int64_t step = env->retry_interval_ns;

@@ -46,4 +46,9 @@ int lock_poll_pause(const struct lock_env *env, int attempt, int64_t deadline,
 int64_t lock_poll_next(const struct lock_env *env, int attempt, int64_t deadline,
                        bool jitter_always);
 
+/* The same at a given time now (CLOCK_MONOTONIC ns), for a design's state
+ * machine, which reads no clock of its own. */
+int64_t lock_poll_next_at(const struct lock_env *env, int attempt, int64_t deadline, int64_t now,
+                          bool jitter_always);
+
 #endif

@@ -19,9 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Connect and command timeout: long enough for a loaded 2-core machine,
- * short enough that a dead lock store ends a client's loop. */
-#define REDIS_TIMEOUT_MS 10000
 /* Sentinel topology: how long a client looks for the master across a
  * failover (a few times the failover the lab tunes for), and how often it
  * asks the sentinels meanwhile. */
@@ -166,6 +163,7 @@ void redis_lock_close(struct lock_client *c)
     if (!c)
         return;
     watchdog_stop(c->wd);
+    free(c->sm);
     if (c->wd_rc)
         redisFree(c->wd_rc);
     if (c->rc)

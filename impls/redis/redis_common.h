@@ -18,6 +18,12 @@
 #include "lock_poll.h"
 #include "watchdog.h"
 
+/* Connect and command timeout, in either mode: long enough for a loaded
+ * 2-core machine, short enough that a dead lock store ends a client's loop. */
+#define REDIS_TIMEOUT_MS 10000
+
+struct redis_sm;
+
 /* A Lua script and, once loaded, its SHA1. */
 struct redis_script {
     const char *src; /* source; NULL when the design does not use this slot */
@@ -39,8 +45,10 @@ struct lock_client {
     char held_key[256];
     void *ext;                     /* design-specific state (freed by the design) */
     unsigned reconnects;           /* times rc was replaced by a new connection */
-    struct redis_async *as;        /* in a client group: the asynchronous side
-                                      (redis_async.c; rc is NULL then), else NULL */
+    struct redis_sm *sm;           /* the designs of redis_machine.h: their state
+                                      machine (either driver), else NULL */
+    struct redis_async *as;        /* in a client group: the group driver's side
+                                      (redis_drive_group.c; rc is NULL then), else NULL */
 };
 
 /* Connect to env's Redis with a random token. attempt is the design's
@@ -125,12 +133,6 @@ extern const char redis_compare_and_pexpire_lua[]; /* pexpire if ours: 1 extende
 /* KEYS[1] lock, KEYS[2] its fence counter; ARGV[1] token, ARGV[2] ttl ms.
  * The new counter value when granted, 0 when the lock is taken. */
 extern const char redis_fenced_set_nx_px_lua[];
-
-/* redis-lua's open (redis_lua.c) with another acquire attempt, which
- * redis-wait builds on: the compare-and-delete release, and fencing when
- * env asks for it. */
-int redis_lua_open_with(struct lock_client **out, const struct lock_env *env, lock_try_fn attempt,
-                        struct lab_err *err);
 
 /* redis-watchdog's hooks (redis_watchdog.c), which redis-reentrant builds on. */
 int redis_watchdog_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err);

@@ -8,34 +8,36 @@
  *
  * With fencing (lock_env.fencing) the grant is one script instead of the
  * SET: SET NX PX and, when it granted, INCR of "<key>:fence", whose value
- * is the grant's token (redis_fencing_setup). The store behind the lock
- * can then refuse the late writes of a holder whose lock expired.
+ * is the grant's token. The store behind the lock can then refuse the
+ * late writes of a holder whose lock expired.
+ *
+ * The protocol is redis_machine.c's (REDIS_SM_LUA), in either mode.
  */
 #include "redis_common.h"
-#include "redis_async.h"
+#include "redis_drive.h"
 #include "test_slow.h"
+
+static const struct redis_sm_design rlua = {.kind = REDIS_SM_LUA, .name = "redis-lua"};
 
 /* Test-only (tests/it_baseline.sh, scripts/measure-gate): LOCKLAB_TEST_SLOW
  * (test_slow.h) makes this design slower on purpose, a slowdown of the kind
  * a baseline comparison must catch. Read once per client in its open;
- * unset, it costs a test per operation. */
+ * unset, it costs a test per operation. One process per client only. */
 static struct test_slow slow;
 
-static int rlua_try(struct lock_client *c, const char *key, struct lab_err *err)
+static int rlua_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    if (slow.acquire.twice) { /* the attempt's round trip, twice */
-        redisReply *r = redisCommand(c->rc, "PING");
-        if (r)
-            freeReplyObject(r);
-    }
-    return redis_set_nx_px(c, key, c->token, err);
+    if (test_slow_read("redis-lua", &slow, err) != 0 || redis_block_open(out, env, &rlua, err) != 0)
+        return -1;
+    (*out)->sm->slow_ping = slow.acquire.twice; /* each attempt's round trip, twice */
+    return 0;
 }
 
 static enum lock_status rlua_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                                      struct lab_err *err)
 {
     int64_t t0 = lab_now_ns();
-    enum lock_status st = redis_poll_acquire(c, key, wait_ns, err);
+    enum lock_status st = redis_block_acquire(c, key, wait_ns, err);
     test_slow_stretch(&slow.acquire, t0);
     return st;
 }
@@ -44,52 +46,29 @@ static enum release_status rlua_release(struct lock_client *c, const char *key,
                                         struct lab_err *err)
 {
     int64_t t0 = lab_now_ns();
-    enum release_status rs = redis_release_script(c, key, err);
+    enum release_status rs = redis_block_release(c, key, err);
     if (slow.release.twice && rs != RELEASE_ERROR) {
         /* the same compare-and-delete again: the key is gone or another
          * client's, so it deletes nothing, at the same cost */
         struct lab_err ignored = {0};
-        redis_release_script(c, key, &ignored);
+        redis_block_release(c, key, &ignored);
     }
     test_slow_stretch(&slow.release, t0);
     return rs;
 }
 
-int redis_lua_open_with(struct lock_client **out, const struct lock_env *env, lock_try_fn attempt,
-                        struct lab_err *err)
+static int rlua_group_open(struct lock_client **out, const struct lock_env *env,
+                           struct evloop *loop, lock_opened_fn opened, void *arg,
+                           struct lab_err *err)
 {
-    if (redis_lock_open(out, env, attempt, err) != 0)
-        return -1;
-    (*out)->release.src = redis_compare_and_delete_lua;
-    if (redis_script_load((*out)->rc, &(*out)->release, err) != 0 ||
-        redis_fencing_setup(*out, err) != 0) {
-        redis_lock_close(*out);
-        *out = NULL;
-        return -1;
-    }
-    return 0;
-}
-
-static int rlua_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
-{
-    if (test_slow_read("redis-lua", &slow, err) != 0)
-        return -1;
-    return redis_lua_open_with(out, env, rlua_try, err);
-}
-
-/* In a client group: the same commands, without blocking (redis_async.c). */
-static int rlua_async_open(struct lock_client **out, const struct lock_env *env,
-                          struct evloop *loop, lock_opened_fn opened, void *arg,
-                          struct lab_err *err)
-{
-    return redis_async_open(out, env, loop, REDIS_ASYNC_LUA, opened, arg, err);
+    return redis_group_open(out, env, loop, &rlua, opened, arg, err);
 }
 
 static const struct lock_async_ops rlua_async = {
-    .open = rlua_async_open,
-    .acquire = redis_async_acquire,
-    .release = redis_async_release,
-    .close = redis_async_close,
+    .open = rlua_group_open,
+    .acquire = redis_group_acquire,
+    .release = redis_group_release,
+    .close = redis_group_close,
 };
 
 const struct lock_ops lock_redis_lua = {

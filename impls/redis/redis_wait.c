@@ -56,9 +56,19 @@ static int rwait_try(struct lock_client *c, const char *key, struct lab_err *err
     return acked < 0 ? -1 : 0;
 }
 
+/* redis-lua's open with this attempt: the compare-and-delete release
+ * loaded (no fencing: see no_fencing). */
 static int rwait_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    return redis_lua_open_with(out, env, rwait_try, err);
+    if (redis_lock_open(out, env, rwait_try, err) != 0)
+        return -1;
+    (*out)->release.src = redis_compare_and_delete_lua;
+    if (redis_script_load((*out)->rc, &(*out)->release, err) != 0) {
+        redis_lock_close(*out);
+        *out = NULL;
+        return -1;
+    }
+    return 0;
 }
 
 const struct lock_ops lock_redis_wait = {

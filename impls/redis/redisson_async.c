@@ -38,8 +38,9 @@
  * subscription is confirmed (the unlock they waited for may have gone to
  * nobody), as redisson.c's waiter does. A connection that breaks before it
  * ever answered (no server) fails the waiters' acquires. A command
- * connection that breaks fails the operation under way, as redis_async.c's
- * does, and is replaced before the next command.
+ * connection that breaks fails the operation under way and is replaced
+ * before the next command (the simple designs' machine, redis_machine.h,
+ * resends once instead: redisson's turn comes).
  *
  * Not in groups: the watchdog (a lock without a lease, redisson.c's
  * thread; the scenario must give lock.ttl, Redisson's leaseTime; the
@@ -56,7 +57,7 @@
 
 #include "evloop_redis.h"
 #include "handoff_split.h"
-#include "redis_async.h"
+#include "redis_drive.h"
 #include "redis_common.h"
 
 struct rsn_async;

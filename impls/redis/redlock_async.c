@@ -40,7 +40,7 @@
 
 #include "evloop_redis.h"
 #include "lock_poll.h"
-#include "redis_async.h"
+#include "redis_drive.h"
 #include "redlock_common.h"
 
 enum fan_kind {

@@ -1,0 +1,141 @@
+/*
+ * redis_drive_block.c - the per-process driver of the Redis state machine
+ * (redis_drive.h): the machine's acts on one blocking hiredis connection.
+ *
+ * SEND is one redisCommandArgv (a NULL reply: the connection broke or the
+ * command timed out, fed as a loss), RECONNECT a new connection found as
+ * redis_store_open finds one (asking the sentinels when there are some),
+ * SLEEP a sleep cut short by the run's stop, FAILPOINT the failpoint's own
+ * action. The loop ends when the machine says DONE.
+ */
+#include "redis_drive.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "redis_common.h"
+
+void redis_sm_from_hiredis(const struct redisReply *r, struct redis_sm_reply *out)
+{
+    memset(out, 0, sizeof *out);
+    switch (r->type) {
+    case REDIS_REPLY_STATUS:
+        out->type = RSM_STATUS;
+        break;
+    case REDIS_REPLY_INTEGER:
+        out->type = RSM_INTEGER;
+        out->integer = r->integer;
+        return;
+    case REDIS_REPLY_STRING:
+        out->type = RSM_STRING;
+        break;
+    case REDIS_REPLY_NIL:
+        out->type = RSM_NIL;
+        return;
+    case REDIS_REPLY_ERROR:
+        out->type = RSM_ERROR;
+        break;
+    default:
+        out->type = RSM_OTHER;
+        return;
+    }
+    out->str = r->str;
+    out->len = r->len;
+}
+
+/* Do the machine's acts until it is done. */
+static void run(struct lock_client *c, enum redis_sm_act act)
+{
+    struct redis_sm *m = c->sm;
+    while (act != REDIS_SM_DONE) {
+        switch (act) {
+        case REDIS_SM_SEND: {
+            redisReply *r = redisCommandArgv(c->rc, m->argc, m->argv, NULL);
+            if (!r) {
+                act = redis_sm_lost(m, c->rc->errstr, lab_now_ns());
+                break;
+            }
+            struct redis_sm_reply rr;
+            redis_sm_from_hiredis(r, &rr);
+            act = redis_sm_reply(m, &rr, lab_now_ns());
+            freeReplyObject(r);
+            break;
+        }
+        case REDIS_SM_RECONNECT: {
+            struct lab_err err = {0};
+            if (c->rc) {
+                redisFree(c->rc);
+                c->reconnects++;
+            }
+            c->rc = redis_store_open("Redis", c->env, REDIS_TIMEOUT_MS, &err);
+            act = redis_sm_reconnected(m, c->rc != NULL, &err, lab_now_ns());
+            break;
+        }
+        case REDIS_SM_SLEEP: {
+            int64_t left = m->wake_at - lab_now_ns();
+            if (left > 0)
+                lab_sleep_ns(left, c->env->stop);
+            act = redis_sm_timer(m, lab_now_ns());
+            break;
+        }
+        case REDIS_SM_FAILPOINT:
+            failpoint_hit(m->fp, c->env->stop);
+            act = redis_sm_resume(m, lab_now_ns());
+            break;
+        case REDIS_SM_DONE:
+            break;
+        }
+    }
+}
+
+int redis_block_open(struct lock_client **out, const struct lock_env *env,
+                     const struct redis_sm_design *d, struct lab_err *err)
+{
+    *out = NULL;
+    struct lock_client *c = calloc(1, sizeof *c);
+    struct redis_sm *m = calloc(1, sizeof *m);
+    if (!c || !m) {
+        free(c);
+        free(m);
+        lab_err_set(err, ENOMEM, "out of memory");
+        return -1;
+    }
+    c->env = env;
+    c->sm = m;
+    int rc = lab_random_hex(c->token, 16);
+    if (rc) {
+        lab_err_set(err, -rc, "cannot read the OS random source: %s", strerror(-rc));
+        redis_lock_close(c);
+        return -1;
+    }
+    redis_sm_init(m, d, env, c->token);
+    run(c, redis_sm_open(m, lab_now_ns()));
+    if (m->open_rc != 0) {
+        *err = m->err;
+        redis_lock_close(c);
+        return -1;
+    }
+    *out = c;
+    return 0;
+}
+
+enum lock_status redis_block_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
+                                     struct lab_err *err)
+{
+    run(c, redis_sm_acquire(c->sm, key, wait_ns, lab_now_ns()));
+    if (c->sm->status == LOCK_ERROR)
+        *err = c->sm->err;
+    return c->sm->status;
+}
+
+enum release_status redis_block_release(struct lock_client *c, const char *key,
+                                        struct lab_err *err)
+{
+    run(c, redis_sm_release(c->sm, key, lab_now_ns()));
+    if (c->sm->release == RELEASE_ERROR)
+        *err = c->sm->err;
+    return c->sm->release;
+}

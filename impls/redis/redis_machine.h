@@ -1,0 +1,155 @@
+/*
+ * redis_machine.h - the simple single-instance Redis designs as one state
+ * machine without I/O: redis-lua (fenced or not), redis-set-del and
+ * redis-setnx-expire.
+ *
+ * What these designs send and what each reply means is decided here, once;
+ * the two drivers around the machine only move bytes: the per-process one
+ * on a blocking hiredis connection (redis_drive_block.c), the client
+ * groups' one on the event loop (redis_drive_group.c). Both find the store
+ * the same way (the sentinels' master when the topology has sentinels) and
+ * both feed the machine the same events, so a design answers the same
+ * reply the same way whichever mode runs it. tests/test_redis_machine.c
+ * feeds it scripted replies, with no server.
+ *
+ * The machine is driven by calls that each return the next thing to do
+ * (enum redis_sm_act); the driver does it and feeds the result back:
+ *
+ *   act = redis_sm_acquire(m, key, wait, now)
+ *   SEND       send m->argv[0..argc) on the connection; then
+ *              redis_sm_reply(m, &reply, now), or redis_sm_lost(m, why, now)
+ *              when no reply came (the connection broke or timed out)
+ *   RECONNECT  drop the connection and open a new one to the store; then
+ *              redis_sm_reconnected(m, ok, err, now)
+ *   SLEEP      nothing to do before m->wake_at; then redis_sm_timer(m, now)
+ *   FAILPOINT  hit m->fp (it may stall or stop the client); then
+ *              redis_sm_resume(m, now)
+ *   DONE       the operation ended: m->open_rc, m->status or m->release,
+ *              with m->err
+ *
+ * Decisions, each taken from what the libraries people use do:
+ * - a command whose connection broke under it (no reply) is sent once more
+ *   on a new connection, as Redisson and Lettuce replay a command after a
+ *   reconnect; a second loss fails the operation, and the next operation
+ *   starts on a new connection;
+ * - -READONLY and -NOREPLICAS (a master demoted by a failover, or cut off
+ *   from its replicas) are the wrong server, not an answer: the connection
+ *   is dropped, the store found anew (through the sentinels) and the
+ *   command sent once more, as Redisson and Jedis's sentinel pool do;
+ * - -NOSCRIPT (a server restarted empty lost the script cache): SCRIPT LOAD
+ *   and EVALSHA again, as redis-py's Script object does;
+ * - every other error reply fails the operation with the server's text.
+ */
+#ifndef LOCKLAB_REDIS_MACHINE_H
+#define LOCKLAB_REDIS_MACHINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "failpoint.h"
+#include "lock.h"
+
+enum redis_sm_kind {
+    REDIS_SM_LUA,         /* SET key token NX PX (fenced: the granting script);
+                             release by the compare-and-delete script */
+    REDIS_SM_SET_DEL,     /* SET key "locked" NX PX; release by DEL */
+    REDIS_SM_SETNX_EXPIRE /* SETNX key token, then PEXPIRE; release by DEL */
+};
+
+enum redis_sm_act {
+    REDIS_SM_SEND,      /* send argv; feed the reply or the loss */
+    REDIS_SM_RECONNECT, /* a new connection to the store; feed redis_sm_reconnected */
+    REDIS_SM_SLEEP,     /* wait until wake_at; feed redis_sm_timer */
+    REDIS_SM_FAILPOINT, /* hit fp; feed redis_sm_resume */
+    REDIS_SM_DONE       /* the operation ended */
+};
+
+/* A reply as the machine reads it (the drivers convert hiredis's). */
+enum redis_sm_type { RSM_STATUS, RSM_INTEGER, RSM_STRING, RSM_NIL, RSM_ERROR, RSM_OTHER };
+struct redis_sm_reply {
+    enum redis_sm_type type;
+    long long integer; /* RSM_INTEGER */
+    const char *str;   /* RSM_STATUS, RSM_STRING, RSM_ERROR (NUL-terminated) */
+    size_t len;
+};
+
+/* What a design is, for the machine. */
+struct redis_sm_design {
+    enum redis_sm_kind kind;
+    const char *name;     /* the design's name, for its failpoints */
+};
+
+enum redis_sm_step {
+    RSM_IDLE,
+    RSM_PING,           /* the open of a design with no script: the store answers */
+    RSM_LOAD_RELEASE,   /* SCRIPT LOAD of the compare-and-delete script */
+    RSM_LOAD_FENCE,     /* SCRIPT LOAD of the granting script */
+    RSM_SLOW_PING,      /* test-only: an attempt's round trip twice (test_slow.h) */
+    RSM_SET,            /* SET key value NX PX ttl */
+    RSM_FENCED,         /* EVALSHA of the granting script */
+    RSM_SETNX,          /* SETNX key token */
+    RSM_PEXPIRE,        /* PEXPIRE key ttl, after a SETNX that won */
+    RSM_RELEASE_SCRIPT, /* EVALSHA of the compare-and-delete script */
+    RSM_DEL             /* DEL key */
+};
+
+enum redis_sm_op { RSM_OP_NONE, RSM_OP_OPEN, RSM_OP_ACQUIRE, RSM_OP_RELEASE };
+
+struct redis_sm {
+    /* what it is (set by redis_sm_init) */
+    const struct redis_sm_design *design;
+    const struct lock_env *env;     /* settings, counters, stop flag */
+    char token[40];                 /* this client's identity */
+    char ttl[24];                   /* the TTL in whole ms, as sent */
+    bool fencing;                   /* redis-lua with env->fencing: the granting script */
+    bool slow_ping;                 /* test-only: a PING before each attempt */
+    const struct failpoint *fp_after_setnx; /* armed, or NULL */
+    char release_sha[41];           /* the scripts' SHA1s, once loaded */
+    char fence_sha[41];
+    /* the operation under way */
+    enum redis_sm_op op;
+    enum redis_sm_step step;        /* the command in flight, or to send next */
+    enum redis_sm_step after_load;  /* a NOSCRIPT's reload: the step to send again */
+    bool reloaded;                  /* this operation reloaded a script already */
+    int open_next;                  /* the open: its next step */
+    bool broken;                    /* the connection is unusable: a new one first */
+    int resends;                    /* resends of the current command (at most 1) */
+    const char *key;
+    char fence_key[300];
+    int64_t deadline;               /* the end of the wait budget */
+    int64_t sent;                   /* when the current attempt was sent */
+    int attempt;                    /* attempts that found the lock taken */
+    /* what to do (for the act just returned) */
+    const char *argv[8];
+    int argc;
+    int64_t wake_at;                /* SLEEP: CLOCK_MONOTONIC ns */
+    const struct failpoint *fp;     /* FAILPOINT */
+    /* the outcome (DONE) */
+    int open_rc;                    /* 0 or -1 */
+    enum lock_status status;
+    enum release_status release;
+    struct lab_err err;
+};
+
+/* Set m up for design d in env with token; reads the failpoints armed.
+ * The connection starts broken: the open's first act is RECONNECT. */
+void redis_sm_init(struct redis_sm *m, const struct redis_sm_design *d,
+                   const struct lock_env *env, const char *token);
+
+/* Start an operation; each returns the first act. */
+enum redis_sm_act redis_sm_open(struct redis_sm *m, int64_t now);
+enum redis_sm_act redis_sm_acquire(struct redis_sm *m, const char *key, int64_t wait_ns,
+                                   int64_t now);
+enum redis_sm_act redis_sm_release(struct redis_sm *m, const char *key, int64_t now);
+
+/* Feed what happened; each returns the next act. */
+enum redis_sm_act redis_sm_reply(struct redis_sm *m, const struct redis_sm_reply *r,
+                                 int64_t now);
+enum redis_sm_act redis_sm_lost(struct redis_sm *m, const char *why, int64_t now);
+enum redis_sm_act redis_sm_reconnected(struct redis_sm *m, bool ok, const struct lab_err *err,
+                                       int64_t now);
+enum redis_sm_act redis_sm_timer(struct redis_sm *m, int64_t now);
+enum redis_sm_act redis_sm_resume(struct redis_sm *m, int64_t now);
+
+#endif
