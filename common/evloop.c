@@ -11,16 +11,27 @@
  * queue their commands while the loop dispatches a batch of replies, and
  * the writes go out together, each without arming EPOLLOUT and waiting for
  * it (two epoll_ctl calls and a wake-up saved per command).
+ *
+ * Owners (struct ev_owner): each object remembers the owner current when
+ * it was first armed; the loop makes an object's owner current while its
+ * callback runs, so what a logical client arms from its callbacks is its
+ * too. A held owner's objects are kept back lazily, when they would run:
+ * a due timer leaves the heap, a ready io leaves epoll, deferred work
+ * leaves the queue, each onto the owner's list, and the release arms them
+ * again. An owner never held costs a pointer test per dispatch.
  */
 #include "evloop.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
 #define EV_BATCH 1024
+
+enum { EV_KIND_IO = 1, EV_KIND_TIMER, EV_KIND_DEFER };
 
 struct evloop {
     int ep;                         /* the epoll descriptor */
@@ -30,7 +41,68 @@ struct evloop {
     int batch_n;                    /* how many of them (0 when not dispatching) */
     struct ev_defer *defer_head, *defer_tail; /* to run before the next wait, in order */
     int n_defer;                    /* how many */
+    struct ev_owner *current;       /* the owner whose callback runs, or NULL */
 };
+
+/* ------------------------------------------------------------ owners */
+
+/* Tag h with the current owner the first time its object is armed. */
+static void own(struct evloop *L, struct ev_hold *h)
+{
+    if (!h->owner)
+        h->owner = L->current;
+}
+
+static bool held_owner(const struct ev_hold *h)
+{
+    return h->owner && h->owner->held;
+}
+
+/* Keep h back on its owner's list. */
+static void hold(struct ev_hold *h, unsigned char kind)
+{
+    struct ev_owner *o = h->owner;
+    h->kind = kind;
+    h->held = true;
+    h->prev = NULL;
+    h->next = o->list;
+    if (o->list)
+        o->list->prev = h;
+    o->list = h;
+}
+
+/* Take h off its owner's list (it is armed again, or closed). */
+static void unhold(struct ev_hold *h)
+{
+    if (!h->held)
+        return;
+    h->held = false;
+    if (h->prev)
+        h->prev->next = h->next;
+    else
+        h->owner->list = h->next;
+    if (h->next)
+        h->next->prev = h->prev;
+    h->prev = h->next = NULL;
+}
+
+struct ev_owner *evloop_owner_enter(struct evloop *L, struct ev_owner *o)
+{
+    struct ev_owner *prev = L->current;
+    L->current = o;
+    return prev;
+}
+
+struct ev_owner *evloop_owner_current(const struct evloop *L)
+{
+    return L->current;
+}
+
+void evloop_owner_hold(struct evloop *L, struct ev_owner *o)
+{
+    (void)L;
+    o->held = true;
+}
 
 struct evloop *evloop_new(struct lab_err *err)
 {
@@ -54,6 +126,13 @@ void evloop_free(struct evloop *L)
 
 int evloop_io(struct evloop *L, struct ev_io *io, unsigned want)
 {
+    own(L, &io->h);
+    if (io->h.held) { /* kept back: what it wants when released */
+        io->h.want = want;
+        if (!want)
+            unhold(&io->h);
+        return 0;
+    }
     if (want == io->armed)
         return 0;
     struct epoll_event ev = {.data.ptr = io};
@@ -69,6 +148,7 @@ int evloop_io(struct evloop *L, struct ev_io *io, unsigned want)
 
 void evloop_io_forget(struct evloop *L, struct ev_io *io)
 {
+    unhold(&io->h);
     io->armed = 0;
     for (int i = 0; i < L->batch_n; i++)
         if (L->batch[i].data.ptr == io)
@@ -79,7 +159,8 @@ void evloop_io_forget(struct evloop *L, struct ev_io *io)
 
 void evloop_defer(struct evloop *L, struct ev_defer *d)
 {
-    if (d->queued)
+    own(L, &d->h);
+    if (d->queued || d->h.held)
         return;
     d->queued = true;
     d->next = NULL;
@@ -94,6 +175,7 @@ void evloop_defer(struct evloop *L, struct ev_defer *d)
 
 void evloop_defer_cancel(struct evloop *L, struct ev_defer *d)
 {
+    unhold(&d->h);
     if (!d->queued)
         return;
     d->queued = false;
@@ -116,7 +198,13 @@ static void run_deferred(struct evloop *L)
     for (int n = L->n_defer; n > 0 && L->defer_head; n--) {
         struct ev_defer *d = L->defer_head;
         evloop_defer_cancel(L, d);
+        if (held_owner(&d->h)) {
+            hold(&d->h, EV_KIND_DEFER);
+            continue;
+        }
+        struct ev_owner *prev = evloop_owner_enter(L, d->h.owner);
         d->run(d);
+        L->current = prev;
     }
 }
 
@@ -127,6 +215,7 @@ void evloop_timer_init(struct ev_timer *t, void (*fire)(struct ev_timer *t))
     t->at_ns = 0;
     t->slot = -1;
     t->fire = fire;
+    t->h = (struct ev_hold){0};
 }
 
 static void heap_put(struct evloop *L, int i, struct ev_timer *t)
@@ -167,6 +256,7 @@ static void heap_down(struct evloop *L, int i)
 
 void evloop_timer_cancel(struct evloop *L, struct ev_timer *t)
 {
+    unhold(&t->h);
     int i = t->slot;
     if (i < 0)
         return;
@@ -181,6 +271,7 @@ void evloop_timer_cancel(struct evloop *L, struct ev_timer *t)
 
 int evloop_timer_at(struct evloop *L, struct ev_timer *t, int64_t at_ns)
 {
+    own(L, &t->h);
     evloop_timer_cancel(L, t);
     if (L->n == L->cap) {
         int cap = L->cap ? 2 * L->cap : 1024;
@@ -209,10 +300,34 @@ static int fire_due(struct evloop *L, int64_t now)
     while (L->n > 0 && L->heap[0]->at_ns <= now) {
         struct ev_timer *t = L->heap[0];
         evloop_timer_cancel(L, t);
+        if (held_owner(&t->h)) {
+            hold(&t->h, EV_KIND_TIMER);
+            continue;
+        }
+        struct ev_owner *prev = evloop_owner_enter(L, t->h.owner);
         t->fire(t);
+        L->current = prev;
         fired++;
     }
     return fired;
+}
+
+void evloop_owner_release(struct evloop *L, struct ev_owner *o)
+{
+    o->held = false;
+    while (o->list) {
+        struct ev_hold *h = o->list;
+        unhold(h);
+        if (h->kind == EV_KIND_TIMER) {
+            struct ev_timer *t = (struct ev_timer *)((char *)h - offsetof(struct ev_timer, h));
+            evloop_timer_at(L, t, t->at_ns); /* due meanwhile: at once */
+        } else if (h->kind == EV_KIND_IO) {
+            struct ev_io *io = (struct ev_io *)((char *)h - offsetof(struct ev_io, h));
+            evloop_io(L, io, h->want);
+        } else {
+            evloop_defer(L, (struct ev_defer *)((char *)h - offsetof(struct ev_defer, h)));
+        }
+    }
 }
 
 int evloop_run_once(struct evloop *L, int64_t max_wait_ns)
@@ -240,11 +355,20 @@ int evloop_run_once(struct evloop *L, int64_t max_wait_ns)
         struct ev_io *io = L->batch[i].data.ptr;
         if (!io)
             continue; /* removed by an earlier callback of this batch */
+        if (held_owner(&io->h)) { /* out of epoll until released: the kernel keeps it */
+            unsigned want = io->armed;
+            evloop_io(L, io, 0);
+            io->h.want = want;
+            hold(&io->h, EV_KIND_IO);
+            continue;
+        }
         uint32_t e = L->batch[i].events;
         unsigned ev = (e & EPOLLIN ? EV_READ : 0) | (e & EPOLLOUT ? EV_WRITE : 0);
         if (e & (EPOLLERR | EPOLLHUP))
             ev |= io->armed;
+        struct ev_owner *prev = evloop_owner_enter(L, io->h.owner);
         io->ready(io, ev & io->armed);
+        L->current = prev;
     }
     L->batch_n = 0;
     return handled + n + fire_due(L, lab_now_ns());

@@ -21,6 +21,18 @@
 #define EV_WRITE 2u
 
 struct evloop;
+struct ev_owner;
+
+/* What the loop keeps of a watched object for its owner (zeroed with the
+ * object: callers never touch it). */
+struct ev_hold {
+    struct ev_owner *owner;      /* whose it is (the owner current when the object was
+                                    first armed), NULL: nobody's, never held */
+    struct ev_hold *prev, *next; /* in the owner's list while held */
+    unsigned char kind;          /* EV_KIND_*, set once held */
+    bool held;                   /* kept back until the owner is released */
+    unsigned want;               /* an io's interest when it was held */
+};
 
 /* A file descriptor watched by the loop. */
 struct ev_io {
@@ -28,6 +40,7 @@ struct ev_io {
     unsigned armed; /* EV_READ | EV_WRITE as registered now (0: not in the loop) */
     void (*ready)(struct ev_io *io, unsigned events); /* called with EV_READ/EV_WRITE;
                                                           an error or hang-up gives both */
+    struct ev_hold h;
 };
 
 /* A one-shot timer. */
@@ -36,6 +49,19 @@ struct ev_timer {
     int slot;      /* its place in the loop's heap, -1 when not armed (set it so before
                       first use: evloop_timer_init) */
     void (*fire)(struct ev_timer *t);
+    struct ev_hold h;
+};
+
+/* One logical client of a group, as the loop sees it: every io, timer and
+ * deferred work first armed while it was current (evloop_owner_enter, or
+ * inside a callback of an object of its) is its. Held, nothing of its runs:
+ * a due timer waits, a ready socket is taken out of epoll (the kernel keeps
+ * what arrives, as for a stopped process), deferred work (a write) waits;
+ * released, everything kept runs, a timer due meanwhile at once (as after
+ * SIGCONT). The loop's other owners run on. */
+struct ev_owner {
+    bool held;
+    struct ev_hold *list; /* the objects kept back */
 };
 
 /* Work to run once before the loop next waits (evloop_defer): a
@@ -45,6 +71,7 @@ struct ev_defer {
     struct ev_defer *prev, *next; /* in the loop's list while queued */
     bool queued;
     void (*run)(struct ev_defer *d);
+    struct ev_hold h;
 };
 
 /* A new loop, or NULL with err filled. */
@@ -75,6 +102,19 @@ void evloop_timers_due_now(struct evloop *L);
  * the wait after). Cancel it before freeing it. */
 void evloop_defer(struct evloop *L, struct ev_defer *d);
 void evloop_defer_cancel(struct evloop *L, struct ev_defer *d);
+
+/* Make o the current owner (NULL: none); returns the one before, for
+ * evloop_owner_enter(L, prev) after. */
+struct ev_owner *evloop_owner_enter(struct evloop *L, struct ev_owner *o);
+
+/* The owner whose callback runs (or the one entered), NULL: none. */
+struct ev_owner *evloop_owner_current(const struct evloop *L);
+
+/* Hold o (from the next dispatch on, nothing of its runs), or release it
+ * (everything kept is armed again). Closing a held owner's objects is
+ * allowed: they leave its list. */
+void evloop_owner_hold(struct evloop *L, struct ev_owner *o);
+void evloop_owner_release(struct evloop *L, struct ev_owner *o);
 
 /* Wait for events or the first timer, at most max_wait_ns, and dispatch
  * them (timers due first, the deferred work just before the wait). Returns

@@ -248,6 +248,13 @@ static inline void lock_deliver_released(lock_released_fn *slot, void *arg,
  * non-zero the group makes every timer due: a waiting acquire then ends
  * in LOCK_TIMEOUT. */
 struct lock_async_ops {
+    /* true when everything a client of the group holds is its own (its
+     * connections, timers and deferred writes, none shared with the
+     * group's other clients): a fault aimed at one client can then hold
+     * it alone, or close its connections alone (as a dying process's are
+     * closed), and the harness does so (harness/run/group.c); false: such
+     * a fault hits the whole group process */
+    bool client_faults;
     int (*open)(struct lock_client **out, const struct lock_env *env, struct evloop *loop,
                 lock_opened_fn opened, void *arg, struct lab_err *err);
     void (*acquire)(struct lock_client *c, const char *key, int64_t wait_ns,

@@ -97,12 +97,25 @@ enum fault_fire fault_fire_server(struct faults *F, int spec, int64_t now);
 /* Signal a client's process group (itself and an adapter's child). */
 void fault_signal_client(pid_t pid, int sig);
 
+/* Is a fault aimed at client i one for that client alone: a client of a
+ * group whose design's group driver shares nothing between its clients
+ * (lock_async_ops.client_faults)? Otherwise it hits i's process. */
+bool fault_one_client(const struct faults *F, int i);
+
+/* Ask client i's group to apply ctl (enum client_ctl) to i alone, and wait
+ * (LAB_STOP_CONFIRM_NS at most) until it says it has: true when it did. */
+bool fault_client_ctl(struct faults *F, int i, int ctl);
+
+/* Continue client i after a stop: its process, or i alone. */
+void fault_continue_client(struct faults *F, int i);
+
 /* Client i of rg is about to die inside its critical section: close it. */
 void fault_exit_for_victim(struct region *rg, int i);
 
 /* Client i's process is hit (pid): what the record's hit says, "client 3
  * (pid 1234)", or for a client group (group.c), whose process runs several
- * clients and is hit whole, "clients 0-63 (group 0, pid 1234)". */
+ * clients and is hit whole, "clients 0-63 (group 0, pid 1234)", or one of
+ * them alone (r->one_client), "client 5 (of group 0, pid 1234)". */
 void fault_hit_client_text(struct fault_record *r, const struct region *rg, int i, pid_t pid);
 
 /* Client i's process is about to die of a fault (a kill): every client it

@@ -28,6 +28,8 @@
  * already gone has nothing left to stop. */
 static bool client_stop_confirmed(struct faults *F, int i)
 {
+    if (fault_one_client(F, i))
+        return fault_client_ctl(F, i, CLIENT_PAUSE);
     pid_t pid = F->pids[i];
     pid_t child = F->rg->slots[i].child_pid;
     if (kill(-pid, SIGSTOP) != 0 || !lab_stop_confirmed(pid, LAB_STOP_CONFIRM_NS))
@@ -42,6 +44,34 @@ static bool client_stop_confirmed(struct faults *F, int i)
 void fault_signal_client(pid_t pid, int sig)
 {
     kill(-pid, sig);
+}
+
+bool fault_one_client(const struct faults *F, int i)
+{
+    return F->rg->slots[i].group_n > 1 && F->ops->async && F->ops->async->client_faults;
+}
+
+bool fault_client_ctl(struct faults *F, int i, int ctl)
+{
+    struct client_slot *sl = &F->rg->slots[i];
+    atomic_store(&sl->ctl, ctl);
+    if (kill(F->pids[i], SIGUSR2) != 0)
+        return false;
+    int64_t deadline = lab_now_ns() + LAB_STOP_CONFIRM_NS;
+    while (atomic_load(&sl->ctl_ack) != ctl) { /* observed, not hoped for */
+        if (lab_now_ns() > deadline)
+            return false;
+        lab_sleep_ns(20000, NULL);
+    }
+    return true;
+}
+
+void fault_continue_client(struct faults *F, int i)
+{
+    if (fault_one_client(F, i))
+        fault_client_ctl(F, i, CLIENT_RUN);
+    else
+        fault_signal_client(F->pids[i], SIGCONT); /* whatever of its group did stop */
 }
 
 /* Client i, stopped inside its critical section (or stopping itself at a
@@ -65,7 +95,10 @@ void fault_exit_for_victim(struct region *rg, int i)
 void fault_hit_client_text(struct fault_record *r, const struct region *rg, int i, pid_t pid)
 {
     const struct client_slot *sl = &rg->slots[i];
-    if (sl->group_n > 1)
+    if (r->one_client)
+        snprintf(r->hit, sizeof r->hit, "client %d (of group %d, pid %d)", i,
+                 sl->group_first / sl->group_n, (int)pid);
+    else if (sl->group_n > 1)
         snprintf(r->hit, sizeof r->hit, "clients %d-%d (group %d, pid %d)", sl->group_first,
                  sl->group_first + sl->group_n - 1, sl->group_first / sl->group_n, (int)pid);
     else
@@ -92,12 +125,13 @@ static void hit_client(struct faults *F, int spec, int i, int64_t now, bool insi
     int idx;
     struct fault_record *r = fault_rec_new(log, F->s, spec, &idx);
     if (!r) {
-        fault_signal_client(pid, SIGCONT);
+        fault_continue_client(F, i);
         return;
     }
     r->client = i;
     r->pid = pid;
     r->start_ns = now;
+    r->one_client = fault_one_client(F, i);
     fault_hit_client_text(r, F->rg, i, pid);
     r->holder = inside;
     snprintf(r->note, sizeof r->note, "%s", inside ? "inside its critical section" : "");
@@ -109,7 +143,7 @@ static int alive_clients(struct faults *F, int *out, bool holders_only)
 {
     int n = 0;
     for (int i = 0; i < F->n_clients; i++)
-        if (F->pids[i] > 0 &&
+        if (F->pids[i] > 0 && !atomic_load(&F->rg->slots[i].fault_killed) &&
             (!holders_only || atomic_load(&F->rg->slots[i].iv_phase) == IV_INSIDE))
             out[n++] = i;
     return n;
@@ -129,7 +163,8 @@ enum fault_fire fault_fire_client(struct faults *F, int spec, int64_t now)
     int cand[SCN_MAX_CLIENTS];
     int n;
     if (f->target == TARGET_CLIENT) {
-        if (f->index >= F->n_clients || F->pids[f->index] <= 0) {
+        if (f->index >= F->n_clients || F->pids[f->index] <= 0 ||
+            atomic_load(&F->rg->slots[f->index].fault_killed)) {
             fault_rec_skip(F, spec, now, false, "client %d is not running", f->index);
             return FAULT_FIRED;
         }
@@ -143,12 +178,12 @@ enum fault_fire fault_fire_client(struct faults *F, int spec, int64_t now)
         int i = cand[k];
         cand[k] = cand[--n];
         if (!client_stop_confirmed(F, i)) {
-            fault_signal_client(F->pids[i], SIGCONT); /* whatever of its group did stop */
+            fault_continue_client(F, i); /* whatever of its group did stop */
             continue; /* exited meanwhile */
         }
         bool inside = atomic_load(&F->rg->slots[i].iv_phase) == IV_INSIDE;
         if (f->target == TARGET_HOLDER && !inside) {
-            fault_signal_client(F->pids[i], SIGCONT); /* it left before the stop landed */
+            fault_continue_client(F, i); /* it left before the stop landed */
             continue;
         }
         hit_client(F, spec, i, lab_now_ns(), inside);

@@ -57,8 +57,13 @@ static void pause_server(struct faults *F, struct fault_record *r, int rec, stru
 static void pause_at_failpoint(struct region *rg, const struct fault_spec *f,
                                struct fault_record *r, int ri, int idx)
 {
-    (void)f, (void)idx;
+    (void)f;
     r->outcome = FAULT_ACTIVE;
+    if (r->one_client) { /* its group holds it alone (group.c), the engine releases it */
+        atomic_store(&rg->slots[idx].ctl, CLIENT_PAUSE);
+        fault_rec_publish(&rg->head->faults, ri);
+        return;
+    }
     fault_rec_publish(&rg->head->faults, ri);
     raise(SIGSTOP);
 }

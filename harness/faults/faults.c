@@ -119,6 +119,9 @@ static int64_t end_pauses(struct faults *F, int64_t now, bool force)
                 next = end;
             continue;
         }
+        if (r->one_client) { /* a client of a group held alone: released alone */
+            fault_client_ctl(F, r->client, CLIENT_RUN);
+        } else {
         char st = lab_proc_state(r->pid); /* only once it is due: /proc is a read per call */
         if (st == 'T' || st == 't' || force) {
             if (r->client >= 0) {
@@ -132,6 +135,7 @@ static int64_t end_pauses(struct faults *F, int64_t now, bool force)
              * stopping itself: continue it once the stop has landed */
             next = now + HOLDER_POLL_NS;
             continue;
+        }
         }
         r->end_ns = now;
         if (!fault_watch_has(&F->watch, i)) {
@@ -246,7 +250,7 @@ void faults_finish(struct faults *F, bool interrupted)
 /* -------------------------------------------------------- client's side */
 
 void faults_at_failpoint(struct region *rg, const struct scenario *s, int idx,
-                         const struct failpoint *fp)
+                         const struct failpoint *fp, bool one_client)
 {
     const struct fault_spec *f = &s->faults[fp->fault];
     struct fault_log *log = &rg->head->faults;
@@ -259,6 +263,7 @@ void faults_at_failpoint(struct region *rg, const struct scenario *s, int idx,
     r->client = idx;
     r->pid = getpid();
     r->start_ns = lab_now_ns();
+    r->one_client = one_client;
     fault_hit_client_text(r, rg, idx, r->pid);
     r->holder = true;
     snprintf(r->note, sizeof r->note, "at %s", f->target_text);

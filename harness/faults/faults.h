@@ -61,8 +61,10 @@ void faults_disarm(int mark);
 /* Client idx, in its process: a failpoint armed from entry fp->fault was
  * reached. Fires it when its count allows: the action's row does it
  * (sleep, or kill or stop this whole process, which the parent continues
- * after the duration). */
+ * after the duration; with one_client, a client of a group that shares
+ * nothing between its clients, the row asks the group to hold or kill
+ * that client alone, through its slot's ctl). */
 void faults_at_failpoint(struct region *rg, const struct scenario *s, int idx,
-                         const struct failpoint *fp);
+                         const struct failpoint *fp, bool one_client);
 
 #endif

@@ -34,6 +34,8 @@ struct fault_record {
                                its probes) */
     bool not_used;          /* skipped because the design does not use the target */
     bool holder;            /* the client hit held the lock (or was taking it, at a failpoint) */
+    bool one_client;        /* a client of a group hit alone (its slot's ctl), not its
+                               process (group.c) */
     int64_t recovery_ns;    /* a killed client: from the kill to the next grant; a server
                                fault (and a partition): from back_ns to the first grant
                                after it; -1 none */

@@ -76,12 +76,20 @@ struct key_slot {
     volatile int64_t counter;
 };
 
+/* What a fault asks of one logical client of a group (client_slot.ctl):
+ * run on, be held as a stopped process is, or die as a killed one does. */
+enum client_ctl { CLIENT_RUN = 0, CLIENT_PAUSE, CLIENT_KILL };
+
 struct client_slot {
     atomic_int state;          /* enum slot_state */
     int group_first;           /* the clients sharing its process (a client group,
                                   run.clients_per_process): the first of them... */
     int group_n;               /* ... and how many (1: a process of its own) */
     atomic_int fault_killed;   /* a fault killed it (not a crash) */
+    atomic_int ctl;            /* a fault aimed at this one client of a group: enum
+                                  client_ctl, set by the parent, which then wakes the
+                                  group (SIGUSR2)... */
+    atomic_int ctl_ack;        /* ... and the one the group has applied */
     int64_t acquired;          /* acquires granted */
     int64_t timeouts;          /* acquires that ran out of wait budget */
     int64_t errors;            /* acquire and workload errors */

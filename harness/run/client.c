@@ -155,7 +155,7 @@ static struct {
 static void on_failpoint(const struct failpoint *fp, void *ctx)
 {
     (void)ctx;
-    faults_at_failpoint(fault_ctx.rg, fault_ctx.s, fault_ctx.idx, fp);
+    faults_at_failpoint(fault_ctx.rg, fault_ctx.s, fault_ctx.idx, fp, false);
 }
 
 _Noreturn void client_main(const struct scenario *s, const struct lock_ops *ops, const struct run_env *env,

@@ -8,10 +8,19 @@
  * exit, release, think (a timer), again. Every mark, histogram and counter
  * goes to the client's own slot of the shared region through the same
  * bookkeeping the blocking client uses (client_cs.c), so the oracle, the
- * parent's close_interval and the verdicts cannot tell the two apart. Only
- * the process is shared: a fault that stops or kills it hits every client
- * of the group, and its CPU time is counted once, in the first client's
- * slot.
+ * parent's close_interval and the verdicts cannot tell the two apart. Its
+ * CPU time is counted once, in the first client's slot.
+ *
+ * A fault aimed at one client hits that client alone when its design's
+ * group driver shares nothing between clients (lock_async_ops.client_faults):
+ * each client is an owner on the loop (evloop.h), the parent writes what it
+ * asks in the client's slot (ctl: pause, run, kill) and wakes the group with
+ * SIGUSR2, and the group applies it between two dispatches: a paused client
+ * is held (its timers wait, its sockets leave epoll and the kernel keeps
+ * what arrives, its writes wait), a continued one released, a killed one
+ * held and then closed, its connections closed as a dying process's are.
+ * It acknowledges in ctl_ack, which the parent waits for. Otherwise, and at
+ * a failpoint, a fault hits the group's process: every client of it.
  *
  * Opening is asynchronous too (thousands of connections come up at once);
  * a client that cannot open is marked failed and the others run, as one
@@ -27,7 +36,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include "arrival.h"
 #include "client_cs.h"
@@ -56,6 +67,7 @@ struct gclient {
     int64_t t_wait;           /* when the acquire under way started */
     enum workload_step ws;    /* the unit's outcome, until the release is done */
     struct ev_timer timer;    /* think time, the pause after an error, or the next arrival */
+    struct ev_owner owner;    /* what of the loop is this client's (a fault holds it) */
     struct arrival arr;       /* open loop: when the next acquire is meant to start */
     int64_t intended;         /* ... the one the timer waits for (due) */
     bool due;
@@ -73,9 +85,11 @@ struct group {
     int opening;              /* clients still opening */
     int running;              /* clients whose loop is not over */
     const struct failpoint *fp_grant, *fp_release;
+    struct ev_io wake;        /* the read end of the pipe SIGUSR2 writes to */
 };
 
 static volatile int *group_stop; /* the region's stop flag */
+static int group_wake_fd = -1;   /* the write end of the group's wake pipe */
 static int group_failpoint_idx;  /* the client at a failpoint, for the fault record */
 static struct group *the_group;
 
@@ -86,10 +100,40 @@ static void group_on_signal(int sig)
         *group_stop = 1;
 }
 
+/* SIGUSR2: a client's ctl changed; the loop wakes to read it. */
+static void group_on_ctl(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    if (group_wake_fd >= 0 && write(group_wake_fd, "", 1) < 0) {
+        /* the pipe is full: a wake-up is pending already */
+    }
+    errno = saved;
+}
+
+/* A fault at a failpoint: for a design whose clients share nothing it
+ * hits this client alone: held at once (what it goes on to send waits
+ * with it), killed from the loop (not inside its own call stack); else the
+ * group's process. */
 static void on_failpoint(const struct failpoint *fp, void *ctx)
 {
     (void)ctx;
-    faults_at_failpoint(the_group->rg, the_group->s, group_failpoint_idx, fp);
+    struct group *g = the_group;
+    /* the client whose callback runs (a design's own failpoint is hit deep
+     * in its driver, where no index is at hand) */
+    struct ev_owner *o = evloop_owner_current(g->L);
+    struct gclient *c = o ? (struct gclient *)((char *)o - offsetof(struct gclient, owner))
+                          : &g->c[group_failpoint_idx - g->c[0].idx];
+    faults_at_failpoint(g->rg, g->s, c->idx, fp, g->ops->async->client_faults);
+    int want = atomic_load(&c->cs.sl->ctl);
+    if (want == atomic_load(&c->cs.sl->ctl_ack))
+        return;
+    evloop_owner_hold(g->L, &c->owner);
+    if (want == CLIENT_PAUSE)
+        atomic_store(&c->cs.sl->ctl_ack, want);
+    else if (group_wake_fd >= 0 && write(group_wake_fd, "", 1) < 0) {
+        /* a wake-up is pending already */
+    }
 }
 
 static void failpoint_at(struct gclient *c, const struct failpoint *fp)
@@ -112,6 +156,53 @@ static void finish(struct gclient *c)
 static void on_timer(struct ev_timer *t)
 {
     next_op((struct gclient *)((char *)t - offsetof(struct gclient, timer)));
+}
+
+/* ------------------------------------------------------------ one client's faults */
+
+/* Killed by a fault: its lock and workload closed as a dying process's
+ * connections are (the engine closed its critical section already). */
+static void kill_one(struct gclient *c)
+{
+    struct group *g = c->g;
+    evloop_owner_hold(g->L, &c->owner);
+    evloop_timer_cancel(g->L, &c->timer);
+    workload_async_close(c->wl);
+    c->wl = NULL;
+    if (c->lc)
+        g->ops->async->close(c->lc);
+    c->lc = NULL;
+    if (!c->finished && !c->failed && atomic_load(&c->cs.sl->state) == SLOT_RUNNING)
+        finish(c);
+    c->failed = true; /* nothing more of it runs, nor closes again */
+}
+
+/* Apply what the parent asked of each client whose ctl changed. */
+static void apply_ctl(struct group *g)
+{
+    for (int i = 0; i < g->n; i++) {
+        struct gclient *c = &g->c[i];
+        struct client_slot *sl = c->cs.sl;
+        int want = atomic_load(&sl->ctl);
+        if (want == atomic_load(&sl->ctl_ack))
+            continue;
+        if (want == CLIENT_PAUSE)
+            evloop_owner_hold(g->L, &c->owner);
+        else if (want == CLIENT_RUN)
+            evloop_owner_release(g->L, &c->owner);
+        else if (want == CLIENT_KILL)
+            kill_one(c);
+        atomic_store(&sl->ctl_ack, want);
+    }
+}
+
+static void on_wake(struct ev_io *io, unsigned events)
+{
+    (void)events;
+    char buf[64];
+    while (read(io->fd, buf, sizeof buf) > 0) {
+    }
+    apply_ctl((struct group *)((char *)io - offsetof(struct group, wake)));
 }
 
 static void pause_then_next(struct gclient *c, int64_t ns)
@@ -290,6 +381,7 @@ _Noreturn void group_main(const struct scenario *s, const struct lock_ops *ops,
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);
     signal(SIGPIPE, SIG_IGN); /* a store that went away: an error reply, not a death */
+    int wake[2] = {-1, -1};
 
     struct lab_err err = {0};
     struct group g = {.s = s, .ops = ops, .rg = rg, .h = h, .n = n,
@@ -299,7 +391,18 @@ _Noreturn void group_main(const struct scenario *s, const struct lock_ops *ops,
     failpoint_set_hook(on_failpoint, NULL);
     g.L = evloop_new(&err);
     g.c = calloc((size_t)n, sizeof *g.c);
-    if (!g.L || !g.c) {
+    if (g.L && pipe2(wake, O_NONBLOCK | O_CLOEXEC) == 0) {
+        g.wake = (struct ev_io){.fd = wake[0], .ready = on_wake};
+        group_wake_fd = wake[1];
+        struct sigaction sc = {.sa_handler = group_on_ctl, .sa_flags = SA_RESTART};
+        sigemptyset(&sc.sa_mask);
+        sigaction(SIGUSR2, &sc, NULL);
+        if (evloop_io(g.L, &g.wake, EV_READ) != 0)
+            lab_err_set(&err, errno, "event loop: %s", strerror(errno));
+    } else if (g.L) {
+        lab_err_set(&err, errno, "wake pipe: %s", strerror(errno));
+    }
+    if (!g.L || !g.c || group_wake_fd < 0) {
         for (int i = 0; i < n; i++) {
             client_slot_error(&rg->slots[first + i], &err);
             atomic_store(&rg->slots[first + i].state, SLOT_FAILED);
@@ -312,7 +415,9 @@ _Noreturn void group_main(const struct scenario *s, const struct lock_ops *ops,
         c->g = &g;
         c->idx = first + i;
         client_cs_init(&c->cs, rg, ops, c->idx, scenario_key_of(s, c->idx, c->key, sizeof c->key));
+        struct ev_owner *prev = evloop_owner_enter(g.L, &c->owner);
         open_client(&g, env, c);
+        evloop_owner_enter(g.L, prev);
     }
     int64_t open_deadline = lab_now_ns() + GROUP_OPEN_NS;
     while (g.opening > 0 && !h->stop && lab_now_ns() < open_deadline)
@@ -342,9 +447,13 @@ _Noreturn void group_main(const struct scenario *s, const struct lock_ops *ops,
             arrival_init(&c->arr, s, c->idx, lab_now_ns());
             g.running++;
         }
-        for (int i = 0; i < n; i++)
-            if (!g.c[i].failed)
-                next_op(&g.c[i]);
+        for (int i = 0; i < n; i++) {
+            if (g.c[i].failed)
+                continue;
+            struct ev_owner *prev = evloop_owner_enter(g.L, &g.c[i].owner);
+            next_op(&g.c[i]);
+            evloop_owner_enter(g.L, prev);
+        }
         while (g.running > 0) {
             if (h->stop)
                 evloop_timers_due_now(g.L); /* sleeps end, as lab_sleep_ns's do */
@@ -352,6 +461,9 @@ _Noreturn void group_main(const struct scenario *s, const struct lock_ops *ops,
                 break;
         }
     }
+    for (int i = 0; i < n; i++) /* held at the end: let them finish as SIGCONT would */
+        if (g.c[i].owner.held && atomic_load(&g.c[i].cs.sl->ctl) != CLIENT_KILL)
+            evloop_owner_release(g.L, &g.c[i].owner);
     for (int i = 0; i < n; i++)
         if (!g.c[i].failed && !g.c[i].finished)
             g.c[i].cs.sl->end_ns = lab_now_ns();

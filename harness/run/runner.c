@@ -202,6 +202,9 @@ static int reap(pid_t *pids, int n, struct region *rg, struct run_result *res, b
             /* a client of a group that could not open: as its own process exits */
             if (j != i || sl->group_n > 1)
                 st = atomic_load(&rg->slots[j].state) == SLOT_FAILED ? 2 << 8 : status;
+            /* one client of a group killed alone (group.c): dead as its process would be */
+            if (sl->group_n > 1 && atomic_load(&rg->slots[j].fault_killed))
+                st = SIGKILL;
             close_interval(rg, j, res);
             note_exit(res, &rg->slots[j], j, st, killed);
             pids[j] = -pids[j];

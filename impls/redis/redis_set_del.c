@@ -25,6 +25,7 @@ static int ssd_group_open(struct lock_client **out, const struct lock_env *env,
 }
 
 static const struct lock_async_ops ssd_async = {
+    .client_faults = true, /* the group driver shares nothing between clients */
     .open = ssd_group_open,
     .acquire = redis_group_acquire,
     .release = redis_group_release,

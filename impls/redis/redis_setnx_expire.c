@@ -33,6 +33,7 @@ static const struct lock_failpoint sne_failpoints[] = {
 };
 
 static const struct lock_async_ops sne_async = {
+    .client_faults = true, /* the group driver shares nothing between clients */
     .open = sne_group_open,
     .acquire = redis_group_acquire,
     .release = redis_group_release,
