@@ -1,0 +1,120 @@
+# it_modes.sh - a verdict is the design's, not the client mode's: the same
+# fault scenarios run with one process per client and with all 4 clients in
+# one group (run.clients_per_process: 4), nothing else changed, and each
+# design gets the same verdict, the one it is known for, in both:
+#  - failover (sentinel topology, a grant lost with the master): redis-lua
+#    violation (the group driver follows the sentinels to the new master);
+#  - gc-pause (the holder paused past its TTL, fencing off and on):
+#    redis-lua violation / fenced, redis-set-del violation;
+#  - crash-holder (the holder killed, and redis-setnx-expire killed at its
+#    after-setnx failpoint): redis-lua safe, redis-setnx-expire blocked;
+#  - restart of the store, empty, under a holder: redis-lua violation.
+# In the group, a fault aimed at a client (the holder, a failpoint's client)
+# hits that client alone: its records name "client N (of group 0, ...)",
+# and the others went on (the group's grants continue after a kill).
+. "$(dirname "$0")/lib.sh"
+
+D=$WORK/scn
+mkdir -p "$D"
+for m in 1 4; do
+    cat > "$D/failover$m.yaml" <<YAML
+name: failover-$m
+impls: [redis-lua]
+clients: 4
+run: {max_duration: 14s, clients_per_process: $m}
+backends:
+  redis: {topology: sentinel, replicas: 1}
+lock: {key: fo-lock, ttl: 5s, wait: 20s, retry_interval: 10ms}
+workload: {kind: stock, stock: 100000, business: 4500ms}
+faults:
+  - {at: 1s, action: failover, target: redis-master, window: 10s}
+expect: {"*": violation}
+YAML
+    cat > "$D/gc$m.yaml" <<YAML
+name: gc-$m
+impls: [redis-lua, redis-set-del]
+clients: 4
+run: {max_duration: 6s, clients_per_process: $m}
+lock: {key: gc-lock, ttl: 500ms, wait: 20s, retry_interval: 10ms}
+workload: {kind: stock, stock: 100000, business: 50ms, fencing: [false, true]}
+faults:
+  - {every: 2s, count: 2, action: pause, target: holder, duration: 1500ms}
+expect:
+  "*": {unfenced: violation, fenced: fenced}
+  redis-set-del: violation
+YAML
+    cat > "$D/crash$m.yaml" <<YAML
+name: crash-$m
+impls: [redis-lua, redis-setnx-expire]
+clients: 4
+run: {max_duration: 7s, clients_per_process: $m}
+lock: {key: crash-lock, ttl: 1s, wait: 4s, retry_interval: 10ms}
+workload: {kind: stock, stock: 100000, business: 20ms, think: 10ms}
+faults:
+  - {every: 2500ms, count: 2, action: kill, target: holder}
+  - {failpoint: redis-setnx-expire/after-setnx, action: kill}
+expect:
+  "*": safe
+  redis-setnx-expire: blocked
+YAML
+    cat > "$D/restart$m.yaml" <<YAML
+name: restart-$m
+impls: [redis-lua]
+clients: 4
+run: {max_duration: 4s, clients_per_process: $m}
+lock: {key: rs-lock, ttl: 2s, wait: 10s, retry_interval: 10ms}
+workload: {kind: stock, stock: 100000, business: 400ms}
+faults:
+  - {at: 500ms, action: restart, target: redis, duration: 100ms, when: holder}
+expect: {"*": violation}
+YAML
+done
+
+run_ok "both modes, four fault scenarios" "$D"/failover1.yaml "$D"/failover4.yaml \
+    "$D"/gc1.yaml "$D"/gc4.yaml "$D"/crash1.yaml "$D"/crash4.yaml \
+    "$D"/restart1.yaml "$D"/restart4.yaml
+
+# verdict SCENARIO IMPL [FENCING]: the verdict of one result
+verdict() {
+    local sel="scenario=$1,impl=$2"
+    [ -n "${3:-}" ] && sel="$sel,fencing=$3"
+    jget "$S" "results.$sel.verdict"
+}
+for row in "failover redis-lua - violation" "gc redis-lua off violation" "gc redis-lua on fenced" \
+           "gc redis-set-del - violation" "crash redis-lua - safe" \
+           "crash redis-setnx-expire - blocked" "restart redis-lua - violation"; do
+    set -- $row
+    f=$3
+    [ "$f" = - ] && f=
+    expect_eq "$1, $2 ${f:+(fencing $f) }one process per client" "$(verdict "$1-1" "$2" $f)" "$4"
+    expect_eq "$1, $2 ${f:+(fencing $f) }in one group" "$(verdict "$1-4" "$2" $f)" "$4"
+done
+
+# the faults landed in both modes, and in the group on one client each
+for m in 1 4; do
+    # (crash's fault 0 is the failpoint of another design: skipped for redis-lua)
+    for sel in "scenario=gc-$m,impl=redis-lua,fencing=off:0 1" "scenario=crash-$m,impl=redis-lua:1 2"; do
+        for k in ${sel#*:}; do
+            expect_eq "${sel%:*}: fault $k landed" \
+                "$(jget "$S" "results.${sel%:*}.faults.$k.outcome")" done
+        done
+    done
+    expect_eq "crash-$m: the two killed counted as killed by a fault" \
+        "$(jget "$S" "results.scenario=crash-$m,impl=redis-lua.clients_status.killed_by_fault")" 2
+    expect_eq "failover-$m: the fault landed" \
+        "$(jget "$S" "results.scenario=failover-$m,impl=redis-lua.faults.0.outcome")" done
+    expect_eq "restart-$m: the fault landed" \
+        "$(jget "$S" "results.scenario=restart-$m,impl=redis-lua.faults.0.outcome")" done
+done
+for sel in "scenario=gc-4,impl=redis-lua,fencing=off.faults.0" \
+           "scenario=crash-4,impl=redis-lua.faults.1" "scenario=crash-4,impl=redis-lua.faults.2" \
+           "scenario=crash-4,impl=redis-setnx-expire.faults.0"; do
+    hit=$(jget "$S" "results.$sel.hit")
+    check "$sel hit one client of the group ($hit)" \
+        grep -qx 'client [0-3] (of group 0, pid [0-9]*)' <<< "$hit"
+done
+# a kill of one client leaves the others of its group running: grants
+# after the second kill (the first comes at 2.5 s, the second at 5 s)
+expect_gt "crash-4: redis-lua granted on after two of its clients were killed" \
+    "$(jget "$S" "results.scenario=crash-4,impl=redis-lua.ops.acquired")" 20
+finish
