@@ -1,8 +1,8 @@
 # it_groups.sh - client groups (run.clients_per_process): many logical
 # clients in one process on an event loop, judged by the same oracle.
 #
-#  - a design without asynchronous hooks in a grouped scenario is a load
-#    error (exit 2) at its impls item, naming it; so is a ZooKeeper design
+#  - designs without asynchronous hooks in a grouped scenario are a load
+#    error (exit 2) at the first one's impls item, naming them all; so is a ZooKeeper design
 #    with lock.on_disconnect: abort, and redisson without a lease (its
 #    watchdog runs one process per client only);
 #  - redis-lua, 2,000 clients in 4 processes on one hot key: safe, the
@@ -74,15 +74,15 @@ mkdir -p "$D"
 cat > "$D/blocking.yaml" <<'YAML'
 name: groups-blocking
 impls: [redis-lua,
-        mysql-optimistic]
+        mysql-optimistic, redis-get-del]
 clients: 8
 run: {clients_per_process: 4}
 workload: {kind: stock}
 YAML
 "$LOCKLAB" run "$D/blocking.yaml" --out "$WORK/results" --quiet > "$WORK/out.txt" 2>&1
-expect_eq "a blocking design in groups: exit code" "$?" 2
-check "the error is at its impls item and names it" \
-    grep -q "blocking.yaml:3:9: mysql-optimistic cannot run in client groups" "$WORK/out.txt"
+expect_eq "blocking designs in groups: exit code" "$?" 2
+check "the error is at the first one's impls item and names them all" \
+    grep -q "blocking.yaml:3:9: mysql-optimistic, redis-get-del cannot run in client groups" "$WORK/out.txt"
 cat > "$D/zkabort.yaml" <<'YAML'
 name: groups-zk-abort
 impls: [zk-sequential]

@@ -258,24 +258,30 @@ static int groups_finish(struct opt_loader *L, const yaml_node_t *root)
     if (s->n_hosts > 0)
         return fail_at(L, at, "run.clients_per_process above 1 cannot run with hosts (a "
                               "process is in one host's namespace); use 1");
-    const yaml_node_t *impls = value_of(L, root, "impls");
+    /* every design that cannot, named in one message at the first's item */
+    const yaml_node_t *impls = value_of(L, root, "impls"), *item = NULL;
+    char names[256] = "";
+    int misfits = 0;
     for (int j = 0; j < s->n_impls; j++) {
         const struct lock_ops *ops = scenario_impl(s, s->impls[j]);
         if (!ops || ops->async)
             continue;
-        const yaml_node_t *item = at;
-        if (impls && impls->type == YAML_SEQUENCE_NODE)
+        size_t used = strlen(names);
+        snprintf(names + used, sizeof names - used, "%s%s", misfits ? ", " : "", ops->name);
+        if (misfits++ == 0 && impls && impls->type == YAML_SEQUENCE_NODE)
             for (const yaml_node_item_t *it = impls->data.sequence.items.start;
-                 it < impls->data.sequence.items.top; it++) {
+                 it < impls->data.sequence.items.top && !item; it++) {
                 const yaml_node_t *n = node_at(L, *it);
                 if (n && n->type == YAML_SCALAR_NODE && strcmp(scalar_text(n), ops->name) == 0)
                     item = n;
             }
-        return fail_at(L, item,
-                       "%s cannot run in client groups (run.clients_per_process %d): it has "
-                       "no asynchronous hooks (docs/designs.md lists those that do); use "
-                       "clients_per_process 1 for it", ops->name, s->clients_per_process);
     }
+    if (misfits)
+        return fail_at(L, item ? item : at,
+                       "%s cannot run in client groups (run.clients_per_process %d): %s no "
+                       "asynchronous hooks (docs/designs.md lists those that do); use "
+                       "clients_per_process 1 for %s", names, s->clients_per_process,
+                       misfits > 1 ? "they have" : "it has", misfits > 1 ? "them" : "it");
     return 0;
 }
 
