@@ -111,13 +111,13 @@ static void ceiling_usage(FILE *f)
 }
 
 /* redis-benchmark on PATH, into out; -1 when it is not there. */
-static int ceiling_find_tool(char *out, size_t n)
+static int ceiling_find_tool(const char *tool, char *out, size_t n)
 {
     const char *path = getenv("PATH");
     char dirs[4096];
     snprintf(dirs, sizeof dirs, "%s", path ? path : "/usr/bin:/bin");
     for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        snprintf(out, n, "%s/redis-benchmark", d);
+        snprintf(out, n, "%s/%s", d, tool);
         if (access(out, X_OK) == 0)
             return 0;
     }
@@ -179,7 +179,7 @@ static int ceiling_steps(const char *text, int *steps)
  * commands for Redis, else the store's bare loop at N connections. */
 struct ceiling_tool {
     char bin[PATH_MAX];
-    bool redis;
+    bool store_tool;
     const char *set_cmd[8], *eval_cmd[8];
     char px[24], sha[41];
     double guess; /* requests per second, to size redis-benchmark's -n */
@@ -191,7 +191,7 @@ static double ceiling_measure(struct ceiling_tool *t, const struct lock_servers 
                               double seconds, double *set, double *eval)
 {
     *set = *eval = 0;
-    if (!t->redis)
+    if (!t->store_tool)
         return bench_run_bare(t->bin, sv->conn, seconds, n);
     long requests = (long)(t->guess * seconds);
     *set = ceiling_tool_rps(t->bin, &sv->node[0], n, requests, t->set_cmd);
@@ -238,13 +238,14 @@ static int ceiling_redis_commands(struct ceiling_tool *t, const struct lock_endp
  * what is missing. */
 static int ceiling_tool_find(const struct backend_ops *be, struct ceiling_tool *t)
 {
-    t->redis = !strcmp(be->name, "redis");
+    t->store_tool = be->bench_ceiling_tool != NULL;
     t->guess = 60000;
-    if (t->redis && ceiling_find_tool(t->bin, sizeof t->bin) != 0) {
-        fprintf(stderr, "locklab: redis-benchmark is not on PATH (Debian: redis-tools)\n");
+    if (t->store_tool && ceiling_find_tool(be->bench_ceiling_tool, t->bin, sizeof t->bin) != 0) {
+        fprintf(stderr, "locklab: %s is not on PATH (Debian: %s)\n", be->bench_ceiling_tool,
+                be->bench_ceiling_tool_pkg ? be->bench_ceiling_tool_pkg : "?");
         return LAB_EXIT_ENV;
     }
-    if (!t->redis && subproc_sibling(be->bench_ceiling_loop, X_OK, t->bin, sizeof t->bin) != 0) {
+    if (!t->store_tool && subproc_sibling(be->bench_ceiling_loop, X_OK, t->bin, sizeof t->bin) != 0) {
         fprintf(stderr, "locklab: the bare loop %s is missing; build it (make)\n", t->bin);
         return LAB_EXIT_ENV;
     }
@@ -280,7 +281,7 @@ static int ceiling_round(struct ceiling_tool *t, const struct lock_servers *sv,
     }
     if (r->ceiling <= 0 || !res) {
         fprintf(stderr, "locklab: %d clients failed: %s\n", s->clients,
-                !res ? err.msg : t->redis ? "redis-benchmark did not complete"
+                !res ? err.msg : t->store_tool ? "redis-benchmark did not complete"
                                           : "the bare loop did not complete");
         free(res);
         return LAB_EXIT_ENV;
@@ -365,11 +366,11 @@ int bench_ceiling(int argc, char **argv)
     }
     int rounds = (int)rounds_opt;
     const struct backend_ops *be = backend_find(backend);
-    if (!be || !be->bench_impl || (strcmp(backend, "redis") && !be->bench_ceiling_loop)) {
-        fprintf(stderr, "locklab: bench ceiling: --backend is one of redis");
-        for (int i = 0; i < backend_count; i++)
-            if (backend_registry[i]->bench_ceiling_loop)
-                fprintf(stderr, ", %s", backend_registry[i]->name);
+    if (!be || !be->bench_impl || (!be->bench_ceiling_tool && !be->bench_ceiling_loop)) {
+        fprintf(stderr, "locklab: bench ceiling: --backend is one of");
+        for (int i = 0, n = 0; i < backend_count; i++)
+            if (backend_registry[i]->bench_ceiling_loop || backend_registry[i]->bench_ceiling_tool)
+                fprintf(stderr, "%s %s", n++ ? "," : "", backend_registry[i]->name);
         fprintf(stderr, ", not '%s'\n", backend);
         return LAB_EXIT_USAGE;
     }
@@ -408,12 +409,12 @@ int bench_ceiling(int argc, char **argv)
     }
     struct lock_servers sv;
     be->servers(ops, &s, &sv);
-    if (t.redis && ceiling_redis_commands(&t, &sv.node[0], s.ttl_ns, &err) != 0) {
+    if (t.store_tool && ceiling_redis_commands(&t, &sv.node[0], s.ttl_ns, &err) != 0) {
         fprintf(stderr, "locklab: %s\n", err.msg);
         backends_stop(&b);
         return LAB_EXIT_ENV;
     }
-    if (t.redis)
+    if (t.store_tool)
         printf("ceiling: %s on %s, %.1f s per measurement; ceiling = redis-benchmark (one thread)\n"
                "on SET NX PX and the release script by EVALSHA (as redis-lua sends them),\n"
                "cycles/s = 1 / (1/SET + 1/EVALSHA)\n", impl, sv.conn, seconds);
@@ -423,7 +424,7 @@ int bench_ceiling(int argc, char **argv)
                be->bench_flag && force_sync ? be->bench_flag_note : "", be->bench_ceiling_loop,
                be->bench_cycle);
     /* warm the server up (a JVM compiles its hot paths in the first seconds) */
-    if (!t.redis && bench_run_bare(t.bin, sv.conn, be->bench_warmup_s, steps[0]) < 0)
+    if (!t.store_tool && bench_run_bare(t.bin, sv.conn, be->bench_warmup_s, steps[0]) < 0)
         fprintf(stderr, "locklab: warning: the warm-up loop failed\n");
     if (per > 1)
         printf("locklab in client groups of at most %d clients a process\n", per);

@@ -86,7 +86,7 @@ static json_t *stores_json(const struct report *r)
         const struct backend_ops *be = backend_registry[k];
         bool used = false;
         for (int i = 0; i < r->n_results; i++)
-            used |= r->results[i]->ops->backend && !strcmp(r->results[i]->ops->backend, be->name);
+            used |= backend_of(r->results[i]->ops) == be;
         char out[256];
         bool found = be->version && be->version(out, sizeof out) == 0;
         json_array_append_new(a, json_pack("{s:s, s:s, s:o, s:b}", "store", be->name, "title",

@@ -259,6 +259,11 @@ struct backend_ops {
      * elapsed_ns= as the bare loop does), each connection on a key of its
      * own. Redis needs none: redis-benchmark is its. */
     const char *bench_ceiling_loop;
+    /* Optional, instead: the store's own benchmark program on PATH
+     * (redis-benchmark), sent bench_impl's grant and release commands, and
+     * the Debian package that has it. */
+    const char *bench_ceiling_tool;
+    const char *bench_ceiling_tool_pkg;
 
     /* The most lock connections the store's embedded server accepts as this
      * lab starts it (0: no limit of its own), and why, for people
