@@ -8,7 +8,10 @@
 #    redis-lua violation / fenced, redis-set-del violation;
 #  - crash-holder (the holder killed, and redis-setnx-expire killed at its
 #    after-setnx failpoint): redis-lua safe, redis-setnx-expire blocked;
-#  - restart of the store, empty, under a holder: redis-lua violation.
+#  - restart of the store, empty, under a holder: redis-lua violation;
+#  - a pause of 1 s at redis-lua's after-grant failpoint (TTL 300 ms):
+#    violation, and the pause ends after its duration, not at the engine's
+#    next due entry (a record a client publishes wakes the engine).
 # In the group, a fault aimed at a client (the holder, a failpoint's client)
 # hits that client alone: its records name "client N (of group 0, ...)",
 # and the others went on (the group's grants continue after a kill).
@@ -57,6 +60,17 @@ expect:
   "*": safe
   redis-setnx-expire: blocked
 YAML
+    cat > "$D/fp$m.yaml" <<YAML
+name: fp-$m
+impls: [redis-lua]
+clients: 4
+run: {max_duration: 2500ms, clients_per_process: $m}
+lock: {key: fp-lock, ttl: 300ms, wait: 5s, retry_interval: 10ms}
+workload: {kind: stock, stock: 100000, business: 20ms}
+faults:
+  - {failpoint: redis-lua/after-grant, action: pause, duration: 1s, count: 1}
+expect: {"*": violation}
+YAML
     cat > "$D/restart$m.yaml" <<YAML
 name: restart-$m
 impls: [redis-lua]
@@ -72,7 +86,7 @@ done
 
 run_ok "both modes, four fault scenarios" "$D"/failover1.yaml "$D"/failover4.yaml \
     "$D"/gc1.yaml "$D"/gc4.yaml "$D"/crash1.yaml "$D"/crash4.yaml \
-    "$D"/restart1.yaml "$D"/restart4.yaml
+    "$D"/restart1.yaml "$D"/restart4.yaml "$D"/fp1.yaml "$D"/fp4.yaml
 
 # verdict SCENARIO IMPL [FENCING]: the verdict of one result
 verdict() {
@@ -82,7 +96,8 @@ verdict() {
 }
 for row in "failover redis-lua - violation" "gc redis-lua off violation" "gc redis-lua on fenced" \
            "gc redis-set-del - violation" "crash redis-lua - safe" \
-           "crash redis-setnx-expire - blocked" "restart redis-lua - violation"; do
+           "crash redis-setnx-expire - blocked" "restart redis-lua - violation" \
+           "fp redis-lua - violation"; do
     set -- $row
     f=$3
     [ "$f" = - ] && f=
@@ -106,7 +121,12 @@ for m in 1 4; do
     expect_eq "restart-$m: the fault landed" \
         "$(jget "$S" "results.scenario=restart-$m,impl=redis-lua.faults.0.outcome")" done
 done
-for sel in "scenario=gc-4,impl=redis-lua,fencing=off.faults.0" \
+for m in 1 4; do
+    r="results.scenario=fp-$m,impl=redis-lua.faults.0"
+    in_range "fp-$m: the failpoint's pause lasted its 1 s" \
+        "$(( $(jget "$S" $r.end_ms | cut -d. -f1) - $(jget "$S" $r.start_ms | cut -d. -f1) ))" 950 1250
+done
+for sel in "scenario=gc-4,impl=redis-lua,fencing=off.faults.0" "scenario=fp-4,impl=redis-lua.faults.0" \
            "scenario=crash-4,impl=redis-lua.faults.1" "scenario=crash-4,impl=redis-lua.faults.2" \
            "scenario=crash-4,impl=redis-setnx-expire.faults.0"; do
     hit=$(jget "$S" "results.$sel.hit")

@@ -64,6 +64,7 @@ struct faults {
     } fo;
     struct fault_watches watch;           /* records kept open while the store recovers */
     unsigned rnd;                         /* random-client / holder choice */
+    int seen;                             /* records published when the engine last ran */
 };
 
 /* ------------------------------------------------------ records (faults.c) */

@@ -175,9 +175,25 @@ static void update_excuse(struct faults *F)
         atomic_store(&F->rg->head->excused_until_ns, on ? INT64_MAX : until);
 }
 
+/* Records published so far. */
+static int published(struct faults *F)
+{
+    struct fault_log *log = &F->rg->head->faults;
+    int n = atomic_load(&log->n), k = 0;
+    for (int i = 0; i < n && i < FAULT_RECORDS_MAX; i++)
+        k += atomic_load(&log->published[i]) != 0;
+    return k;
+}
+
+bool faults_news(struct faults *F)
+{
+    return F && published(F) != F->seen;
+}
+
 int64_t faults_tick(struct faults *F, int64_t now)
 {
     int64_t next = INT64_MAX, retry = INT64_MAX;
+    F->seen = published(F);
     end_pauses(F, now, false);
     for (int k = F->n_down - 1; k >= 0; k--)
         if (F->down[k].due <= now)

@@ -45,6 +45,10 @@ struct faults *faults_begin(const struct scenario *s, const struct lock_ops *ops
  * (INT64_MAX: nothing left; sooner while it waits for a holder). */
 int64_t faults_tick(struct faults *F, int64_t now);
 
+/* Parent: has a client published a fault record since the engine last
+ * ran (a failpoint's, whose pause must end on time)? Then tick now. */
+bool faults_news(struct faults *F);
+
 /* Parent: continue every process a fault has paused (safe to call often). */
 void faults_release(struct faults *F);
 

@@ -231,7 +231,7 @@ static void supervise(const struct scenario *s, const struct lock_ops *ops,
     sigprocmask(SIG_BLOCK, &chld, &old);
     while (reap(pids, n, rg, res, killed || *stop) > 0) { /* a stop kills: not a crash */
         int64_t now = lab_now_ns();
-        if (!stop_at && !*stop && now >= next_fault)
+        if (!stop_at && !*stop && (now >= next_fault || faults_news(F)))
             next_fault = faults_tick(F, now);
         if (!stop_at && (*stop || rg->head->stop || now >= deadline)) {
             rg->head->stop = 1;
