@@ -41,6 +41,7 @@ struct evloop_mailbox *evloop_mailbox_new(struct evloop *L, struct lab_err *err)
     }
     mb->L = L;
     mb->run.run = on_turn;
+    mb->run.h.owner = evloop_owner_current(L); /* its letters are the opener's */
     return mb;
 }
 

@@ -261,6 +261,10 @@ struct lock_async_ops {
                     lock_acquired_fn done, void *arg);
     void (*release)(struct lock_client *c, const char *key, lock_released_fn done, void *arg);
     void (*close)(struct lock_client *c);
+    /* Optional: close as a dying process's connections close, saying
+     * nothing to the store (a ZooKeeper session abandoned, not closed);
+     * NULL: close does that already. For a fault's kill of one client. */
+    void (*crash)(struct lock_client *c);
 };
 
 struct lock_ops {

@@ -170,7 +170,7 @@ static void kill_one(struct gclient *c)
     workload_async_close(c->wl);
     c->wl = NULL;
     if (c->lc)
-        g->ops->async->close(c->lc);
+        (g->ops->async->crash ? g->ops->async->crash : g->ops->async->close)(c->lc);
     c->lc = NULL;
     if (!c->finished && !c->failed && atomic_load(&c->cs.sl->state) == SLOT_RUNNING)
         finish(c);

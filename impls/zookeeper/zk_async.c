@@ -55,11 +55,11 @@ static int zka_open(struct lock_client **out, const struct lock_env *env, struct
                     bool ephemeral, lock_opened_fn opened, void *arg, struct lab_err *err)
 {
     *out = NULL;
-    if (!zka_box && !(zka_box = evloop_mailbox_new(loop, err)))
-        return -1;
     struct lock_client *c = calloc(1, sizeof *c);
     struct zk_async *a = calloc(1, sizeof *a);
     int rc = c && a ? lab_random_hex(c->id, 16) : -ENOMEM;
+    if (rc == 0 && !(a->box = evloop_mailbox_new(loop, err)))
+        rc = -ENOMEM;
     if (rc != 0) {
         lab_err_set(err, -rc, "cannot open a client: %s", strerror(-rc));
         free(c);
@@ -158,13 +158,23 @@ static void zka_close(struct lock_client *c)
     struct zk_async *a = c->as;
     a->closed = true;
     evloop_timer_cancel(a->L, &a->timer);
-    zka_session_drop(c); /* the session's nodes go with it */
+    zka_session_drop(c); /* the session's nodes go with it (a crash's: at its timeout) */
+    struct evloop_mailbox *box = a->box;
+    a->box = NULL;
+    evloop_mailbox_free(box); /* the letters left, delivered: each gives its reference back */
     zka_unref(c);
-    if (--zka_open_clients == 0) {
-        evloop_mailbox_free(zka_box); /* the letters left free their clients */
-        zka_box = NULL;
+    if (--zka_open_clients == 0)
         zka_letters_drain();
-    }
+}
+
+/* Killed by a fault: the session is abandoned, not closed, as a dying
+ * process's socket just closes. */
+static void zka_crash(struct lock_client *c)
+{
+    if (!c)
+        return;
+    c->as->crashing = true;
+    zka_close(c);
 }
 
 static int zks_open(struct lock_client **out, const struct lock_env *env, struct evloop *loop,
@@ -179,16 +189,22 @@ static int zke_open(struct lock_client **out, const struct lock_env *env, struct
     return zka_open(out, env, loop, true, opened, arg, err);
 }
 
+/* A session, a socket, timers and a mailbox per client: nothing shared,
+ * so a fault aimed at one client of a group hits it alone. */
 const struct lock_async_ops zk_sequential_async = {
+    .client_faults = true,
     .open = zks_open,
     .acquire = zka_acquire,
     .release = zka_release,
     .close = zka_close,
+    .crash = zka_crash,
 };
 
 const struct lock_async_ops zk_ephemeral_async = {
+    .client_faults = true,
     .open = zke_open,
     .acquire = zka_acquire,
     .release = zka_release,
     .close = zka_close,
+    .crash = zka_crash,
 };

@@ -19,8 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct evloop_mailbox *zka_box;
-
 /* ------------------------------------------------------------ lifetime */
 
 void zka_unref(struct lock_client *c)
@@ -36,7 +34,10 @@ void zka_session_drop(struct lock_client *c)
     struct zk_async *a = c->as;
     if (!a->w)
         return;
-    zkw_close(a->w); /* its requests end now (ZCLOSING), as letters of an old generation */
+    if (a->crashing)
+        zkw_abandon(a->w); /* a crash: the server finds out when the session times out */
+    else
+        zkw_close(a->w); /* its requests end now (ZCLOSING), as letters of an old generation */
     a->w = NULL;
     free(a->sess);
     a->sess = NULL;
@@ -91,7 +92,7 @@ static struct zka_letter *letter_new(struct lock_client *c, uint64_t gen, enum s
     return m;
 }
 
-static void post(struct zka_letter *m) { evloop_mailbox_post(zka_box, &m->l); }
+static void post(struct zka_letter *m) { evloop_mailbox_post(m->c->as->box, &m->l); }
 
 /* Every watch and session event of a session, as a letter. */
 void zka_on_event(void *ctx, int type, int state, const char *path)

@@ -51,6 +51,8 @@ struct zk_async {
     struct lock_client *c;
     struct evloop *L;
     struct zkw *w;            /* the session (c->zh stays NULL in a group), NULL when none */
+    struct evloop_mailbox *box; /* its letters, delivered on the loop's next turn */
+    bool crashing;            /* closed as by a crash: no close request for its session */
     void *sess;               /* the context of w's events (struct zka_sess) */
     atomic_int refs;          /* the client's own, and one per letter on its way */
     bool closed;
@@ -104,7 +106,8 @@ struct zka_letter {
     char base[96];           /* in: S_LIST our node's name, S_FIND its prefix */
     char out[ZK_PATH_MAX];   /* S_CREATE the path, S_LIST the predecessor, S_FIND the name */
 };
-extern struct evloop_mailbox *zka_box; /* one loop per process: the group's */
+/* (each client posts its letters to its own mailbox, zk_async.box: held
+ * with the client when a fault holds it, evloop.h's owners) */
 
 /* ---------------------------------------------------------------- zk_async_letters.c */
 

@@ -528,11 +528,11 @@ struct zkw *zkw_open(struct evloop *L, const char *hosts, int timeout_ms, zkw_ev
     return w;
 }
 
-void zkw_close(struct zkw *w)
+static void zkw_free(struct zkw *w, bool goodbye)
 {
     if (!w)
         return;
-    if (w->state == ZKW_CONNECTED && w->io.fd >= 0 && out_room(w, 16) == 0) {
+    if (goodbye && w->state == ZKW_CONNECTED && w->io.fd >= 0 && out_room(w, 16) == 0) {
         size_t at = jute_begin(w->out, &w->out_len);
         jute_header(w->out, &w->out_len, ++w->xid, JUTE_OP_CLOSE);
         jute_end(w->out, w->out_len, at);
@@ -551,6 +551,9 @@ void zkw_close(struct zkw *w)
     free(w->out);
     free(w);
 }
+
+void zkw_close(struct zkw *w) { zkw_free(w, true); }
+void zkw_abandon(struct zkw *w) { zkw_free(w, false); }
 
 int zkw_state(const struct zkw *w) { return w->state; }
 int64_t zkw_session_id(const struct zkw *w) { return w->session; }

@@ -64,6 +64,10 @@ struct zkw *zkw_open(struct evloop *L, const char *hosts, int timeout_ms, zkw_ev
 /* Close the session (closeSession sent when connected, not waited for) and
  * free it; a request still in flight ends with ZCLOSING. */
 void zkw_close(struct zkw *w);
+
+/* The same without the close request: the socket just closes, as a dying
+ * process's does, and the server ends the session when it times out. */
+void zkw_abandon(struct zkw *w);
 int zkw_state(const struct zkw *w);
 /* The session's id (0 before the first connect). */
 int64_t zkw_session_id(const struct zkw *w);
