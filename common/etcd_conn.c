@@ -208,6 +208,8 @@ int etcd_get(const char *host, int port, const char *path, int timeout_ms, char 
     return rc == CURLE_OK && status == 200 ? 0 : -1;
 }
 
+/* ---- etcd_json.h: the gateway's JSON, no transport ---- */
+
 static const char b64_chars[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 

@@ -21,11 +21,8 @@
 
 #include <jansson.h>
 
+#include "etcd_json.h"
 #include "lab.h"
-
-/* Where every design keeps its keys: ETCD_KEY_PREFIX "<key>" (etcd-lease)
- * and the keys under ETCD_KEY_PREFIX "<key>/" (etcd-mutex, etcd-lock-api). */
-#define ETCD_KEY_PREFIX "locklab/"
 
 struct etcd_conn;
 
@@ -63,20 +60,5 @@ int etcd_stream(struct etcd_conn *c, const char *path, json_t *req, etcd_msg_fn 
  * within timeout_ms. */
 int etcd_get(const char *host, int port, const char *path, int timeout_ms, char *out,
              size_t outlen);
-
-/* base64 of len bytes of s as a JSON string (a new reference). */
-json_t *etcd_b64(const char *s, size_t len);
-/* ... of the C string s. */
-json_t *etcd_b64s(const char *s);
-/* The bytes a base64 JSON string holds, NUL-terminated into out; their
- * length, or -1 when v is not base64 or does not fit. */
-int etcd_unb64(const json_t *v, char *out, size_t outlen);
-
-/* A 64-bit field as the gateway writes it (a string, or a number), 0 when
- * absent: etcd_num(obj, "header", "revision", NULL). */
-int64_t etcd_num(const json_t *obj, ...);
-
-/* The key just after every key that starts with prefix (its range_end). */
-json_t *etcd_prefix_end(const char *prefix);
 
 #endif

@@ -32,91 +32,45 @@
  * call is not sent again to another member: from the client a lost call
  * looks like a long wait, and abandoning a call gives up the waiter's
  * place in the queue (docs/benchmarks.md, the leader killed on 3 members).
+ *
+ * The protocol is etcd_machine.c's (ETCD_SM_LOCK_API), in either mode: one process per
+ * client (etcd_drive_block.c) or client groups (etcd_drive_group.c). What
+ * the two forms once decided differently, or both wrongly (issue 31), now
+ * one way, after etcd's concurrency package:
+ *   - a request with the session's lease answered "requested lease not
+ *     found" (HTTP 404: the lease expired behind a partition or a pause
+ *     before the keep-alive said so) no longer ends the acquire in an
+ *     error with the dead session reused until the keep-alive noticed:
+ *     the session is over (Session.Done), a new one is granted
+ *     (NewSession) and the acquire tries again, once, within its budget;
+ *   - a keep-alive's late answer (TTL 0, or none) for a session replaced
+ *     meanwhile no longer ends the new session (the grouped form compared
+ *     the lease being renewed now, not the one the answer was for);
+ *   - with the run stopping or the budget spent before the call, no Lock
+ *     call is sent (the blocking form sent one and abandoned it at once).
  */
-#include "etcd_lock_api.h"
+#include "etcd_drive.h"
 
-#include <errno.h>
-#include <stdio.h>
-#include <string.h>
+static const struct etcd_sm_design ela = {.kind = ETCD_SM_LOCK_API, .name = "etcd-lock-api"};
 
 static int ela_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    return etcd_lock_open(out, env, true, err);
+    return etcd_block_open(out, env, &ela, true, err);
 }
 
-json_t *etcd_lock_api_req(const char *key, int64_t lease)
+static int ela_group_open(struct lock_client **out, const struct lock_env *env,
+                         struct evloop *loop, lock_opened_fn opened, void *arg,
+                         struct lab_err *err)
 {
-    char name[ETCD_KEY_MAX + 16];
-    snprintf(name, sizeof name, ETCD_KEY_PREFIX "%s", key);
-    return json_pack("{s:o, s:I}", "name", etcd_b64s(name), "lease", (json_int_t)lease);
+    return etcd_group_open(out, env, loop, &ela, true, opened, arg, err);
 }
 
-int etcd_lock_api_owner(const json_t *msg, char owner[ETCD_KEY_MAX + 32], struct lab_err *err)
-{
-    if (etcd_unb64(json_object_get(msg, "key"), owner, ETCD_KEY_MAX + 32) <= 0) {
-        lab_err_set(err, EIO, "etcd Lock answered no key");
-        return -1;
-    }
-    return 1;
-}
-
-int64_t etcd_lock_api_token(const json_t *range, struct lab_err *err)
-{
-    int64_t rev = etcd_num(etcd_first_kv(range), "create_revision", NULL);
-    if (rev <= 0) { /* deleted since the answer: not ours to hold */
-        lab_err_set(err, EIO, "etcd Lock: the owner key was gone before its token was read");
-        return 0;
-    }
-    return rev;
-}
-
-/* The Lock answer: its owner key into the caller's buffer. */
-static int on_locked(void *arg, json_t *msg, struct lab_err *err)
-{
-    return etcd_lock_api_owner(msg, arg, err);
-}
-
-static enum lock_status ela_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
-                                    struct lab_err *err)
-{
-    char owner[ETCD_KEY_MAX + 32];
-    int64_t lease = etcd_session(c, err), rev = 0;
-    if (!lease)
-        return LOCK_ERROR;
-    int r = etcd_stream(c->ec, ETCD_LOCK, etcd_lock_api_req(key, lease), on_locked, owner,
-                        lab_now_ns() + wait_ns, c->env->stop, err);
-    if (r == 0)
-        return LOCK_TIMEOUT;
-    if (r < 0) {
-        etcd_session_failed(c, err);
-        return LOCK_ERROR;
-    }
-    if (c->env->fencing) {
-        json_t *resp;
-        if (etcd_call(c->ec, ETCD_RANGE, etcd_key_req(owner), &resp, err) != 0)
-            return LOCK_ERROR;
-        rev = etcd_lock_api_token(resp, err);
-        json_decref(resp);
-        if (!rev)
-            return LOCK_ERROR;
-    }
-    return etcd_hold_push(c, key, owner, rev, lease, err) == 0 ? LOCK_GRANTED : LOCK_ERROR;
-}
-
-static enum release_status ela_release(struct lock_client *c, const char *key,
-                                       struct lab_err *err)
-{
-    struct etcd_hold h;
-    json_t *resp;
-    if (!etcd_hold_pop(c, key, &h))
-        return RELEASE_NOT_OWNER;
-    if (etcd_call(c->ec, ETCD_UNLOCK, etcd_key_req(h.ekey), &resp, err) != 0) {
-        etcd_session_drop(c); /* a key left behind would block everyone */
-        return RELEASE_ERROR;
-    }
-    json_decref(resp);
-    return RELEASE_UNCHECKED; /* Unlock deletes whatever is there, and says nothing */
-}
+static const struct lock_async_ops ela_async = {
+    .open = ela_group_open,
+    .acquire = etcd_group_acquire,
+    .release = etcd_group_release,
+    .close = etcd_group_close,
+};
 
 const struct lock_ops lock_etcd_lock_api = {
     .name = "etcd-lock-api",
@@ -125,8 +79,8 @@ const struct lock_ops lock_etcd_lock_api = {
                "session's lease; a paused holder's lease expires",
     .caps = LOCK_CAP_FENCING | LOCK_CAP_NOTIFIES,
     .open = ela_open,
-    .acquire = ela_acquire,
-    .release = ela_release,
-    .close = etcd_lock_close,
-    .async = &etcd_lock_api_async,
+    .acquire = etcd_block_acquire,
+    .release = etcd_block_release,
+    .close = etcd_block_close,
+    .async = &ela_async,
 };

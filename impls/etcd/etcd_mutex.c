@@ -30,152 +30,45 @@
  *
  * Fencing token: our key's create revision. Keys are granted in create
  * revision order, so tokens rise from holder to holder.
+ *
+ * The protocol is etcd_machine.c's (ETCD_SM_MUTEX), in either mode: one process per
+ * client (etcd_drive_block.c) or client groups (etcd_drive_group.c). What
+ * the two forms once decided differently, or both wrongly (issue 31), now
+ * one way, after etcd's concurrency package:
+ *   - a request with the session's lease answered "requested lease not
+ *     found" (HTTP 404: the lease expired behind a partition or a pause
+ *     before the keep-alive said so) no longer ends the acquire in an
+ *     error with the dead session reused until the keep-alive noticed:
+ *     the session is over (Session.Done), a new one is granted
+ *     (NewSession) and the acquire tries again, once, within its budget;
+ *   - a keep-alive's late answer (TTL 0, or none) for a session replaced
+ *     meanwhile no longer ends the new session (the grouped form compared
+ *     the lease being renewed now, not the one the answer was for);
+ *   - with the run stopping, no watch is sent (the blocking form sent one
+ *     and abandoned it at once; a cancelled context fails before the RPC).
  */
-#include "etcd_mutex.h"
+#include "etcd_drive.h"
 
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
+static const struct etcd_sm_design em = {.kind = ETCD_SM_MUTEX, .name = "etcd-mutex"};
 
 static int em_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    return etcd_lock_open(out, env, true, err);
+    return etcd_block_open(out, env, &em, true, err);
 }
 
-/* A range under the prefix pfx ("locklab/<key>/"): the first by create
- * revision, or (max_rev > 0) the last one created at or before max_rev. */
-static json_t *range_under(const char *pfx, int64_t max_rev)
+static int em_group_open(struct lock_client **out, const struct lock_env *env,
+                         struct evloop *loop, lock_opened_fn opened, void *arg,
+                         struct lab_err *err)
 {
-    json_t *r = json_pack("{s:o, s:o, s:i, s:s, s:s}", "key", etcd_b64s(pfx), "range_end",
-                          etcd_prefix_end(pfx), "limit", 1, "sort_target", "CREATE",
-                          "sort_order", max_rev > 0 ? "DESCEND" : "ASCEND");
-    if (max_rev > 0)
-        json_object_set_new(r, "max_create_revision", json_integer((json_int_t)max_rev));
-    return r;
+    return etcd_group_open(out, env, loop, &em, true, opened, arg, err);
 }
 
-void etcd_mutex_names(const char *key, int64_t lease, char pfx[ETCD_KEY_MAX + 16],
-                      char mine[ETCD_KEY_MAX + 32])
-{
-    snprintf(pfx, ETCD_KEY_MAX + 16, ETCD_KEY_PREFIX "%s/", key);
-    snprintf(mine, ETCD_KEY_MAX + 32, "%s%" PRIx64, pfx, (uint64_t)lease);
-}
-
-json_t *etcd_mutex_enter_req(const char *pfx, const char *mine, int64_t lease)
-{
-    return json_pack(
-        "{s:[{s:o, s:s, s:s, s:i}], s:[{s:{s:o, s:s, s:I}}, {s:o}], s:[{s:{s:o}}, {s:o}]}",
-        "compare", "key", etcd_b64s(mine), "target", "CREATE", "result", "EQUAL",
-        "create_revision", 0, "success", "request_put", "key", etcd_b64s(mine), "value", "",
-        "lease", (json_int_t)lease, "request_range", range_under(pfx, 0), "failure",
-        "request_range", "key", etcd_b64s(mine), "request_range", range_under(pfx, 0));
-}
-
-int etcd_mutex_enter_answer(const json_t *resp, int64_t *my_rev)
-{
-    const json_t *rs = json_object_get(resp, "responses");
-    if (json_is_true(json_object_get(resp, "succeeded")))
-        *my_rev = etcd_num(resp, "header", "revision", NULL);
-    else
-        *my_rev = etcd_num(etcd_first_kv(json_object_get(json_array_get(rs, 0), "response_range")),
-                           "create_revision", NULL);
-    int64_t owner = etcd_num(etcd_first_kv(json_object_get(json_array_get(rs, 1),
-                                                           "response_range")),
-                             "create_revision", NULL);
-    return owner == *my_rev;
-}
-
-json_t *etcd_mutex_lower_req(const char *pfx, int64_t my_rev)
-{
-    return range_under(pfx, my_rev - 1);
-}
-
-int etcd_mutex_lower_answer(const json_t *resp, char last[ETCD_KEY_MAX + 32], int64_t *rev)
-{
-    const json_t *kv = etcd_first_kv(resp);
-    *rev = etcd_num(resp, "header", "revision", NULL);
-    return kv && etcd_unb64(json_object_get(kv, "key"), last, ETCD_KEY_MAX + 32) >= 0;
-}
-
-/* Put our key if it is not there and read the holder's: 1 ours holds,
- * 0 another does, -1 with err; *my_rev our key's create revision. */
-static int em_enter(struct lock_client *c, const char *pfx, const char *mine, int64_t lease,
-                    int64_t *my_rev, struct lab_err *err)
-{
-    json_t *resp;
-    if (etcd_call(c->ec, ETCD_TXN, etcd_mutex_enter_req(pfx, mine, lease), &resp, err) != 0)
-        return -1;
-    int r = etcd_mutex_enter_answer(resp, my_rev);
-    json_decref(resp);
-    return r;
-}
-
-/* Wait until no key under pfx was created before my_rev (waitDeletes).
- * 1 none is left, 0 deadline or stop, -1 with err. */
-static int em_wait_lower(struct lock_client *c, const char *pfx, int64_t my_rev,
-                         int64_t deadline, struct lab_err *err)
-{
-    char last[ETCD_KEY_MAX + 32];
-    for (;;) {
-        json_t *resp;
-        int64_t rev;
-        if (etcd_call(c->ec, ETCD_RANGE, etcd_mutex_lower_req(pfx, my_rev), &resp, err) != 0)
-            return -1;
-        int have = etcd_mutex_lower_answer(resp, last, &rev);
-        json_decref(resp);
-        if (!have)
-            return 1;
-        int r = etcd_wait_delete(c, last, rev, deadline, err);
-        if (r <= 0)
-            return r;
-    }
-}
-
-static enum lock_status em_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
-                                   struct lab_err *err)
-{
-    char pfx[ETCD_KEY_MAX + 16], mine[ETCD_KEY_MAX + 32];
-    int64_t deadline = lab_now_ns() + wait_ns, my_rev;
-    int64_t lease = etcd_session(c, err);
-    if (!lease)
-        return LOCK_ERROR;
-    etcd_mutex_names(key, lease, pfx, mine);
-    int r = em_enter(c, pfx, mine, lease, &my_rev, err);
-    if (r == 0) {
-        r = em_wait_lower(c, pfx, my_rev, deadline, err);
-        if (r == 0) {
-            etcd_delete(c, mine, err); /* Lock's clean-up on a cancelled wait */
-            return LOCK_TIMEOUT;
-        }
-        if (r == 1) { /* our key must still be there: the session may have expired */
-            json_t *resp;
-            if (etcd_call(c->ec, ETCD_RANGE, etcd_key_req(mine), &resp, err) != 0)
-                return LOCK_ERROR;
-            r = etcd_first_kv(resp) ? 1 : -1;
-            json_decref(resp);
-            if (r < 0) {
-                lab_err_set(err, EIO, "etcd session expired while waiting for %s", key);
-                atomic_store(&c->lease_lost, 1);
-            }
-        }
-    }
-    if (r < 0) {
-        etcd_session_failed(c, err);
-        return LOCK_ERROR;
-    }
-    return etcd_hold_push(c, key, mine, my_rev, lease, err) == 0 ? LOCK_GRANTED : LOCK_ERROR;
-}
-
-static enum release_status em_release(struct lock_client *c, const char *key, struct lab_err *err)
-{
-    struct etcd_hold h;
-    if (!etcd_hold_pop(c, key, &h))
-        return RELEASE_NOT_OWNER;
-    int r = etcd_delete(c, h.ekey, err);
-    if (r < 0)
-        etcd_session_drop(c); /* a key left behind would block everyone */
-    return r < 0 ? RELEASE_ERROR : r ? RELEASE_OK : RELEASE_NOT_OWNER;
-}
+static const struct lock_async_ops em_async = {
+    .open = em_group_open,
+    .acquire = etcd_group_acquire,
+    .release = etcd_group_release,
+    .close = etcd_group_close,
+};
 
 const struct lock_ops lock_etcd_mutex = {
     .name = "etcd-mutex",
@@ -184,8 +77,8 @@ const struct lock_ops lock_etcd_mutex = {
                "lease, wait for the next lower create revision; a paused holder's lease expires",
     .caps = LOCK_CAP_FENCING | LOCK_CAP_NOTIFIES,
     .open = em_open,
-    .acquire = em_acquire,
-    .release = em_release,
-    .close = etcd_lock_close,
-    .async = &etcd_mutex_async,
+    .acquire = etcd_block_acquire,
+    .release = etcd_block_release,
+    .close = etcd_block_close,
+    .async = &em_async,
 };
