@@ -5,16 +5,22 @@
 #  - failover (sentinel topology, a grant lost with the master): redis-lua
 #    violation (the group driver follows the sentinels to the new master);
 #  - gc-pause (the holder paused past its TTL, fencing off and on):
-#    redis-lua violation / fenced, redis-set-del violation;
+#    redis-lua and zk-sequential violation / fenced,
+#    redis-set-del violation;
 #  - crash-holder (the holder killed, and redis-setnx-expire killed at its
-#    after-setnx failpoint): redis-lua safe, redis-setnx-expire blocked;
+#    after-setnx failpoint): redis-lua and zk-sequential safe,
+#    redis-setnx-expire blocked;
 #  - restart of the store, empty, under a holder: redis-lua violation;
 #  - a pause of 1 s at redis-lua's after-grant failpoint (TTL 300 ms):
 #    violation, and the pause ends after its duration, not at the engine's
 #    next due entry (a record a client publishes wakes the engine).
 # In the group, a fault aimed at a client (the holder, a failpoint's client)
-# hits that client alone: its records name "client N (of group 0, ...)",
-# and the others went on (the group's grants continue after a kill).
+# hits that client alone for the Redis and ZooKeeper designs: its records
+# name "client N (of group 0, ...)", and the others went on (the group's
+# grants continue after a kill). Not yet the etcd and database designs,
+# whose group drivers share state between clients (etcd: libcurl's
+# connection pool): a fault there still hits the group's process, and a
+# paused group has no rival to take the lock (etcd-lease: safe in a group).
 . "$(dirname "$0")/lib.sh"
 
 D=$WORK/scn
@@ -35,9 +41,11 @@ expect: {"*": violation}
 YAML
     cat > "$D/gc$m.yaml" <<YAML
 name: gc-$m
-impls: [redis-lua, redis-set-del]
+impls: [redis-lua, redis-set-del, zk-sequential]
 clients: 4
 run: {max_duration: 6s, clients_per_process: $m}
+backends:
+  zookeeper: {session_timeout: 800ms, force_sync: false}
 lock: {key: gc-lock, ttl: 500ms, wait: 20s, retry_interval: 10ms}
 workload: {kind: stock, stock: 100000, business: 50ms, fencing: [false, true]}
 faults:
@@ -48,9 +56,11 @@ expect:
 YAML
     cat > "$D/crash$m.yaml" <<YAML
 name: crash-$m
-impls: [redis-lua, redis-setnx-expire]
+impls: [redis-lua, redis-setnx-expire, zk-sequential]
 clients: 4
 run: {max_duration: 7s, clients_per_process: $m}
+backends:
+  zookeeper: {session_timeout: 1500ms, force_sync: false}
 lock: {key: crash-lock, ttl: 1s, wait: 4s, retry_interval: 10ms}
 workload: {kind: stock, stock: 100000, business: 20ms, think: 10ms}
 faults:
@@ -95,7 +105,9 @@ verdict() {
     jget "$S" "results.$sel.verdict"
 }
 for row in "failover redis-lua - violation" "gc redis-lua off violation" "gc redis-lua on fenced" \
-           "gc redis-set-del - violation" "crash redis-lua - safe" \
+           "gc redis-set-del - violation" "gc zk-sequential off violation" \
+           "gc zk-sequential on fenced" \
+           "crash redis-lua - safe" "crash zk-sequential - safe" \
            "crash redis-setnx-expire - blocked" "restart redis-lua - violation" \
            "fp redis-lua - violation"; do
     set -- $row
@@ -128,7 +140,9 @@ for m in 1 4; do
 done
 for sel in "scenario=gc-4,impl=redis-lua,fencing=off.faults.0" "scenario=fp-4,impl=redis-lua.faults.0" \
            "scenario=crash-4,impl=redis-lua.faults.1" "scenario=crash-4,impl=redis-lua.faults.2" \
-           "scenario=crash-4,impl=redis-setnx-expire.faults.0"; do
+           "scenario=crash-4,impl=redis-setnx-expire.faults.0" \
+           "scenario=gc-4,impl=zk-sequential,fencing=off.faults.0" \
+           "scenario=crash-4,impl=zk-sequential.faults.1"; do
     hit=$(jget "$S" "results.$sel.hit")
     check "$sel hit one client of the group ($hit)" \
         grep -qx 'client [0-3] (of group 0, pid [0-9]*)' <<< "$hit"
