@@ -6,21 +6,22 @@
 #    violation (the group driver follows the sentinels to the new master);
 #  - gc-pause (the holder paused past its TTL, fencing off and on):
 #    redis-lua and zk-sequential violation / fenced,
-#    redis-set-del violation;
+#    redis-set-del violation, pg-advisory safe (no lease: the others wait);
 #  - crash-holder (the holder killed, and redis-setnx-expire killed at its
-#    after-setnx failpoint): redis-lua and zk-sequential safe,
+#    after-setnx failpoint): redis-lua, zk-sequential and pg-advisory safe,
 #    redis-setnx-expire blocked;
 #  - restart of the store, empty, under a holder: redis-lua violation;
 #  - a pause of 1 s at redis-lua's after-grant failpoint (TTL 300 ms):
 #    violation, and the pause ends after its duration, not at the engine's
 #    next due entry (a record a client publishes wakes the engine).
 # In the group, a fault aimed at a client (the holder, a failpoint's client)
-# hits that client alone for the Redis and ZooKeeper designs: its records
+# hits that client alone for the Redis, ZooKeeper and PostgreSQL designs: its records
 # name "client N (of group 0, ...)", and the others went on (the group's
-# grants continue after a kill). Not yet the etcd and database designs,
+# grants continue after a kill). Not yet the etcd and MariaDB designs,
 # whose group drivers share state between clients (etcd: libcurl's
-# connection pool): a fault there still hits the group's process, and a
-# paused group has no rival to take the lock (etcd-lease: safe in a group).
+# connection pool; MariaDB: the turns to connect): a fault there still hits
+# the group's process, and a paused group has no rival to take the lock
+# (etcd-lease: safe in a group).
 . "$(dirname "$0")/lib.sh"
 
 D=$WORK/scn
@@ -41,7 +42,7 @@ expect: {"*": violation}
 YAML
     cat > "$D/gc$m.yaml" <<YAML
 name: gc-$m
-impls: [redis-lua, redis-set-del, zk-sequential]
+impls: [redis-lua, redis-set-del, zk-sequential, pg-advisory]
 clients: 4
 run: {max_duration: 6s, clients_per_process: $m}
 backends:
@@ -53,10 +54,11 @@ faults:
 expect:
   "*": {unfenced: violation, fenced: fenced}
   redis-set-del: violation
+  pg-advisory: safe
 YAML
     cat > "$D/crash$m.yaml" <<YAML
 name: crash-$m
-impls: [redis-lua, redis-setnx-expire, zk-sequential]
+impls: [redis-lua, redis-setnx-expire, zk-sequential, pg-advisory]
 clients: 4
 run: {max_duration: 7s, clients_per_process: $m}
 backends:
@@ -106,8 +108,8 @@ verdict() {
 }
 for row in "failover redis-lua - violation" "gc redis-lua off violation" "gc redis-lua on fenced" \
            "gc redis-set-del - violation" "gc zk-sequential off violation" \
-           "gc zk-sequential on fenced" \
-           "crash redis-lua - safe" "crash zk-sequential - safe" \
+           "gc zk-sequential on fenced" "gc pg-advisory - safe" \
+           "crash redis-lua - safe" "crash zk-sequential - safe" "crash pg-advisory - safe" \
            "crash redis-setnx-expire - blocked" "restart redis-lua - violation" \
            "fp redis-lua - violation"; do
     set -- $row
@@ -142,7 +144,9 @@ for sel in "scenario=gc-4,impl=redis-lua,fencing=off.faults.0" "scenario=fp-4,im
            "scenario=crash-4,impl=redis-lua.faults.1" "scenario=crash-4,impl=redis-lua.faults.2" \
            "scenario=crash-4,impl=redis-setnx-expire.faults.0" \
            "scenario=gc-4,impl=zk-sequential,fencing=off.faults.0" \
-           "scenario=crash-4,impl=zk-sequential.faults.1"; do
+           "scenario=crash-4,impl=zk-sequential.faults.1" \
+           "scenario=crash-4,impl=pg-advisory.faults.1" \
+           "scenario=gc-4,impl=pg-advisory.faults.0"; do
     hit=$(jget "$S" "results.$sel.hit")
     check "$sel hit one client of the group ($hit)" \
         grep -qx 'client [0-3] (of group 0, pid [0-9]*)' <<< "$hit"

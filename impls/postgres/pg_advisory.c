@@ -120,6 +120,7 @@ static void pga_async_release(struct lock_client *c, const char *key, lock_relea
 }
 
 static const struct lock_async_ops pga_async = {
+    .client_faults = true, /* a libpq session, socket and timer per client */
     .open = pga_async_open,
     .acquire = pga_async_acquire,
     .release = pga_async_release,

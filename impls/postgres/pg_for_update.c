@@ -375,6 +375,7 @@ static void pgfu_async_release(struct lock_client *c, const char *key, lock_rele
 }
 
 static const struct lock_async_ops pgfu_async = {
+    .client_faults = true, /* a libpq session, socket and timer per client */
     .open = pgfu_async_open,
     .acquire = pgfu_async_acquire,
     .release = pgfu_async_release,
