@@ -12,6 +12,10 @@
 #include "lock.h"
 #include "redis_machine.h"
 
+#include <stdbool.h>
+
+#include "evloop_redis.h"
+
 struct redisReply;
 
 /* hiredis's reply as the machine reads it (valid while r lives). */
@@ -35,8 +39,38 @@ void redis_group_release(struct lock_client *c, const char *key, lock_released_f
                          void *arg);
 void redis_group_close(struct lock_client *c);
 
-/* -1 with err set when env's servers are a sentinel topology: for the
- * group forms that do not follow sentinels yet (redisson, redlock); else 0. */
-int redis_async_refuse_sentinel(const struct lock_env *env, struct lab_err *err);
+/* Finding the store on an event loop (redis_drive_seek.c), for every
+ * group driver: a connection to the single server, or, with sentinels,
+ * to the master they name, checked with ROLE, asking again every 20 ms
+ * while a failover is under way, for up to 10 s or until the run stops.
+ * The owner embeds the struct; every connection it makes carries the
+ * owner's data and down hook, and that hook must call redis_seek_down. */
+struct redis_seek;
+typedef void (*redis_seek_fn)(struct redis_seek *s, bool ok, const struct lab_err *err);
+struct redis_seek {
+    struct evloop *L;
+    const struct lock_env *env;
+    const char *what;            /* "Redis", "Redis (pub/sub)": for messages */
+    void *data;                  /* ac->data of its connections */
+    evloop_redis_down_fn down;   /* their down hook */
+    redis_seek_fn found;         /* ok: ac is the store's connection; else err says why */
+    redisAsyncContext *ac;       /* the store's connection (a candidate while checking) */
+    redisAsyncContext *sac;      /* a sentinel asked where the master is */
+    bool checking;               /* ac's ROLE is being asked */
+    int sentinel;                /* the sentinel being asked */
+    int64_t deadline;            /* the end of the search */
+    struct ev_timer timer;       /* the search's next round */
+};
+void redis_seek_init(struct redis_seek *s, struct evloop *L, const struct lock_env *env,
+                     const char *what, void *data, evloop_redis_down_fn down, redis_seek_fn found);
+/* Drop s->ac and find the store anew; found() comes later, or at once
+ * for a single server (call it from the loop, not inside hiredis). */
+void redis_seek_start(struct redis_seek *s);
+/* From the owner's down hook: forget ac if it is one of s's. */
+void redis_seek_down(struct redis_seek *s, redisAsyncContext *ac);
+/* Stop searching and drop every connection. */
+void redis_seek_close(struct redis_seek *s);
+/* Forget a connection on purpose: its pending replies go to nobody. */
+void redis_seek_drop(redisAsyncContext **slot);
 
 #endif

@@ -1,11 +1,9 @@
 /*
- * redlock_common.h - what redlock's blocking hooks (redlock.c) and its
- * asynchronous ones for client groups (redlock_async.c) share: the
- * timeouts, the compare-and-delete script, and the algorithm's arithmetic
- * (quorum, validity with the drift allowance, the lease floor of a grant,
- * when a wait ends in a timeout or an error, what a release's answers
- * mean). The two files differ only in how the commands travel, so a
- * grouped client decides exactly as a process of its own does.
+ * redlock_common.h - redlock's constants and arithmetic, for its state
+ * machine (redlock_machine.c) and its two drivers: the timeouts, the
+ * compare-and-delete script, and the algorithm's arithmetic (quorum,
+ * validity with the drift allowance, the lease floor of a grant, when a
+ * wait ends in a timeout or an error, what a release's answers mean).
  */
 #ifndef LOCKLAB_REDLOCK_COMMON_H
 #define LOCKLAB_REDLOCK_COMMON_H
@@ -73,8 +71,5 @@ enum release_status redlock_release_outcome(const struct redlock_params *p, int 
  * else -1 with err naming the last failure. */
 int redlock_open_outcome(const struct redlock_params *p, int up, const char *last,
                          struct lab_err *err);
-
-/* redlock's asynchronous hooks (redlock_async.c), for client groups. */
-extern const struct lock_async_ops redlock_async_ops;
 
 #endif

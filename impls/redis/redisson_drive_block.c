@@ -1,0 +1,388 @@
+/*
+ * redisson_drive_block.c - the per-process driver of redisson's state
+ * machine (redisson_drive.h): its acts on blocking hiredis connections.
+ *
+ * SEND is one redisCommandArgv on the command connection (no reply: a
+ * loss), RECONNECT a new one found by redis_store_open (the sentinels'
+ * master when there are sentinels). The client's own pub/sub connection,
+ * opened with the client and anew at the next SUBSCRIBE after it broke:
+ * SUBSCRIBE sends the command and reads until it is confirmed (every
+ * earlier SUBSCRIBE too: UNSUBSCRIBE's confirmations are not waited for,
+ * they are read with the next wait's replies); WAIT reads until a message
+ * on the channel. Reads poll() the socket in slices of RSN_STOP_CHECK_NS
+ * so that a stopping run is noticed (hiredis's SO_RCVTIMEO would leave
+ * the context dead on a timeout), and note when bytes reached the socket
+ * (the handoff split's arrival). Every message read is a notification.
+ * A pub/sub connection that breaks is a ps_lost, an error reply a
+ * ps_error, one that cannot be opened a ps_failed. The watchdog thread
+ * renews on a connection of its own with the machine's renewal.
+ */
+#include "redisson_drive.h"
+
+#include <errno.h>
+#include <sys/poll.h> /* not <poll.h>: impls/poll.h shadows it on the include path */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "handoff_split.h"
+#include "redis_common.h"
+#include "redis_drive.h"
+
+#define RSN_STOP_CHECK_NS (50LL * 1000000) /* longest sleep between looks at env->stop */
+#define RSN_THREAD_ID "1"                 /* a client process is one thread */
+
+/* The driver's side, in lock_client.ext. */
+struct rsn_block {
+    struct rsn_sm m;
+    redisContext *ps;      /* pub/sub connection; NULL or failed: a new one at the next use */
+    int pending_sub;       /* SUBSCRIBEs sent whose confirmation is not read yet */
+    int64_t read_arrival_ns; /* when the latest bytes reached ps */
+    int64_t msg_exit_ns, msg_arrive_ns; /* the latest message on the channel */
+};
+
+static struct rsn_block *blk(struct lock_client *c)
+{
+    return c->ext;
+}
+
+void rsn_reply_from_hiredis(const struct redisReply *r, struct rsn_reply *out)
+{
+    memset(out, 0, sizeof *out);
+    redis_sm_from_hiredis(r, &out->r);
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[0]->type == REDIS_REPLY_INTEGER && r->element[1]->type == REDIS_REPLY_INTEGER) {
+        out->pair = true;
+        out->first = r->element[0]->integer;
+        out->second = r->element[1]->integer;
+    }
+}
+
+/* ---------------------------------------------------------------- pub/sub */
+
+static void ps_drop(struct rsn_block *b)
+{
+    if (b->ps)
+        redisFree(b->ps);
+    b->ps = NULL;
+    b->pending_sub = 0;
+}
+
+/* Keep the pub/sub connection while it has not failed, else open a new
+ * one. 0, or -1 with err filled. */
+static int ps_ready(struct lock_client *c, struct lab_err *err)
+{
+    struct rsn_block *b = blk(c);
+    if (b->ps && !b->ps->err)
+        return 0;
+    ps_drop(b);
+    b->ps = redis_store_open("Redis (pub/sub)", c->env, REDIS_TIMEOUT_MS, err);
+    if (b->ps)
+        handoff_split_arm(b->ps->fd);
+    return b->ps ? 0 : -1;
+}
+
+/* One command without reading its confirmation. 0 or -1. */
+static int ps_send(struct lock_client *c, const char *cmd, const char *channel)
+{
+    redisContext *ps = blk(c)->ps;
+    const char *argv[] = {cmd, channel};
+    int done = 0;
+    c->env->stats->round_trips++;
+    if (redisAppendCommandArgv(ps, 2, argv, NULL) != REDIS_OK)
+        return -1;
+    while (!done)
+        if (redisBufferWrite(ps, &done) != REDIS_OK)
+            return -1;
+    return 0;
+}
+
+/* One reply by deadline: 1 with *out, 0 deadline or stop, -1 broken. */
+static int ps_read(struct lock_client *c, int64_t deadline, redisReply **out)
+{
+    struct rsn_block *b = blk(c);
+    redisContext *ps = b->ps;
+    for (;;) {
+        void *reply = NULL;
+        if (redisGetReplyFromReader(ps, &reply) != REDIS_OK)
+            return -1;
+        if (reply) {
+            *out = reply;
+            return 1;
+        }
+        int64_t left = deadline - lab_now_ns();
+        if (left <= 0 || *c->env->stop)
+            return 0;
+        if (left > RSN_STOP_CHECK_NS)
+            left = RSN_STOP_CHECK_NS;
+        struct pollfd pfd = {.fd = ps->fd, .events = POLLIN};
+        struct timespec ts = {left / 1000000000, left % 1000000000};
+        int n = ppoll(&pfd, 1, &ts, NULL);
+        if (n < 0 && errno != EINTR)
+            return -1;
+        if (n > 0)
+            b->read_arrival_ns = handoff_split_arrival(ps->fd);
+        if (n > 0 && redisBufferRead(ps) != REDIS_OK)
+            return -1;
+    }
+}
+
+enum ps_kind { PS_OTHER, PS_SUBSCRIBED, PS_MESSAGE, PS_ERROR, PS_BROKEN, PS_LATE };
+
+/* Read until a reply of kind want (or a failure, or the deadline). An
+ * error reply's text goes into why. */
+static enum ps_kind ps_wait_for(struct lock_client *c, enum ps_kind want, int64_t deadline,
+                                char *why, size_t len)
+{
+    struct rsn_block *b = blk(c);
+    for (;;) {
+        redisReply *r = NULL;
+        int got = ps_read(c, deadline, &r);
+        if (got < 0) {
+            snprintf(why, len, "%s", b->ps->errstr[0] ? b->ps->errstr : "connection lost");
+            return PS_BROKEN;
+        }
+        if (got == 0)
+            return PS_LATE;
+        enum ps_kind kind = PS_OTHER;
+        if (r->type == REDIS_REPLY_ERROR) {
+            snprintf(why, len, "%s", r->str);
+            kind = PS_ERROR;
+        } else if (r->type == REDIS_REPLY_ARRAY && r->elements >= 3 &&
+                   r->element[0]->type == REDIS_REPLY_STRING) {
+            const char *what = r->element[0]->str;
+            if (strcmp(what, "subscribe") == 0) {
+                if (b->pending_sub > 0)
+                    b->pending_sub--;
+                kind = b->pending_sub == 0 ? PS_SUBSCRIBED : PS_OTHER;
+            } else if (strcmp(what, "message") == 0) {
+                c->env->stats->notifications++;
+                const redisReply *ch = r->element[1];
+                if (ch->type == REDIS_REPLY_STRING && strcmp(ch->str, b->m.channel) == 0) {
+                    kind = PS_MESSAGE;
+                    b->msg_arrive_ns = b->read_arrival_ns;
+                    b->msg_exit_ns = r->element[2]->type == REDIS_REPLY_STRING
+                                         ? strtoll(r->element[2]->str, NULL, 10)
+                                         : 0;
+                }
+            }
+        } else {
+            snprintf(why, len, "unexpected reply type %d", r->type);
+            kind = PS_ERROR;
+        }
+        freeReplyObject(r);
+        if (kind == want || kind == PS_ERROR)
+            return kind;
+    }
+}
+
+/* The pub/sub side of an act: what happened, fed to the machine. */
+static enum rsn_act ps_outcome(struct lock_client *c, enum ps_kind kind, const char *why)
+{
+    struct rsn_block *b = blk(c);
+    struct rsn_sm *m = &b->m;
+    switch (kind) {
+    case PS_SUBSCRIBED:
+        return rsn_sm_subscribed(m, lab_now_ns());
+    case PS_MESSAGE:
+        return rsn_sm_message(m, b->msg_exit_ns, b->msg_arrive_ns, lab_now_ns());
+    case PS_ERROR:
+        ps_drop(b); /* its subscriptions are unknown now: the server drops them with it */
+        return rsn_sm_ps_error(m, why, lab_now_ns());
+    case PS_BROKEN:
+        ps_drop(b);
+        return rsn_sm_ps_lost(m, why, lab_now_ns());
+    case PS_LATE:
+    case PS_OTHER:
+        break;
+    }
+    return rsn_sm_timer(m, lab_now_ns());
+}
+
+static enum rsn_act do_subscribe(struct lock_client *c)
+{
+    struct rsn_block *b = blk(c);
+    struct lab_err err = {0};
+    char why[200] = "";
+    if (ps_ready(c, &err) != 0)
+        return rsn_sm_ps_failed(&b->m, &err, lab_now_ns());
+    if (ps_send(c, "SUBSCRIBE", b->m.channel) != 0) {
+        snprintf(why, sizeof why, "%s", b->ps->errstr[0] ? b->ps->errstr : "connection lost");
+        return ps_outcome(c, PS_BROKEN, why);
+    }
+    b->pending_sub++;
+    return ps_outcome(c, ps_wait_for(c, PS_SUBSCRIBED, b->m.wake_at, why, sizeof why), why);
+}
+
+static enum rsn_act do_wait(struct lock_client *c)
+{
+    struct rsn_block *b = blk(c);
+    char why[200] = "";
+    if (!b->ps || b->ps->err)
+        return ps_outcome(c, PS_BROKEN, "connection lost");
+    return ps_outcome(c, ps_wait_for(c, PS_MESSAGE, b->m.wake_at, why, sizeof why), why);
+}
+
+/* ---------------------------------------------------------------- the acts */
+
+static void watch(struct lock_client *c)
+{
+    struct rsn_sm *m = &blk(c)->m;
+    if (m->watch == RS_WATCH_ARM && c->wd)
+        watchdog_arm(c->wd, m->held_key);
+    else if (m->watch == RS_WATCH_DISARM && c->wd)
+        watchdog_disarm(c->wd);
+    m->watch = RS_WATCH_NONE;
+}
+
+static void run(struct lock_client *c, enum rsn_act act)
+{
+    struct rsn_block *b = blk(c);
+    struct rsn_sm *m = &b->m;
+    for (;;) {
+        watch(c);
+        switch (act) {
+        case RSN_SEND: {
+            redisReply *r = redisCommandArgv(c->rc, m->argc, m->argv, NULL);
+            if (!r) {
+                act = rsn_sm_lost(m, c->rc->errstr, lab_now_ns());
+                break;
+            }
+            struct rsn_reply rr;
+            rsn_reply_from_hiredis(r, &rr);
+            act = rsn_sm_reply(m, &rr, lab_now_ns());
+            freeReplyObject(r);
+            break;
+        }
+        case RSN_RECONNECT: {
+            struct lab_err err = {0};
+            if (c->rc) {
+                redisFree(c->rc);
+                c->reconnects++;
+            }
+            c->rc = redis_store_open("Redis", c->env, REDIS_TIMEOUT_MS, &err);
+            act = rsn_sm_reconnected(m, c->rc != NULL, &err, lab_now_ns());
+            break;
+        }
+        case RSN_SUBSCRIBE:
+            act = do_subscribe(c);
+            break;
+        case RSN_WAIT:
+            act = do_wait(c);
+            break;
+        case RSN_DONE:
+            return;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- watchdog */
+
+/* The renewal on the watchdog's own connection (the thread's only user of
+ * c->wd_rc and c->renew): 1 extended, 0 no longer ours, -1 error. */
+static int rsn_renew(void *arg, const char *key)
+{
+    struct lock_client *c = arg;
+    struct lab_err err = {0};
+    const char *argv[3];
+    int argc = rsn_sm_renew_args(&blk(c)->m, key, argv);
+    if (redis_watchdog_conn_ready(c, &err) != 0)
+        return -1;
+    redisReply *r = redis_script_argv(c->wd_rc, NULL, &c->renew, 1, argc, argv, &err);
+    if (!r)
+        return -1;
+    struct redis_sm_reply rr;
+    redis_sm_from_hiredis(r, &rr);
+    int v = rsn_sm_renewed(&rr);
+    freeReplyObject(r);
+    return v;
+}
+
+/* ---------------------------------------------------------------- hooks */
+
+void rsn_block_close(struct lock_client *c)
+{
+    if (!c)
+        return;
+    watchdog_stop(c->wd); /* first: its renewals read the machine */
+    c->wd = NULL;
+    if (c->ext) {
+        ps_drop(blk(c));
+        free(c->ext);
+        c->ext = NULL;
+    }
+    redis_lock_close(c);
+}
+
+int rsn_block_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
+{
+    *out = NULL;
+    struct lock_client *c = calloc(1, sizeof *c);
+    struct rsn_block *b = calloc(1, sizeof *b);
+    if (!c || !b) {
+        free(c);
+        free(b);
+        lab_err_set(err, ENOMEM, "out of memory");
+        return -1;
+    }
+    c->env = env;
+    c->ext = b;
+    int rc = lab_random_hex(c->token, 16);
+    if (rc) {
+        lab_err_set(err, -rc, "cannot read the OS random source: %s", strerror(-rc));
+        goto fail;
+    }
+    char owner[80];
+    snprintf(owner, sizeof owner, "%s:%s", c->token, RSN_THREAD_ID);
+    rsn_sm_init(&b->m, env, owner);
+    run(c, rsn_sm_open(&b->m, lab_now_ns()));
+    if (b->m.open_rc != 0) {
+        *err = b->m.err;
+        goto fail;
+    }
+    if (ps_ready(c, err) != 0)
+        goto fail;
+    if (b->m.watchdog) {
+        c->renew.src = rsn_renew_lua;
+        c->wd_rc = redis_store_open("Redis (watchdog)", env, REDIS_TIMEOUT_MS, err);
+        if (!c->wd_rc || redis_script_load(c->wd_rc, &c->renew, err) != 0)
+            goto fail;
+        c->wd = watchdog_start(b->m.lease_ns, rsn_renew, c, env->stats, err);
+        if (!c->wd)
+            goto fail;
+    }
+    *out = c;
+    return 0;
+fail:
+    rsn_block_close(c);
+    return -1;
+}
+
+enum lock_status rsn_block_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
+                                   struct lab_err *err)
+{
+    struct rsn_block *b = blk(c);
+    run(c, rsn_sm_acquire(&b->m, key, wait_ns, lab_now_ns()));
+    /* As Redisson, stop listening; the confirmation is read with the next
+     * wait's replies. A connection that cannot take the UNSUBSCRIBE is
+     * dropped, and its subscription with it. */
+    if (b->m.asked && b->ps && !b->ps->err && ps_send(c, "UNSUBSCRIBE", b->m.channel) != 0)
+        ps_drop(b);
+    if (b->m.status == LOCK_ERROR)
+        *err = b->m.err;
+    return b->m.status;
+}
+
+enum release_status rsn_block_release(struct lock_client *c, const char *key,
+                                      struct lab_err *err)
+{
+    struct rsn_block *b = blk(c);
+    run(c, rsn_sm_release(&b->m, key, lab_now_ns()));
+    watch(c);
+    if (b->m.release == RELEASE_ERROR)
+        *err = b->m.err;
+    return b->m.release;
+}

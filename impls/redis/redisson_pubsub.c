@@ -1,0 +1,447 @@
+/*
+ * redisson_pubsub.c - one Redisson JVM's PublishSubscribe for a client
+ * group (redisson_pubsub.h): the group's pub/sub connection, its entries
+ * and their semaphores.
+ *
+ * The connection is a plain non-blocking hiredis context on the loop (not
+ * a hiredis asynchronous one: its socket is peeked for the handoff split's
+ * arrival stamp before hiredis reads it), opened at the first SUBSCRIBE,
+ * to the single server or to the master the sentinels name (the group
+ * drivers' search, redis_drive_seek.c, whose checked connection gives the
+ * address). Every channel wanted is subscribed on a new connection. When
+ * the connection goes, every subscription goes with it: entries are
+ * marked unsubscribed and each member waiting on the pub/sub is told
+ * (down); a member trying the lock meanwhile finds its entry unsubscribed
+ * when it next waits. Whether the connection was made at all is its
+ * socket's state when it first became writable. Messages are counted as
+ * notifications of the member they wake, or of the entry's latest
+ * subscriber when they wake nobody; SUBSCRIBE and UNSUBSCRIBE as round
+ * trips of the member that sent them.
+ */
+#include "redisson_pubsub.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <hiredis/hiredis.h>
+
+#include "handoff_split.h"
+#include "redis_drive.h"
+
+/* One channel of the group: Redisson's RedissonLockEntry. */
+struct rsn_entry {
+    char channel[300];
+    int members;                /* clients waiting through it */
+    int permits;                /* its semaphore's permits */
+    bool want;                  /* it should be subscribed */
+    bool sent;                  /* its SUBSCRIBE went on the current connection */
+    int pending;                /* SUBSCRIBE confirmations not read yet */
+    struct lock_stats *stats;   /* where a message that woke nobody is counted */
+    int64_t msg_exit_ns, msg_arrive_ns; /* the latest message's stamps (a permit's) */
+    struct rsn_member *members_head;
+    struct rsn_member *park_head, *park_tail; /* parked waiters, the longest first */
+    struct rsn_entry *next;
+};
+
+struct rsn_hub {
+    struct evloop *L;
+    int users;
+    char token[40];             /* the JVM's uuid */
+    redisContext *ps;           /* the connection; NULL: opened at its next use */
+    struct ev_io io;
+    unsigned gen;               /* bumped when ps goes */
+    bool connected;             /* ps's socket connected */
+    bool seeking;               /* the sentinels are being asked for ps's server */
+    struct redis_seek seek;
+    struct rsn_entry *entries;
+    struct rsn_hub *next;
+};
+
+static struct rsn_hub *hubs;
+
+static bool awaits(const struct rsn_member *me)
+{
+    return me->m->step == RS_SUBSCRIBING || me->m->step == RS_WAITING;
+}
+
+/* ---------------------------------------------------------------- the connection */
+
+static void ps_down(struct rsn_hub *h, enum rsn_ps_event ev, const char *why);
+static void ps_on_reply(struct rsn_hub *h, redisReply *r, int64_t arrival);
+
+static enum rsn_ps_event broke(const struct rsn_hub *h)
+{
+    return h->connected ? RSN_PS_LOST : RSN_PS_FAILED;
+}
+
+static void ps_flush(struct rsn_hub *h)
+{
+    int done = 0;
+    if (redisBufferWrite(h->ps, &done) != REDIS_OK) {
+        ps_down(h, broke(h), h->ps->errstr);
+        return;
+    }
+    evloop_io(h->L, &h->io, EV_READ | (done ? 0 : EV_WRITE));
+}
+
+static void ps_on_io(struct ev_io *io, unsigned events)
+{
+    struct rsn_hub *h = (struct rsn_hub *)((char *)io - offsetof(struct rsn_hub, io));
+    unsigned gen = h->gen;
+    if ((events & EV_WRITE) && !h->connected) {
+        int soerr = 0;
+        socklen_t len = sizeof soerr;
+        if (getsockopt(h->ps->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0)
+            h->connected = true;
+    }
+    if (events & EV_WRITE)
+        ps_flush(h);
+    if (h->gen != gen || !(events & EV_READ))
+        return;
+    int64_t arrival = handoff_split_arrival(h->ps->fd);
+    if (redisBufferRead(h->ps) != REDIS_OK) {
+        ps_down(h, broke(h), h->ps->errstr);
+        return;
+    }
+    h->connected = true;
+    for (;;) {
+        void *reply = NULL;
+        if (redisGetReplyFromReader(h->ps, &reply) != REDIS_OK) {
+            ps_down(h, RSN_PS_LOST, h->ps->errstr);
+            return;
+        }
+        if (!reply)
+            return;
+        ps_on_reply(h, reply, arrival);
+        freeReplyObject(reply);
+        if (h->gen != gen)
+            return; /* the connection went while the reply was handled */
+    }
+}
+
+/* SUBSCRIBE or UNSUBSCRIBE on the current connection, counted in stats. */
+static void ps_send(struct rsn_hub *h, struct lock_stats *stats, const char *cmd,
+                    const char *channel)
+{
+    const char *argv[] = {cmd, channel};
+    stats->round_trips++;
+    if (redisAppendCommandArgv(h->ps, 2, argv, NULL) != REDIS_OK) {
+        ps_down(h, broke(h), h->ps->errstr);
+        return;
+    }
+    ps_flush(h);
+}
+
+static void entry_send_subscribe(struct rsn_hub *h, struct rsn_entry *e)
+{
+    e->sent = true;
+    e->pending++;
+    ps_send(h, e->stats, "SUBSCRIBE", e->channel);
+}
+
+/* A new connection to host:port, and every wanted channel subscribed on it. */
+static void ps_connect(struct rsn_hub *h, const char *host, int port)
+{
+    redisContext *ps = redisConnectNonBlock(host, port);
+    if (!ps || ps->err) {
+        char why[200];
+        snprintf(why, sizeof why, "cannot connect to Redis (pub/sub) at %s:%d: %s", host, port,
+                 ps ? ps->errstr : "out of memory");
+        if (ps)
+            redisFree(ps);
+        ps_down(h, RSN_PS_FAILED, why);
+        return;
+    }
+    handoff_split_arm(ps->fd);
+    h->ps = ps;
+    h->connected = false;
+    h->io = (struct ev_io){.fd = ps->fd, .ready = ps_on_io};
+    evloop_io(h->L, &h->io, EV_READ | EV_WRITE); /* writable: connected */
+    unsigned gen = h->gen;
+    for (struct rsn_entry *e = h->entries; e && h->gen == gen; e = e->next)
+        if (e->want && !e->sent)
+            entry_send_subscribe(h, e);
+}
+
+/* The sentinels named the master (its ROLE checked): connect there. */
+static void ps_found(struct redis_seek *s, bool ok, const struct lab_err *err)
+{
+    struct rsn_hub *h = (struct rsn_hub *)((char *)s - offsetof(struct rsn_hub, seek));
+    h->seeking = false;
+    if (!ok) {
+        ps_down(h, RSN_PS_FAILED, err ? err->msg : "no master found");
+        return;
+    }
+    char host[64];
+    snprintf(host, sizeof host, "%s", s->ac->c.tcp.host ? s->ac->c.tcp.host : "");
+    int port = s->ac->c.tcp.port;
+    redis_seek_drop(&s->ac); /* only its address was wanted */
+    ps_connect(h, host, port);
+}
+
+static void ps_seek_down(redisAsyncContext *ac)
+{
+    struct rsn_hub *h = ac->data;
+    if (h)
+        redis_seek_down(&h->seek, ac);
+}
+
+/* Open the connection when there is none (nor one being found). */
+static void ps_open(struct rsn_hub *h, const struct lock_env *env)
+{
+    if (h->ps || h->seeking)
+        return;
+    const struct lock_servers *sv = env->servers;
+    if (!sv->sentinel_master[0]) {
+        ps_connect(h, sv->node[0].host, sv->node[0].port);
+        return;
+    }
+    h->seeking = true;
+    redis_seek_init(&h->seek, h->L, env, "Redis (pub/sub)", h, ps_seek_down, ps_found);
+    redis_seek_start(&h->seek);
+}
+
+/* The connection is gone (or never came), every subscription with it. */
+static void ps_down(struct rsn_hub *h, enum rsn_ps_event ev, const char *why)
+{
+    if (h->ps) {
+        evloop_io(h->L, &h->io, 0);
+        redisFree(h->ps);
+        h->ps = NULL;
+    }
+    h->gen++;
+    h->connected = false;
+    for (struct rsn_entry *e = h->entries; e; e = e->next) {
+        e->want = e->sent = false;
+        e->pending = 0;
+        for (struct rsn_member *me = e->members_head; me; me = me->mnext) {
+            if (!awaits(me))
+                continue; /* a member trying the lock finds it unsubscribed at its wait */
+            rsn_ps_unpark(me);
+            me->down(me, ev, why && why[0] ? why : "connection lost");
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- entries */
+
+static void entry_message(struct rsn_entry *e, int64_t exit_ns, int64_t arrive_ns)
+{
+    struct rsn_member *me = e->park_head;
+    e->msg_exit_ns = exit_ns;
+    e->msg_arrive_ns = arrive_ns;
+    if (!me) { /* a permit for the next to wait */
+        if (e->stats)
+            e->stats->notifications++;
+        if (e->members > 0)
+            e->permits++;
+        return;
+    }
+    me->env->stats->notifications++;
+    rsn_ps_unpark(me);
+    me->woken(me, exit_ns, arrive_ns);
+}
+
+static void ps_on_reply(struct rsn_hub *h, redisReply *r, int64_t arrival)
+{
+    if (r->type == REDIS_REPLY_ERROR) {
+        char why[200];
+        snprintf(why, sizeof why, "%s", r->str);
+        ps_down(h, RSN_PS_ERROR, why);
+        return;
+    }
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 ||
+        r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_STRING)
+        return;
+    const char *what = r->element[0]->str;
+    struct rsn_entry *e = h->entries;
+    while (e && strcmp(e->channel, r->element[1]->str) != 0)
+        e = e->next;
+    if (!e)
+        return;
+    if (strcmp(what, "subscribe") == 0) {
+        unsigned gen = h->gen;
+        if (e->pending > 0 && --e->pending == 0 && e->want && e->sent)
+            for (struct rsn_member *me = e->members_head, *next; me && h->gen == gen; me = next) {
+                next = me->mnext;
+                if (me->m->step == RS_SUBSCRIBING)
+                    me->subscribed(me);
+            }
+    } else if (strcmp(what, "message") == 0) {
+        int64_t exit_ns = r->element[2]->type == REDIS_REPLY_STRING
+                              ? strtoll(r->element[2]->str, NULL, 10)
+                              : 0;
+        entry_message(e, exit_ns, arrival);
+    }
+}
+
+int rsn_ps_join(struct rsn_member *me)
+{
+    struct rsn_hub *h = me->hub;
+    if (me->entry)
+        return 0;
+    struct rsn_entry *e = h->entries;
+    while (e && strcmp(e->channel, me->m->channel) != 0)
+        e = e->next;
+    if (!e) {
+        e = calloc(1, sizeof *e);
+        if (!e)
+            return -1;
+        snprintf(e->channel, sizeof e->channel, "%s", me->m->channel);
+        e->next = h->entries;
+        h->entries = e;
+    }
+    me->entry = e;
+    me->mprev = NULL;
+    me->mnext = e->members_head;
+    if (e->members_head)
+        e->members_head->mprev = me;
+    e->members_head = me;
+    e->members++;
+    return 0;
+}
+
+bool rsn_ps_ready(const struct rsn_member *me)
+{
+    const struct rsn_entry *e = me->entry;
+    return e && me->hub->ps && e->want && e->sent && e->pending == 0;
+}
+
+void rsn_ps_subscribe(struct rsn_member *me)
+{
+    struct rsn_entry *e = me->entry;
+    if (!e || e->want)
+        return;
+    e->want = true;
+    e->stats = me->env->stats;
+    if (me->hub->ps)
+        entry_send_subscribe(me->hub, e);
+    else
+        ps_open(me->hub, me->env);
+}
+
+bool rsn_ps_take_permit(struct rsn_member *me, int64_t *exit_ns, int64_t *arrive_ns)
+{
+    struct rsn_entry *e = me->entry;
+    if (!e || e->permits == 0)
+        return false;
+    e->permits--;
+    *exit_ns = e->msg_exit_ns;
+    *arrive_ns = e->msg_arrive_ns;
+    return true;
+}
+
+void rsn_ps_park(struct rsn_member *me)
+{
+    struct rsn_entry *e = me->entry;
+    if (!e || me->parked)
+        return;
+    me->parked = true;
+    me->pnext = NULL;
+    me->pprev = e->park_tail;
+    if (e->park_tail)
+        e->park_tail->pnext = me;
+    else
+        e->park_head = me;
+    e->park_tail = me;
+}
+
+void rsn_ps_unpark(struct rsn_member *me)
+{
+    struct rsn_entry *e = me->entry;
+    if (!me->parked)
+        return;
+    if (me->pprev)
+        me->pprev->pnext = me->pnext;
+    else
+        e->park_head = me->pnext;
+    if (me->pnext)
+        me->pnext->pprev = me->pprev;
+    else
+        e->park_tail = me->pprev;
+    me->pprev = me->pnext = NULL;
+    me->parked = false;
+}
+
+void rsn_ps_leave(struct rsn_member *me)
+{
+    struct rsn_entry *e = me->entry;
+    if (!e)
+        return;
+    rsn_ps_unpark(me);
+    if (me->mprev)
+        me->mprev->mnext = me->mnext;
+    else
+        e->members_head = me->mnext;
+    if (me->mnext)
+        me->mnext->mprev = me->mprev;
+    me->mprev = me->mnext = NULL;
+    me->entry = NULL;
+    if (--e->members > 0)
+        return;
+    e->permits = 0;
+    bool sent = e->sent;
+    e->want = e->sent = false;
+    if (sent && me->hub->ps)
+        ps_send(me->hub, me->env->stats, "UNSUBSCRIBE", e->channel);
+}
+
+/* ---------------------------------------------------------------- hubs */
+
+struct rsn_hub *rsn_hub_get(struct evloop *L, struct lab_err *err)
+{
+    struct rsn_hub *h = hubs;
+    while (h && h->L != L)
+        h = h->next;
+    if (h) {
+        h->users++;
+        return h;
+    }
+    h = calloc(1, sizeof *h);
+    if (!h) {
+        lab_err_set(err, ENOMEM, "out of memory");
+        return NULL;
+    }
+    int rc = lab_random_hex(h->token, 16);
+    if (rc) {
+        lab_err_set(err, -rc, "cannot read the OS random source: %s", strerror(-rc));
+        free(h);
+        return NULL;
+    }
+    h->L = L;
+    h->users = 1;
+    h->next = hubs;
+    hubs = h;
+    return h;
+}
+
+void rsn_hub_put(struct rsn_hub *h)
+{
+    if (--h->users > 0)
+        return;
+    for (struct rsn_hub **p = &hubs; *p; p = &(*p)->next)
+        if (*p == h) {
+            *p = h->next;
+            break;
+        }
+    if (h->ps) {
+        evloop_io(h->L, &h->io, 0);
+        redisFree(h->ps);
+    }
+    redis_seek_close(&h->seek);
+    while (h->entries) {
+        struct rsn_entry *e = h->entries;
+        h->entries = e->next;
+        free(e);
+    }
+    free(h);
+}
+
+const char *rsn_hub_token(const struct rsn_hub *h)
+{
+    return h->token;
+}
