@@ -119,6 +119,10 @@ void fault_exit_for_victim(struct region *rg, int i);
  * them alone (r->one_client), "client 5 (of group 0, pid 1234)". */
 void fault_hit_client_text(struct fault_record *r, const struct region *rg, int i, pid_t pid);
 
+/* Client i is about to die of a fault: marked killed by the fault, and the
+ * critical section it is inside ends now (fault_exit_for_victim). */
+void fault_kill_one(struct region *rg, int i);
+
 /* Client i's process is about to die of a fault (a kill): every client it
  * runs is marked killed by the fault (one client, or its whole group), and
  * the critical sections they are inside end now (fault_exit_for_victim). */

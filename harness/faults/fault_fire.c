@@ -105,15 +105,19 @@ void fault_hit_client_text(struct fault_record *r, const struct region *rg, int 
         snprintf(r->hit, sizeof r->hit, "client %d (pid %d)", i, (int)pid);
 }
 
+void fault_kill_one(struct region *rg, int i)
+{
+    atomic_store(&rg->slots[i].fault_killed, 1);
+    if (atomic_load(&rg->slots[i].iv_phase) == IV_INSIDE)
+        fault_exit_for_victim(rg, i);
+}
+
 void fault_kill_clients_of(struct region *rg, int i)
 {
     const struct client_slot *sl = &rg->slots[i];
     int first = sl->group_n > 1 ? sl->group_first : i, n = sl->group_n > 1 ? sl->group_n : 1;
-    for (int j = first; j < first + n; j++) {
-        atomic_store(&rg->slots[j].fault_killed, 1);
-        if (atomic_load(&rg->slots[j].iv_phase) == IV_INSIDE)
-            fault_exit_for_victim(rg, j);
-    }
+    for (int j = first; j < first + n; j++)
+        fault_kill_one(rg, j);
 }
 
 /* Hit client i (already stopped) with spec's action: its row acts. */

@@ -22,10 +22,7 @@ static void kill_client(struct faults *F, struct fault_record *r, int client, bo
 {
     (void)inside; /* read again for each client of its process */
     if (r->one_client) { /* this client of its group alone (group.c closes it) */
-        struct client_slot *sl = &F->rg->slots[client];
-        atomic_store(&sl->fault_killed, 1);
-        if (atomic_load(&sl->iv_phase) == IV_INSIDE)
-            fault_exit_for_victim(F->rg, client);
+        fault_kill_one(F->rg, client);
         if (!fault_client_ctl(F, client, CLIENT_KILL))
             fault_note_add(r, "its group did not confirm the kill");
         r->end_ns = r->start_ns;
@@ -59,11 +56,8 @@ static void kill_at_failpoint(struct region *rg, const struct fault_spec *f,
 {
     (void)f;
     if (r->one_client) { /* its group closes it alone (group.c) */
-        struct client_slot *sl = &rg->slots[idx];
-        atomic_store(&sl->fault_killed, 1);
-        if (atomic_load(&sl->iv_phase) == IV_INSIDE)
-            fault_exit_for_victim(rg, idx);
-        atomic_store(&sl->ctl, CLIENT_KILL);
+        fault_kill_one(rg, idx);
+        atomic_store(&rg->slots[idx].ctl, CLIENT_KILL);
         r->end_ns = r->start_ns;
         r->outcome = FAULT_DONE;
         fault_rec_publish(&rg->head->faults, ri);

@@ -100,6 +100,30 @@ static void advance(struct faults *F, int spec, int64_t now)
     F->st[spec].window_end = due + f->window_ns;
 }
 
+/* Continue what pause record r stopped, now that its time has come: a
+ * client of a group held alone (its ctl), or a stopped process (a client's
+ * group, or a server with its processes). false: not yet, a client at a
+ * failpoint published its pause just before stopping itself (continued
+ * once the stop has landed). */
+static bool continue_stopped(struct faults *F, const struct fault_record *r, bool force)
+{
+    if (r->one_client) {
+        fault_client_ctl(F, r->client, CLIENT_RUN);
+        return true;
+    }
+    char st = lab_proc_state(r->pid); /* only once it is due: /proc is a read per call */
+    if (st == 'T' || st == 't' || force) {
+        if (r->client >= 0) {
+            fault_signal_client(r->pid, SIGCONT); /* the client's group: an adapter too */
+        } else {
+            servers_signal_children(r->pid, SIGCONT); /* a server: its processes too */
+            kill(r->pid, SIGCONT);
+        }
+        return true;
+    }
+    return st == 0 || st == 'Z'; /* gone: nothing left to continue */
+}
+
 /* Continue every process a fault stopped (a pause: its row says
  * FA_STOPS) whose time has come (all of them when force); returns the
  * earliest end still to come. */
@@ -119,23 +143,9 @@ static int64_t end_pauses(struct faults *F, int64_t now, bool force)
                 next = end;
             continue;
         }
-        if (r->one_client) { /* a client of a group held alone: released alone */
-            fault_client_ctl(F, r->client, CLIENT_RUN);
-        } else {
-        char st = lab_proc_state(r->pid); /* only once it is due: /proc is a read per call */
-        if (st == 'T' || st == 't' || force) {
-            if (r->client >= 0) {
-                fault_signal_client(r->pid, SIGCONT); /* the client's group: an adapter too */
-            } else {
-                servers_signal_children(r->pid, SIGCONT); /* a server: its processes too */
-                kill(r->pid, SIGCONT);
-            }
-        } else if (st != 0 && st != 'Z') {
-            /* a client at a failpoint published its pause just before
-             * stopping itself: continue it once the stop has landed */
+        if (!continue_stopped(F, r, force)) {
             next = now + HOLDER_POLL_NS;
             continue;
-        }
         }
         r->end_ns = now;
         if (!fault_watch_has(&F->watch, i)) {
