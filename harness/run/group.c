@@ -100,15 +100,21 @@ static void group_on_signal(int sig)
         *group_stop = 1;
 }
 
-/* SIGUSR2: a client's ctl changed; the loop wakes to read it. */
-static void group_on_ctl(int sig)
+/* Wake the loop to look at its clients' ctl (safe in a signal handler). */
+static void group_wake(void)
 {
-    (void)sig;
     int saved = errno;
     if (group_wake_fd >= 0 && write(group_wake_fd, "", 1) < 0) {
         /* the pipe is full: a wake-up is pending already */
     }
     errno = saved;
+}
+
+/* SIGUSR2: a client's ctl changed; the loop wakes to read it. */
+static void group_on_ctl(int sig)
+{
+    (void)sig;
+    group_wake();
 }
 
 /* A fault at a failpoint: for a design whose clients share nothing it
@@ -131,9 +137,8 @@ static void on_failpoint(const struct failpoint *fp, void *ctx)
     evloop_owner_hold(g->L, &c->owner);
     if (want == CLIENT_PAUSE)
         atomic_store(&c->cs.sl->ctl_ack, want);
-    else if (group_wake_fd >= 0 && write(group_wake_fd, "", 1) < 0) {
-        /* a wake-up is pending already */
-    }
+    else
+        group_wake(); /* the kill from the loop, outside this client's call stack */
 }
 
 static void failpoint_at(struct gclient *c, const struct failpoint *fp)
