@@ -133,7 +133,7 @@ struct etcd_aconn *etcd_aconn_new(struct evloop *L, const char *endpoints, int t
     a->L = L;
     a->timeout_ms = timeout_ms;
     evloop_timer_init(&a->later, on_later);
-    a->x.done = on_done;
+    evloop_curl_xfer_init(&a->x, on_done);
     a->n = etcd_http_endpoints(endpoints, a->url, ETCD_ACONN_ENDPOINTS, err);
     if (a->n < 0) {
         free(a);

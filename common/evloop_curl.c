@@ -9,7 +9,8 @@
  * libcurl callback, so an owner may start its next transfer at once.
  * libcurl asks for its first timeout (0) while a transfer is added, and
  * that timer fires on the loop's next turn, so nothing starts inside
- * evloop_curl_start.
+ * evloop_curl_start. The sockets and the timer are armed as nobody's, so
+ * that holding one client of a group never holds the others' transfers.
  */
 #include "evloop_curl.h"
 
@@ -51,6 +52,22 @@ static void global_init(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
+/* An ended transfer to its owner (as that owner: current). */
+static void hand_back(struct ev_timer *t)
+{
+    struct evloop_curl_xfer *x =
+        (struct evloop_curl_xfer *)((char *)t - offsetof(struct evloop_curl_xfer, later));
+    x->running = false;
+    x->done(x, x->rc);
+}
+
+void evloop_curl_xfer_init(struct evloop_curl_xfer *x,
+                           void (*done)(struct evloop_curl_xfer *x, CURLcode rc))
+{
+    x->done = done;
+    evloop_timer_init(&x->later, hand_back);
+}
+
 /* Hand every finished transfer back to its owner. */
 static void finished(struct evloop_curl *m)
 {
@@ -64,10 +81,15 @@ static void finished(struct evloop_curl *m)
         struct evloop_curl_xfer *x = NULL;
         curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
         curl_multi_remove_handle(m->multi, easy);
-        if (x) {
-            x->running = false;
-            x->done(x, rc);
-        }
+        if (!x)
+            continue;
+        x->rc = rc;
+        struct ev_owner *prev = evloop_owner_enter(m->L, x->owner);
+        if (x->owner && x->owner->held)
+            evloop_timer_at(m->L, &x->later, 0); /* x's owner's: fires once released */
+        else
+            hand_back(&x->later);
+        evloop_owner_enter(m->L, prev);
     }
 }
 
@@ -116,7 +138,10 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
         curl_multi_assign(m->multi, fd, s);
     }
     unsigned want = (what & CURL_POLL_IN ? EV_READ : 0) | (what & CURL_POLL_OUT ? EV_WRITE : 0);
-    return evloop_io(m->L, &s->io, want) == 0 ? 0 : -1;
+    struct ev_owner *prev = evloop_owner_enter(m->L, NULL); /* the group's socket */
+    int rc = evloop_io(m->L, &s->io, want);
+    evloop_owner_enter(m->L, prev);
+    return rc == 0 ? 0 : -1;
 }
 
 static int on_timeout(CURLM *multi, long timeout_ms, void *userp)
@@ -127,7 +152,10 @@ static int on_timeout(CURLM *multi, long timeout_ms, void *userp)
         evloop_timer_cancel(m->L, &m->timer);
         return 0;
     }
-    return evloop_timer_at(m->L, &m->timer, lab_now_ns() + (int64_t)timeout_ms * 1000000);
+    struct ev_owner *prev = evloop_owner_enter(m->L, NULL); /* the group's timer */
+    int rc = evloop_timer_at(m->L, &m->timer, lab_now_ns() + (int64_t)timeout_ms * 1000000);
+    evloop_owner_enter(m->L, prev);
+    return rc;
 }
 
 /* One idle connection kept per owner: libcurl's own default (4 per easy
@@ -195,6 +223,7 @@ int evloop_curl_start(struct evloop_curl *m, struct evloop_curl_xfer *x, struct 
         return -1;
     }
     x->running = true;
+    x->owner = evloop_owner_current(m->L);
     return 0;
 }
 
@@ -203,5 +232,6 @@ void evloop_curl_stop(struct evloop_curl *m, struct evloop_curl_xfer *x)
     if (!x->running)
         return;
     x->running = false;
+    evloop_timer_cancel(m->L, &x->later); /* ended, kept for a held owner: dropped */
     curl_multi_remove_handle(m->multi, x->easy);
 }

@@ -21,12 +21,25 @@ struct evloop_curl;
 
 /* One transfer's owner: done is called once the transfer ended (rc its
  * result), on the loop, never from inside evloop_curl_start, and not after
- * evloop_curl_stop. Embed it where the easy handle lives. */
+ * evloop_curl_stop. Embed it where the easy handle lives, and set it up
+ * once with evloop_curl_xfer_init.
+ *
+ * The multi handle's sockets and timer are nobody's (evloop.h's owners):
+ * a group's clients share them. A transfer is the owner's that was current
+ * when it started, and done runs as that owner's: while the owner is held
+ * (a paused client), a transfer that ends keeps its result until the
+ * owner is released, as a stopped process's kernel keeps an answer. */
 struct evloop_curl_xfer {
     CURL *easy;
     bool running;
     void (*done)(struct evloop_curl_xfer *x, CURLcode rc);
+    struct ev_owner *owner; /* current at evloop_curl_start */
+    struct ev_timer later;  /* hands an ended transfer to its held owner */
+    CURLcode rc;
 };
+
+void evloop_curl_xfer_init(struct evloop_curl_xfer *x,
+                           void (*done)(struct evloop_curl_xfer *x, CURLcode rc));
 
 /* The multi handle of loop L, made at the first call and shared by every
  * later one (counted); NULL with err filled. */

@@ -1,28 +1,30 @@
 # it_modes.sh - a verdict is the design's, not the client mode's: the same
-# fault scenarios run with one process per client and with all 4 clients in
-# one group (run.clients_per_process: 4), nothing else changed, and each
-# design gets the same verdict, the one it is known for, in both:
+# fault scenarios run with one process per client and with the clients in
+# groups (run.clients_per_process: 4, or 2 where hosts split the clients),
+# nothing else changed, and each design gets the same verdict, the one it
+# is known for, in both; a design of each store in each scenario:
 #  - failover (sentinel topology, a grant lost with the master): redis-lua
 #    violation (the group driver follows the sentinels to the new master);
 #  - gc-pause (the holder paused past its TTL, fencing off and on):
-#    redis-lua and zk-sequential violation / fenced,
+#    redis-lua, zk-sequential and etcd-lease violation / fenced,
 #    redis-set-del and redlock violation, pg-advisory safe (no lease: the
 #    others wait);
 #  - crash-holder (the holder killed, and redis-setnx-expire killed at its
-#    after-setnx failpoint): redis-lua, zk-sequential and pg-advisory safe,
-#    redis-setnx-expire blocked;
-#  - restart of the store, empty, under a holder: redis-lua violation;
+#    after-setnx failpoint): redis-lua, zk-sequential, etcd-lease and
+#    pg-advisory safe, redis-setnx-expire blocked;
+#  - restart of the store under a holder in a 2.5 s section: redis-lua
+#    (back empty) and pg-advisory (the sessions end with the server)
+#    violation; zk-sequential and etcd-lease safe (their data, the session
+#    and the lease, survive the restart);
+#  - partition (the holder's host cut from the stores for 3 s, inside a
+#    2.5 s section; hosts of two clients each, so a group is a host):
+#    redis-lua, zk-sequential and etcd-lease violation, pg-advisory safe;
 #  - a pause of 1 s at redis-lua's after-grant failpoint (TTL 300 ms):
 #    violation, and the pause ends after its duration, not at the engine's
 #    next due entry (a record a client publishes wakes the engine).
-# In the group, a fault aimed at a client (the holder, a failpoint's client)
-# hits that client alone for the Redis, ZooKeeper and PostgreSQL designs: its records
-# name "client N (of group 0, ...)", and the others went on (the group's
-# grants continue after a kill). Not yet the etcd and MariaDB designs,
-# whose group drivers share state between clients (etcd: libcurl's
-# connection pool; MariaDB: the turns to connect): a fault there still hits
-# the group's process, and a paused group has no rival to take the lock
-# (etcd-lease: safe in a group).
+# In a group, a fault aimed at a client (the holder, a failpoint's client)
+# hits that client alone: its records name "client N (of group 0, ...)",
+# and the others went on (the group's grants continue after a kill).
 . "$(dirname "$0")/lib.sh"
 
 D=$WORK/scn
@@ -43,7 +45,7 @@ expect: {"*": violation}
 YAML
     cat > "$D/gc$m.yaml" <<YAML
 name: gc-$m
-impls: [redis-lua, redis-set-del, redlock, zk-sequential, pg-advisory]
+impls: [redis-lua, redis-set-del, redlock, zk-sequential, etcd-lease, pg-advisory]
 clients: 4
 run: {max_duration: 3500ms, clients_per_process: $m}
 backends:
@@ -61,7 +63,7 @@ expect:
 YAML
     cat > "$D/crash$m.yaml" <<YAML
 name: crash-$m
-impls: [redis-lua, redis-setnx-expire, zk-sequential, pg-advisory]
+impls: [redis-lua, redis-setnx-expire, zk-sequential, etcd-lease, pg-advisory]
 clients: 4
 run: {max_duration: 4s, clients_per_process: $m}
 backends:
@@ -88,33 +90,66 @@ expect: {"*": violation}
 YAML
     cat > "$D/restart$m.yaml" <<YAML
 name: restart-$m
-impls: [redis-lua]
+impls: [redis-lua, zk-sequential, etcd-lease, pg-advisory]
 clients: 4
 run: {max_duration: 4s, clients_per_process: $m}
+backends:
+  zookeeper: {session_timeout: 1500ms, force_sync: false}
 lock: {key: rs-lock, ttl: 2s, wait: 10s, retry_interval: 10ms}
-workload: {kind: stock, stock: 100000, business: 400ms}
+workload: {kind: stock, stock: 100000, business: 2500ms}
 faults:
-  - {at: 500ms, action: restart, target: redis, duration: 100ms, when: holder}
-expect: {"*": violation}
+  - {at: 300ms, action: restart, target: redis, duration: 100ms, when: holder}
+  - {at: 300ms, action: restart, target: zookeeper, duration: 100ms, when: holder}
+  - {at: 300ms, action: restart, target: etcd, duration: 100ms, when: holder}
+  - {at: 300ms, action: restart, target: postgres, duration: 100ms, when: holder}
+expect: {"*": violation, zk-sequential: safe, etcd-lease: safe}
+YAML
+    p=$(( m == 1 ? 1 : 2 ))
+    cat > "$D/part$m.yaml" <<YAML
+name: part-$m
+impls: [redis-lua, zk-sequential, etcd-lease, pg-advisory]
+clients: 4
+run: {max_duration: 5s, clients_per_process: $p}
+backends:
+  zookeeper: {session_timeout: 1s, force_sync: false}
+hosts:
+  a: [client:0, client:1]
+  b: [client:2, client:3]
+  store: [redis, zookeeper, etcd, postgres]
+lock: {key: part-lock, ttl: 1s, etcd_keepalive: true, wait: 10s, retry_interval: 10ms}
+workload: {kind: stock, stock: 100000, business: 2500ms}
+faults:
+  - {at: 0s, when: holder, window: 3s, action: partition, isolate: holder, duration: 3s}
+expect: {"*": violation, pg-advisory: safe}
 YAML
 done
 
-run_ok "both modes, four fault scenarios" "$D"/failover1.yaml "$D"/failover4.yaml \
+run_ok "both modes, five fault scenarios and a failpoint" "$D"/failover1.yaml "$D"/failover4.yaml \
     "$D"/gc1.yaml "$D"/gc4.yaml "$D"/crash1.yaml "$D"/crash4.yaml \
     "$D"/restart1.yaml "$D"/restart4.yaml "$D"/fp1.yaml "$D"/fp4.yaml
+# the partition's hosts are namespaces of their own: a run of their own
+cp "$S" "$WORK/modes.json"
+run_ok "both modes, a partition" "$D"/part1.yaml "$D"/part4.yaml
+SP=$S
+S=$WORK/modes.json
 
 # verdict SCENARIO IMPL [FENCING]: the verdict of one result
 verdict() {
     local sel="scenario=$1,impl=$2"
     [ -n "${3:-}" ] && sel="$sel,fencing=$3"
-    jget "$S" "results.$sel.verdict"
+    case $1 in part-*) jget "$SP" "results.$sel.verdict" ;; *) jget "$S" "results.$sel.verdict" ;; esac
 }
 for row in "failover redis-lua - violation" "gc redis-lua off violation" "gc redis-lua on fenced" \
            "gc redis-set-del - violation" "gc redlock - violation" "gc zk-sequential off violation" \
-           "gc zk-sequential on fenced" "gc pg-advisory - safe" \
-           "crash redis-lua - safe" "crash zk-sequential - safe" "crash pg-advisory - safe" \
-           "crash redis-setnx-expire - blocked" "restart redis-lua - violation" \
-           "fp redis-lua - violation"; do
+           "gc zk-sequential on fenced" "gc etcd-lease off violation" "gc etcd-lease on fenced" \
+           "gc pg-advisory - safe" \
+           "crash redis-lua - safe" "crash zk-sequential - safe" "crash etcd-lease - safe" \
+           "crash pg-advisory - safe" "crash redis-setnx-expire - blocked" \
+           "restart redis-lua - violation" "restart zk-sequential - safe" \
+           "restart etcd-lease - safe" "restart pg-advisory - violation" \
+           "fp redis-lua - violation" \
+           "part redis-lua - violation" "part zk-sequential - violation" \
+           "part etcd-lease - violation" "part pg-advisory - safe"; do
     set -- $row
     f=$3
     [ "$f" = - ] && f=
@@ -135,8 +170,17 @@ for m in 1 4; do
         "$(jget "$S" "results.scenario=crash-$m,impl=redis-lua.clients_status.killed_by_fault")" 1
     expect_eq "failover-$m: the fault landed" \
         "$(jget "$S" "results.scenario=failover-$m,impl=redis-lua.faults.0.outcome")" done
-    expect_eq "restart-$m: the fault landed" \
-        "$(jget "$S" "results.scenario=restart-$m,impl=redis-lua.faults.0.outcome")" done
+    for row in redis-lua:redis zk-sequential:zookeeper etcd-lease:etcd pg-advisory:postgres; do
+        impl=${row%:*}
+        r="results.scenario=restart-$m,impl=$impl.faults"
+        got=none # (the records stand in the order the faults fired)
+        for k in 0 1 2 3; do
+            [ "$(jget "$S" "$r.$k.target")" = "${row#*:}" ] && got=$(jget "$S" "$r.$k.outcome")
+        done
+        expect_eq "restart-$m, $impl: its store's restart landed" "$got" done
+        expect_eq "part-$m, $impl: the partition landed" \
+            "$(jget "$SP" "results.scenario=part-$m,impl=$impl.faults.0.outcome")" done
+    done
 done
 for m in 1 4; do
     r="results.scenario=fp-$m,impl=redis-lua.faults.0"
@@ -149,6 +193,8 @@ for sel in "scenario=gc-4,impl=redis-lua,fencing=off.faults.0" "scenario=fp-4,im
            "scenario=gc-4,impl=zk-sequential,fencing=off.faults.0" \
            "scenario=crash-4,impl=zk-sequential.faults.1" \
            "scenario=crash-4,impl=pg-advisory.faults.1" \
+           "scenario=gc-4,impl=etcd-lease,fencing=off.faults.0" \
+           "scenario=crash-4,impl=etcd-lease.faults.1" \
            "scenario=gc-4,impl=pg-advisory.faults.0"; do
     hit=$(jget "$S" "results.$sel.hit")
     check "$sel hit one client of the group ($hit)" \

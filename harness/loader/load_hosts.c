@@ -35,7 +35,7 @@ static bool host_name_ok(const char *text, size_t len)
     return true;
 }
 
-static int largest_clients(const struct scenario *s)
+int scenario_most_clients(const struct scenario *s)
 {
     int most = s->n_client_steps == 0 ? 1 : s->clients; /* no clients key: one */
     for (int i = 0; i < s->n_client_steps; i++)
@@ -50,8 +50,8 @@ static int member_ok(const struct scenario *s, const char *m, char *why, size_t 
     if (strncmp(m, "client:", 7) == 0) {
         char *end;
         long i = strtol(m + 7, &end, 10);
-        if (end == m + 7 || *end || i < 0 || i >= largest_clients(s)) {
-            snprintf(why, n, "client:N with N from 0 to %d (clients)", largest_clients(s) - 1);
+        if (end == m + 7 || *end || i < 0 || i >= scenario_most_clients(s)) {
+            snprintf(why, n, "client:N with N from 0 to %d (clients)", scenario_most_clients(s) - 1);
             return -1;
         }
         return 0;

@@ -20,6 +20,8 @@ int load_keys(struct opt_loader *L, const yaml_node_t *value, const char *keypat
 int load_fencing(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
 int load_expect(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
 int load_hosts(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
+/* The most clients any step of the run has (a clients sweep's largest). */
+int scenario_most_clients(const struct scenario *s);
 int load_arrival_rate(struct opt_loader *L, const yaml_node_t *value, const char *keypath);
 /* adapters, met again in its place among the keys: read already */
 int load_adapters_done(struct opt_loader *L, const yaml_node_t *value, const char *keypath);

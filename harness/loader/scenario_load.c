@@ -242,10 +242,22 @@ static const yaml_node_t *value_of(struct opt_loader *L, const yaml_node_t *map,
     return NULL;
 }
 
+/* The host client i runs on (its index in s->hosts), -1 the lab's. */
+static int client_host(const struct scenario *s, int i)
+{
+    char member[32];
+    snprintf(member, sizeof member, "client:%d", i);
+    for (int h = 0; h < s->n_hosts; h++)
+        for (int m = 0; m < s->hosts[h].n_members; m++)
+            if (strcmp(s->hosts[h].members[m], member) == 0)
+                return h;
+    return -1;
+}
+
 /* run.clients_per_process above 1 runs client groups (harness/run/group.c):
  * every design listed must have asynchronous hooks (lock_ops.async), and
  * what a group cannot do (the reentrant workload's nested acquires, hosts
- * that put clients in namespaces of their own) is refused here. */
+ * that put one group's clients in different namespaces) is refused here. */
 static int groups_finish(struct opt_loader *L, const yaml_node_t *root)
 {
     const struct scenario *s = L->s;
@@ -255,9 +267,15 @@ static int groups_finish(struct opt_loader *L, const yaml_node_t *root)
     if (s->workload == WORKLOAD_REENTRANT)
         return fail_at(L, at, "run.clients_per_process above 1 cannot run the reentrant "
                               "workload (its nested acquires block); use 1");
-    if (s->n_hosts > 0)
-        return fail_at(L, at, "run.clients_per_process above 1 cannot run with hosts (a "
-                              "process is in one host's namespace); use 1");
+    for (int i = 0, per = s->clients_per_process; i < scenario_most_clients(s); i++) {
+        int h = client_host(s, i), first = client_host(s, i / per * per);
+        if (h != first)
+            return fail_at(L, at, "run.clients_per_process %d puts client:%d (on %s) in one "
+                           "process with client:%d (on %s), but a process is in one host's "
+                           "namespace: put each group's clients on one host, or use 1",
+                           per, i, h < 0 ? "the lab" : s->hosts[h].name, i / per * per,
+                           first < 0 ? "the lab" : s->hosts[first].name);
+    }
     /* every design that cannot, named in one message at the first's item */
     const yaml_node_t *impls = value_of(L, root, "impls"), *item = NULL;
     char names[256] = "";

@@ -375,8 +375,8 @@ _Noreturn void group_main(const struct scenario *s, const struct lock_ops *ops,
                           pid_t parent)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(3);
+    if (getppid() != parent || net_enter_client(first) != 0)
+        _exit(3); /* (the loader put all its clients on one host: in its namespace) */
     setpgid(0, 0); /* a group of its own, as a client process has */
     struct shared_head *h = rg->head;
     group_stop = &h->stop;

@@ -52,6 +52,8 @@ void etcd_group_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
 void etcd_group_release(struct lock_client *c, const char *key, lock_released_fn done,
                         void *arg);
 void etcd_group_close(struct lock_client *c);
+/* Killed by a fault: its requests abandoned, its session left to expire. */
+void etcd_group_crash(struct lock_client *c);
 
 /* How long the first close of a group's loop waits for its sessions'
  * revokes (etcd_drive_group.c). */

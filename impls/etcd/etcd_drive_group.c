@@ -23,6 +23,11 @@
  * closes after it only free. A revoke not answered by then (etcd down,
  * slow) is abandoned: that lease, no longer kept alive, runs out after
  * its TTL and takes its keys with it, as a killed blocking client's does.
+ * A client killed by a fault (etcd_group_crash) revokes nothing.
+ *
+ * Every timer and transfer of a client is its own on the loop (the shared
+ * libcurl pool's sockets are nobody's, evloop_curl.h), so a fault that
+ * holds one client holds its renewals and answers alone.
  */
 #include "etcd_drive.h"
 
@@ -298,13 +303,15 @@ void etcd_group_release(struct lock_client *c, const char *key, lock_released_fn
     g->in_hook = false;
 }
 
-void etcd_group_close(struct lock_client *c)
+/* Free c; revoke: give its session back first (with every other session
+ * of its loop), else leave its lease to run out as a dead process's. */
+static void group_free(struct lock_client *c, bool revoke)
 {
     if (!c)
         return;
     struct etcd_group *g = c->gr;
     if (g->listed) {
-        if (!g->revoked)
+        if (revoke && !g->revoked)
             revoke_all(g->L);
         if (g->prev)
             g->prev->next = g->next;
@@ -320,4 +327,14 @@ void etcd_group_close(struct lock_client *c)
     etcd_sm_free(&c->sm);
     free(g);
     free(c);
+}
+
+void etcd_group_close(struct lock_client *c)
+{
+    group_free(c, true);
+}
+
+void etcd_group_crash(struct lock_client *c)
+{
+    group_free(c, false); /* its requests abandoned: their connections close */
 }

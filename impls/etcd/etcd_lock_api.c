@@ -70,6 +70,8 @@ static const struct lock_async_ops ela_async = {
     .acquire = etcd_group_acquire,
     .release = etcd_group_release,
     .close = etcd_group_close,
+    .crash = etcd_group_crash,
+    .client_faults = true, /* its timers and transfers its own (etcd_drive_group.c) */
 };
 
 const struct lock_ops lock_etcd_lock_api = {
