@@ -348,6 +348,8 @@ static const struct bad_case {
     { "stock-range.yaml", "3:32", "workload.stock is 1000000001, out of range" },
     { "ensemble-even.yaml", "5:15", "backends.zookeeper.ensemble must be an odd number from 1 to 3, not 2" },
     { "faults-bad-key.yaml", "4:6", "unknown key 'kill'" },
+    { "groups-across-hosts.yaml", "4:28",
+      "puts client:1 (on b) in one process with client:0 (on a)" },
     { "faults-scalar.yaml", "3:9", "faults must be a sequence" },
     { "faults-role-typo.yaml", "4:36",
       "unknown target 'zookeeper-leeder' (valid: holder, client:N, random-client, redis, "
