@@ -24,85 +24,31 @@
  * Every grant is a new create, after the node of the previous one was
  * deleted, and the ensemble orders its transactions: tokens rise.
  */
-#include "zk_common.h"
+#include "zk_drive.h"
 
-#include <stdio.h>
+static const struct zk_sm_design design = {.kind = ZK_SM_EPHEMERAL, .name = "zk-ephemeral"};
 
-#define ZKE_NODE "lock" /* the lock node under /locklab/<key> */
-
-/* Whether the node at path was created by our current session. */
-static bool zke_ours(struct lock_client *c, const struct Stat *st)
+static int zke_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    const clientid_t *id = c->zh ? zoo_client_id(c->zh) : NULL;
-    return id && st->ephemeralOwner == id->client_id;
+    return zk_block_open(out, env, &design, err);
 }
 
-static enum lock_status zke_try_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
-                                        bool *maybe_created, struct lab_err *err)
+static int zke_group_open(struct lock_client **out, const struct lock_env *env,
+                          struct evloop *loop, lock_opened_fn opened, void *arg,
+                          struct lab_err *err)
 {
-    int64_t deadline = lab_now_ns() + wait_ns;
-    char path[ZK_PATH_MAX + sizeof ZKE_NODE];
-    struct Stat made = {0}; /* with fencing: the node's, whose czxid is the token */
-    for (bool first = true;; first = false) {
-        if (!first && (lab_now_ns() >= deadline || *c->env->stop))
-            return LOCK_TIMEOUT;
-        int r = zk_prepare(c, key, deadline, err);
-        if (r <= 0)
-            return r < 0 ? LOCK_ERROR : LOCK_TIMEOUT;
-        snprintf(path, sizeof path, "%s/%s", c->parent, ZKE_NODE);
-        /* a nested acquire by the holder: its own node is in the way */
-        struct zk_hold *h = zk_hold_find(c, key);
-        bool nested = h && h->gen == c->session_gen;
-
-        int rc = zk_create(c, path, ZOO_EPHEMERAL, NULL, 0, c->env->fencing ? &made : NULL);
-        *maybe_created = zk_transient(rc);
-        if (rc == ZOK)
-            break;
-        if (rc == ZNODEEXISTS) {
-            struct Stat st;
-            uint64_t seen = zk_wakes(c);
-            rc = zk_exists_watch(c, path, &st);
-            if (rc == ZOK) {
-                if (!nested && zke_ours(c, &st)) {
-                    made = st;
-                    break; /* our own create, whose reply a connection loss ate */
-                }
-                if (!zk_wait(c, seen, deadline))
-                    return LOCK_TIMEOUT;
-                continue;
-            }
-            if (rc == ZNONODE)
-                continue; /* deleted between the create and the watch: try again */
-        }
-        if (!zk_transient(rc) && !zk_session_gone(rc)) {
-            zk_fail(err, rc, "create", path);
-            return LOCK_ERROR;
-        }
-        /* The session may still be there (and the create applied: the next
-         * round finds the node carrying our session id), or it is gone and
-         * the next round opens a new one. */
-        r = zk_session_ready(c, deadline, err);
-        if (r <= 0)
-            return r < 0 ? LOCK_ERROR : LOCK_TIMEOUT;
-    }
-    if (zk_hold_push(c, key, path, made.czxid, err) != 0) {
-        zk_delete(c, path);
-        return LOCK_ERROR;
-    }
-    return LOCK_GRANTED;
+    return zk_group_open(out, env, loop, &design, opened, arg, err);
 }
 
-static enum lock_status zke_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
-                                    struct lab_err *err)
-{
-    bool maybe_created = false;
-    enum lock_status st = zke_try_acquire(c, key, wait_ns, &maybe_created, err);
-    /* giving up right after a create whose outcome is unknown: the node may
-     * exist, held by nobody; only closing the session is sure to remove it */
-    if (st != LOCK_GRANTED && maybe_created)
-        zk_session_drop(c);
-    return st;
-}
+/* A session, a socket, timers and a mailbox per client (zk_drive_group.c). */
+static const struct lock_async_ops zke_async = {
+    .client_faults = true,
+    .open = zke_group_open,
+    .acquire = zk_group_acquire,
+    .release = zk_group_release,
+    .close = zk_group_close,
+    .crash = zk_group_crash,
+};
 
 const struct lock_ops lock_zk_ephemeral = {
     .name = "zk-ephemeral",
@@ -113,9 +59,9 @@ const struct lock_ops lock_zk_ephemeral = {
     .options = zk_option_rows,
     .options_size = sizeof(struct zk_options),
     .finish_options = zk_finish_options,
-    .open = zk_lock_open,
-    .acquire = zke_acquire,
-    .release = zk_hold_release,
-    .close = zk_lock_close,
-    .async = &zk_ephemeral_async,
+    .open = zke_open,
+    .acquire = zk_block_acquire,
+    .release = zk_block_release,
+    .close = zk_block_close,
+    .async = &zke_async,
 };

@@ -16,7 +16,7 @@
  * A waiter whose budget runs out deletes its node, which wakes its
  * successor to re-check and re-watch. The holder may acquire again: as
  * Curator, a local count goes up with no round trip, and only the last
- * release deletes the node. The recipe is in zk_queue.c.
+ * release deletes the node. The recipe is zk_machine.c's queue.
  *
  * Ephemeral nodes tie the lock to the session, not to a TTL, so a long
  * business time is safe. How it breaks: a holder paused (GC, SIGSTOP)
@@ -31,29 +31,32 @@
  * so a node granted later was created later: tokens rise. A nested hold
  * keeps the outer one's (it never reaches ZooKeeper).
  */
-#include "zk_common.h"
+#include "zk_drive.h"
 
-static enum lock_status zks_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
-                                    struct lab_err *err)
+static const struct zk_sm_design design = {.kind = ZK_SM_SEQUENTIAL, .name = "zk-sequential"};
+
+static int zks_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    struct zk_hold *h = zk_hold_find(c, key);
-    if (h) {
-        h->count++; /* reentrant: InterProcessMutex's lockCount, local only */
-        return LOCK_GRANTED;
-    }
-    return zk_queue_acquire(c, key, wait_ns, err);
+    return zk_block_open(out, env, &design, err);
 }
 
-static enum release_status zks_release(struct lock_client *c, const char *key,
-                                       struct lab_err *err)
+static int zks_group_open(struct lock_client **out, const struct lock_env *env,
+                          struct evloop *loop, lock_opened_fn opened, void *arg,
+                          struct lab_err *err)
 {
-    struct zk_hold *h = zk_hold_find(c, key);
-    if (h && h->count > 1) {
-        h->count--; /* an inner hold: the node stays */
-        return RELEASE_OK;
-    }
-    return zk_hold_release(c, key, err);
+    return zk_group_open(out, env, loop, &design, opened, arg, err);
 }
+
+/* A session, a socket, timers and a mailbox per client: nothing shared,
+ * so a fault aimed at one client of a group hits it alone. */
+static const struct lock_async_ops zks_async = {
+    .client_faults = true,
+    .open = zks_group_open,
+    .acquire = zk_group_acquire,
+    .release = zk_group_release,
+    .close = zk_group_close,
+    .crash = zk_group_crash,
+};
 
 const struct lock_ops lock_zk_sequential = {
     .name = "zk-sequential",
@@ -64,9 +67,9 @@ const struct lock_ops lock_zk_sequential = {
     .options = zk_option_rows,
     .options_size = sizeof(struct zk_options),
     .finish_options = zk_finish_options,
-    .open = zk_lock_open,
-    .acquire = zks_acquire,
-    .release = zks_release,
-    .close = zk_lock_close,
-    .async = &zk_sequential_async,
+    .open = zks_open,
+    .acquire = zk_block_acquire,
+    .release = zk_block_release,
+    .close = zk_block_close,
+    .async = &zks_async,
 };

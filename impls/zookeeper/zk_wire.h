@@ -1,7 +1,7 @@
 /*
  * zk_wire.h - a small ZooKeeper client session on an event loop
  * (evloop.h), speaking the wire protocol itself: the transport of
- * zk-sequential and zk-ephemeral in a client group (zk_async.c).
+ * the ZooKeeper designs in a client group (zk_drive_group.c).
  *
  * The C client Debian ships is the multi-threaded one: two threads per
  * session, every request crossing three threads, which kept a group of
