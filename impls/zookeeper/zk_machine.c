@@ -22,6 +22,22 @@
 #define SEM_LEASES "leases"    /* zk-semaphore's leases */
 #define SEM_MAX_LEASES 1
 
+/* dir/name into out (n bytes); false, out empty, when it does not fit
+ * (the designs' paths are built within their buffers from a key of at
+ * most ZK_KEY_MAX, so ZooKeeper would refuse an empty path loudly). */
+static bool join(char *out, size_t n, const char *dir, const char *name)
+{
+    size_t a = strlen(dir), b = strlen(name);
+    if (a + 1 + b >= n) {
+        out[0] = '\0';
+        return false;
+    }
+    memmove(out, dir, a);
+    out[a] = '/';
+    memcpy(out + a + 1, name, b + 1);
+    return true;
+}
+
 static const char *const sem_dirs[] = {SEM_LOCKS, SEM_LEASES, NULL};
 
 enum step {
@@ -106,7 +122,9 @@ static enum zk_sm_act send(struct zk_sm *m, int step, enum zk_sm_req req, const 
     m->inflight = true;
     if (req == ZK_REQ_GET_WATCH || req == ZK_REQ_EXISTS_WATCH || req == ZK_REQ_CHILDREN_WATCH)
         m->seen = m->wakes;
-    snprintf(m->path, sizeof m->path, "%s", path);
+    size_t n = strnlen(path, sizeof m->path - 1); /* (the paths are built within it) */
+    memcpy(m->path, path, n);
+    m->path[n] = '\0';
     return ZK_SM_SEND;
 }
 
@@ -314,8 +332,8 @@ static enum zk_sm_act leave(struct zk_sm *m, enum lock_status st, int64_t now)
 static enum zk_sm_act unwatch_leases(struct zk_sm *m)
 {
     m->watching = false;
-    char dir[ZK_PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", m->dir);
+    char dir[ZK_NODE_MAX];
+    memcpy(dir, m->dir, sizeof dir);
     return send(m, ZSM_UNWATCH, ZK_REQ_UNWATCH_CHILDREN, dir);
 }
 
@@ -363,12 +381,12 @@ static enum zk_sm_act create(struct zk_sm *m)
     if (m->phase == ZSM_EPHEMERAL) { /* a nested acquire: its own node is in the way */
         int i = hold_index(m, m->key);
         m->nested = i >= 0 && m->held[i].gen == m->gen;
-        snprintf(path, sizeof path, "%s/%s", m->dir, EPH_NODE);
+        (void)join(path, sizeof path, m->dir, EPH_NODE);
         return send(m, ZSM_ECREATE, ZK_REQ_CREATE_EPH, path);
     }
     if (m->unknown)
         return send(m, ZSM_FIND, ZK_REQ_CHILDREN, m->dir);
-    snprintf(path, sizeof path, "%s/%s", m->dir, m->name);
+    (void)join(path, sizeof path, m->dir, m->name);
     return send(m, ZSM_CREATE, ZK_REQ_CREATE_SEQ, path);
 }
 
@@ -477,13 +495,13 @@ static enum zk_sm_act on_prepare(struct zk_sm *m, int rc, int64_t now)
     const char *const *subs = m->design->kind == ZK_SM_SEMAPHORE ? sem_dirs : NULL;
     char path[ZK_PATH_MAX + 100];
     if (m->step == ZSM_ROOT) {
-        snprintf(path, sizeof path, "%s/%s", ZK_ROOT, m->key);
+        (void)join(path, sizeof path, ZK_ROOT, m->key);
         return send(m, ZSM_PARENT, ZK_REQ_CREATE, path);
     }
     m->sub_i = m->step == ZSM_PARENT ? 0 : m->sub_i + 1;
-    snprintf(m->parent, sizeof m->parent, "%s/%s", ZK_ROOT, m->key);
+    (void)join(m->parent, sizeof m->parent, ZK_ROOT, m->key);
     if (subs && subs[m->sub_i]) {
-        snprintf(path, sizeof path, "%s/%s", m->parent, subs[m->sub_i]);
+        (void)join(path, sizeof path, m->parent, subs[m->sub_i]);
         return send(m, ZSM_SUBDIR, ZK_REQ_CREATE, path);
     }
     snprintf(m->parent_key, sizeof m->parent_key, "%s", m->key);
@@ -503,13 +521,13 @@ static enum zk_sm_act on_reply(struct zk_sm *m, const struct zk_sm_reply *r, int
         if (rc == ZK_OK) {
             for (int i = 0; i < r->n; i++)
                 if (strncmp(r->names[i], m->name, strlen(m->name)) == 0) {
-                    snprintf(m->mine, sizeof m->mine, "%s/%s", m->dir, r->names[i]);
+                    (void)join(m->mine, sizeof m->mine, m->dir, r->names[i]);
                     return created(m, now);
                 }
             m->unknown = false; /* it never happened: create again */
             return create(m);
         }
-        snprintf(path, sizeof path, "%s/%s", m->dir, m->name);
+        (void)join(path, sizeof path, m->dir, m->name);
         return create_failed(m, rc, path, now);
     case ZSM_CREATE:
         if (rc == ZK_OK) {
@@ -522,7 +540,7 @@ static enum zk_sm_act on_reply(struct zk_sm *m, const struct zk_sm_reply *r, int
         }
         if (transient(rc))
             m->unknown = true;
-        snprintf(path, sizeof path, "%s/%s", m->dir, m->name);
+        (void)join(path, sizeof path, m->dir, m->name);
         return create_failed(m, rc, path, now);
     case ZSM_LIST: {
         if (rc != ZK_OK)
@@ -538,7 +556,7 @@ static enum zk_sm_act on_reply(struct zk_sm *m, const struct zk_sm_reply *r, int
         }
         if (stopped(m, now))
             return leave(m, LOCK_TIMEOUT, now);
-        snprintf(path, sizeof path, "%s/%s", m->dir, pred);
+        (void)join(path, sizeof path, m->dir, pred);
         return send(m, ZSM_WATCH, ZK_REQ_GET_WATCH, path);
     }
     case ZSM_WATCH:
@@ -550,7 +568,7 @@ static enum zk_sm_act on_reply(struct zk_sm *m, const struct zk_sm_reply *r, int
         }
         return wait_error(m, rc, ZSM_QUEUE_BACK, now);
     case ZSM_ECREATE:
-        snprintf(path, sizeof path, "%s/%s", m->dir, EPH_NODE);
+        (void)join(path, sizeof path, m->dir, EPH_NODE);
         m->maybe_created = transient(rc);
         if (rc == ZK_OK) {
             hold_push(m, path, r->czxid);

@@ -181,7 +181,7 @@ struct zk_sm {
     int64_t deadline;
     int sub_i;                    /* the subdirectory being made */
     char name[96];                /* our node's unique prefix in this attempt */
-    char dir[ZK_PATH_MAX];        /* the directory our node goes in */
+    char dir[ZK_NODE_MAX];        /* the directory our node goes in */
     char mine[ZK_NODE_MAX];       /* our node */
     uint64_t my_gen;              /* the session our node (or this turn) belongs to */
     bool unknown;                 /* a create whose outcome we do not know, in this session */
