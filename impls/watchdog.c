@@ -42,9 +42,7 @@ struct watchdog {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int64_t lease_ns;          /* the TTL each renewal sets */
-    int64_t period_ns;         /* time between renewals: lease/3 */
-    int64_t retry_ns;          /* time between retries of a failed renewal */
+    struct watch_plan plan;    /* the schedule (the thread's own) */
     watchdog_renew_fn renew;   /* the design's compare-and-extend */
     void *arg;                 /* its argument */
     struct lock_stats *stats;  /* renewals / renewal_failures (written by this thread only) */
@@ -62,25 +60,60 @@ static void deadline_at(struct timespec *ts, int64_t t)
     ts->tv_nsec = t % 1000000000;
 }
 
+void watch_plan_init(struct watch_plan *p, int64_t lease_ns)
+{
+    memset(p, 0, sizeof *p);
+    p->lease_ns = lease_ns;
+    p->period_ns = lease_ns / 3 > WATCHDOG_MIN_NS ? lease_ns / 3 : WATCHDOG_MIN_NS;
+    p->retry_ns = lease_ns / WATCHDOG_RETRY_DIV > WATCHDOG_MIN_NS ? lease_ns / WATCHDOG_RETRY_DIV
+                                                                  : WATCHDOG_MIN_NS;
+}
+
+void watch_plan_arm(struct watch_plan *p, int64_t t)
+{
+    p->expires = t + p->lease_ns; /* a new hold: its lease runs from the grant */
+    p->retries = 0;
+}
+
+int64_t watch_plan_next(const struct watch_plan *p, int64_t now)
+{
+    return now + (p->retries ? p->retry_ns : p->period_ns);
+}
+
+bool watch_plan_renewed(struct watch_plan *p, int r, int64_t sent, int64_t done,
+                        struct lock_stats *stats)
+{
+    if (r > 0) {
+        stats->renewals++;
+        p->expires = sent + p->lease_ns;
+        p->retries = 0;
+        return true;
+    }
+    stats->renewal_failures++;
+    /* not ours any more, or failed again and again, or no lease left to
+     * save: stop renewing this hold */
+    if (r == 0 || p->retries == WATCHDOG_RETRIES || done + p->retry_ns >= p->expires)
+        return false;
+    p->retries++;
+    return true;
+}
+
 static void *watchdog_main(void *p)
 {
     struct watchdog *w = p;
     uint64_t gen = 0;     /* the hold being renewed */
-    int64_t expires = 0;  /* when its lease runs out, as far as this thread knows */
-    int retries = 0;      /* failed renewals of it in a row */
     pthread_mutex_lock(&w->mu);
     while (!w->quit) {
         if (!w->armed) {
             pthread_cond_wait(&w->cv, &w->mu);
             continue;
         }
-        if (w->generation != gen) { /* a new hold: its lease runs from the grant */
+        if (w->generation != gen) { /* a new hold */
             gen = w->generation;
-            expires = w->armed_ns + w->lease_ns;
-            retries = 0;
+            watch_plan_arm(&w->plan, w->armed_ns);
         }
         struct timespec ts;
-        deadline_at(&ts, lab_now_ns() + (retries ? w->retry_ns : w->period_ns));
+        deadline_at(&ts, watch_plan_next(&w->plan, lab_now_ns()));
         int rc = 0;
         while (w->armed && w->generation == gen && !w->quit && rc != ETIMEDOUT)
             rc = pthread_cond_timedwait(&w->cv, &w->mu, &ts);
@@ -95,20 +128,8 @@ static void *watchdog_main(void *p)
         int64_t done = lab_now_ns();
         pthread_mutex_lock(&w->mu);
         w->in_renew = false;
-        if (r > 0) {
-            w->stats->renewals++;
-            expires = sent + w->lease_ns;
-            retries = 0;
-        } else {
-            w->stats->renewal_failures++;
-            /* not ours any more, or failed again and again, or no lease
-             * left to save: stop renewing this hold */
-            if (w->generation == gen &&
-                (r == 0 || retries == WATCHDOG_RETRIES || done + w->retry_ns >= expires))
-                w->armed = false;
-            else
-                retries++;
-        }
+        if (!watch_plan_renewed(&w->plan, r, sent, done, w->stats) && w->generation == gen)
+            w->armed = false;
         pthread_cond_broadcast(&w->cv);
     }
     pthread_mutex_unlock(&w->mu);
@@ -123,10 +144,7 @@ struct watchdog *watchdog_start(int64_t lease_ns, watchdog_renew_fn renew, void 
         lab_err_set(err, ENOMEM, "out of memory");
         return NULL;
     }
-    w->lease_ns = lease_ns;
-    w->period_ns = lease_ns / 3 > WATCHDOG_MIN_NS ? lease_ns / 3 : WATCHDOG_MIN_NS;
-    w->retry_ns = lease_ns / WATCHDOG_RETRY_DIV > WATCHDOG_MIN_NS ? lease_ns / WATCHDOG_RETRY_DIV
-                                                                  : WATCHDOG_MIN_NS;
+    watch_plan_init(&w->plan, lease_ns);
     w->renew = renew;
     w->arg = arg;
     w->stats = stats;

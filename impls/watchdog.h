@@ -19,6 +19,7 @@
 #ifndef LOCKLAB_WATCHDOG_H
 #define LOCKLAB_WATCHDOG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "lock.h"
@@ -27,6 +28,26 @@
  * It must use its own connection: the client's is busy on its own thread;
  * a connection that failed is replaced before the next call. */
 typedef int (*watchdog_renew_fn)(void *arg, const char *key);
+
+/* The renewal schedule and what a renewal's outcome does to it, for the
+ * thread below and for a client group's per-client timer. */
+struct watch_plan {
+    int64_t lease_ns;  /* the TTL each renewal sets */
+    int64_t period_ns; /* time between renewals: lease/3 */
+    int64_t retry_ns;  /* time between retries of a failed renewal */
+    int64_t expires;   /* when the hold's lease runs out, as far as known */
+    int retries;       /* failed renewals of it in a row */
+};
+void watch_plan_init(struct watch_plan *p, int64_t lease_ns);
+/* A new hold, granted at t. */
+void watch_plan_arm(struct watch_plan *p, int64_t t);
+/* When the next renewal is due, from now. */
+int64_t watch_plan_next(const struct watch_plan *p, int64_t now);
+/* A renewal sent at sent answered r at done (1 extended, 0 no longer
+ * ours, -1 failed), counted in stats: false when the hold is to be
+ * renewed no more. */
+bool watch_plan_renewed(struct watch_plan *p, int r, int64_t sent, int64_t done,
+                        struct lock_stats *stats);
 
 struct watchdog;
 

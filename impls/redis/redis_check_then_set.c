@@ -5,33 +5,35 @@
  * there and, if not, set it. Between the EXISTS that saw no key and the SET
  * another client can run the same EXISTS, so both believe they hold the
  * lock: the check-then-act race. Release is a plain DEL.
+ *
+ * The protocol is redis_machine.c's (REDIS_SM_CHECK_THEN_SET), in either
+ * mode.
  */
 #include "redis_common.h"
+#include "redis_drive.h"
 
-static int cts_try(struct lock_client *c, const char *key, struct lab_err *err)
-{
-    redisReply *r = redis_cmd(c, err, "EXISTS %s", key);
-    if (!r)
-        return -1;
-    int taken = r->type == REDIS_REPLY_INTEGER && r->integer > 0;
-    freeReplyObject(r);
-    if (taken)
-        return 0;
-    r = redis_cmd(c, err, "SET %s %s", key, c->token);
-    if (!r)
-        return -1;
-    freeReplyObject(r);
-    r = redis_cmd(c, err, "PEXPIRE %s %lld", key, redis_ttl_ms(c));
-    if (!r)
-        return -1;
-    freeReplyObject(r);
-    return 1;
-}
+static const struct redis_sm_design cts = {.kind = REDIS_SM_CHECK_THEN_SET,
+                                           .name = "redis-check-then-set"};
 
 static int cts_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    return redis_lock_open(out, env, cts_try, err);
+    return redis_block_open(out, env, &cts, err);
 }
+
+static int cts_group_open(struct lock_client **out, const struct lock_env *env,
+                          struct evloop *loop, lock_opened_fn opened, void *arg,
+                          struct lab_err *err)
+{
+    return redis_group_open(out, env, loop, &cts, opened, arg, err);
+}
+
+static const struct lock_async_ops cts_async = {
+    .client_faults = true, /* the group driver shares nothing between clients */
+    .open = cts_group_open,
+    .acquire = redis_group_acquire,
+    .release = redis_group_release,
+    .close = redis_group_close,
+};
 
 const struct lock_ops lock_redis_check_then_set = {
     .name = "redis-check-then-set",
@@ -39,7 +41,8 @@ const struct lock_ops lock_redis_check_then_set = {
     .summary = "EXISTS, then SET, then EXPIRE: two clients can both see the key free",
     .caps = LOCK_CAP_TTL,
     .open = cts_open,
-    .acquire = redis_poll_acquire,
-    .release = redis_release_del,
-    .close = redis_lock_close,
+    .acquire = redis_block_acquire,
+    .release = redis_block_release,
+    .close = redis_block_close,
+    .async = &cts_async,
 };

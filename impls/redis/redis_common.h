@@ -47,6 +47,7 @@ struct lock_client {
     unsigned reconnects;           /* times rc was replaced by a new connection */
     struct redis_sm *sm;           /* the designs of redis_machine.h: their state
                                       machine (either driver), else NULL */
+    struct redis_sm *renewal;      /* its renewals' machine (watchdog thread), or NULL */
     struct redis_async *as;        /* in a client group: the group driver's side
                                       (redis_drive_group.c; rc is NULL then), else NULL */
 };

@@ -28,6 +28,7 @@ enum lock_status redis_block_acquire(struct lock_client *c, const char *key, int
                                      struct lab_err *err);
 enum release_status redis_block_release(struct lock_client *c, const char *key,
                                         struct lab_err *err);
+void redis_block_close(struct lock_client *c);
 
 /* Client groups (lock_async_ops hooks, with the design). */
 int redis_group_open(struct lock_client **out, const struct lock_env *env, struct evloop *loop,

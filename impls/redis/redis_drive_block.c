@@ -6,7 +6,10 @@
  * command timed out, fed as a loss), RECONNECT a new connection found as
  * redis_store_open finds one (asking the sentinels when there are some),
  * SLEEP a sleep cut short by the run's stop, FAILPOINT the failpoint's own
- * action. The loop ends when the machine says DONE.
+ * action. The loop ends when the machine says DONE. A design that renews
+ * its lock gets the watchdog thread (watchdog.h), armed and disarmed as
+ * the machine says; its renewals are a second machine's, on a connection
+ * of the thread's own (c->wd_rc), made at the first renewal.
  */
 #include "redis_drive.h"
 
@@ -46,16 +49,25 @@ void redis_sm_from_hiredis(const struct redisReply *r, struct redis_sm_reply *ou
     out->len = r->len;
 }
 
-/* Do the machine's acts until it is done. */
-static void run(struct lock_client *c, enum redis_sm_act act)
+static void watch(struct lock_client *c, struct redis_sm *m)
 {
-    struct redis_sm *m = c->sm;
-    while (act != REDIS_SM_DONE) {
+    if (m->watch == RSM_WATCH_ARM && c->wd)
+        watchdog_arm(c->wd, m->key);
+    else if (m->watch == RSM_WATCH_DISARM && c->wd)
+        watchdog_disarm(c->wd);
+    m->watch = RSM_WATCH_NONE;
+}
+
+/* Do m's acts on *rc until it is done. */
+static void run(struct lock_client *c, redisContext **rc, struct redis_sm *m,
+                enum redis_sm_act act)
+{
+    for (watch(c, m); act != REDIS_SM_DONE; watch(c, m)) {
         switch (act) {
         case REDIS_SM_SEND: {
-            redisReply *r = redisCommandArgv(c->rc, m->argc, m->argv, NULL);
+            redisReply *r = redisCommandArgv(*rc, m->argc, m->argv, NULL);
             if (!r) {
-                act = redis_sm_lost(m, c->rc->errstr, lab_now_ns());
+                act = redis_sm_lost(m, (*rc)->errstr, lab_now_ns());
                 break;
             }
             struct redis_sm_reply rr;
@@ -66,12 +78,12 @@ static void run(struct lock_client *c, enum redis_sm_act act)
         }
         case REDIS_SM_RECONNECT: {
             struct lab_err err = {0};
-            if (c->rc) {
-                redisFree(c->rc);
-                c->reconnects++;
+            if (*rc) {
+                redisFree(*rc);
+                c->reconnects += rc == &c->rc;
             }
-            c->rc = redis_store_open("Redis", c->env, REDIS_TIMEOUT_MS, &err);
-            act = redis_sm_reconnected(m, c->rc != NULL, &err, lab_now_ns());
+            *rc = redis_store_open("Redis", c->env, REDIS_TIMEOUT_MS, &err);
+            act = redis_sm_reconnected(m, *rc != NULL, &err, lab_now_ns());
             break;
         }
         case REDIS_SM_SLEEP: {
@@ -91,6 +103,28 @@ static void run(struct lock_client *c, enum redis_sm_act act)
     }
 }
 
+/* The watchdog thread's renewal: 1 extended, 0 no longer ours, -1 failed. */
+static int renew(void *arg, const char *key)
+{
+    struct lock_client *c = arg;
+    run(c, &c->wd_rc, c->renewal, redis_sm_renew(c->renewal, key, lab_now_ns()));
+    return c->renewal->renewed;
+}
+
+void redis_block_close(struct lock_client *c)
+{
+    if (!c)
+        return;
+    watchdog_stop(c->wd); /* first: its renewals use c->renewal */
+    free(c->renewal);
+    free(c->sm);
+    if (c->wd_rc)
+        redisFree(c->wd_rc);
+    if (c->rc)
+        redisFree(c->rc);
+    free(c);
+}
+
 int redis_block_open(struct lock_client **out, const struct lock_env *env,
                      const struct redis_sm_design *d, struct lab_err *err)
 {
@@ -108,15 +142,26 @@ int redis_block_open(struct lock_client **out, const struct lock_env *env,
     int rc = lab_random_hex(c->token, 16);
     if (rc) {
         lab_err_set(err, -rc, "cannot read the OS random source: %s", strerror(-rc));
-        redis_lock_close(c);
+        redis_block_close(c);
         return -1;
     }
     redis_sm_init(m, d, env, c->token);
-    run(c, redis_sm_open(m, lab_now_ns()));
+    run(c, &c->rc, m, redis_sm_open(m, lab_now_ns()));
     if (m->open_rc != 0) {
         *err = m->err;
-        redis_lock_close(c);
+        redis_block_close(c);
         return -1;
+    }
+    if (redis_sm_renews(m)) {
+        c->renewal = malloc(sizeof *c->renewal);
+        if (c->renewal)
+            redis_sm_init_renewal(c->renewal, m);
+        else
+            lab_err_set(err, ENOMEM, "out of memory");
+        if (!c->renewal || !(c->wd = watchdog_start(env->ttl_ns, renew, c, env->stats, err))) {
+            redis_block_close(c);
+            return -1;
+        }
     }
     *out = c;
     return 0;
@@ -125,7 +170,7 @@ int redis_block_open(struct lock_client **out, const struct lock_env *env,
 enum lock_status redis_block_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                                      struct lab_err *err)
 {
-    run(c, redis_sm_acquire(c->sm, key, wait_ns, lab_now_ns()));
+    run(c, &c->rc, c->sm, redis_sm_acquire(c->sm, key, wait_ns, lab_now_ns()));
     if (c->sm->status == LOCK_ERROR)
         *err = c->sm->err;
     return c->sm->status;
@@ -134,7 +179,7 @@ enum lock_status redis_block_acquire(struct lock_client *c, const char *key, int
 enum release_status redis_block_release(struct lock_client *c, const char *key,
                                         struct lab_err *err)
 {
-    run(c, redis_sm_release(c->sm, key, lab_now_ns()));
+    run(c, &c->rc, c->sm, redis_sm_release(c->sm, key, lab_now_ns()));
     if (c->sm->release == RELEASE_ERROR)
         *err = c->sm->err;
     return c->sm->release;

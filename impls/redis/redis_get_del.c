@@ -6,42 +6,37 @@
  * removes the other client's lock (seed 003's "non-atomic release").
  * The failpoint redis-get-del/before-del sits in that window, so a test can
  * widen it on purpose.
+ *
+ * The protocol is redis_machine.c's (REDIS_SM_GET_DEL), in either mode.
  */
-#include <string.h>
-
-#include "failpoint.h"
 #include "redis_common.h"
+#include "redis_drive.h"
 
-static const struct failpoint *sgd_before_del; /* armed failpoint, NULL when not */
-
-static int sgd_try(struct lock_client *c, const char *key, struct lab_err *err)
-{
-    return redis_set_nx_px(c, key, c->token, err);
-}
+static const struct redis_sm_design sgd = {.kind = REDIS_SM_GET_DEL, .name = "redis-get-del"};
 
 static int sgd_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    sgd_before_del = failpoint_find("redis-get-del", "before-del");
-    return redis_lock_open(out, env, sgd_try, err);
+    return redis_block_open(out, env, &sgd, err);
 }
 
-static enum release_status sgd_release(struct lock_client *c, const char *key, struct lab_err *err)
+static int sgd_group_open(struct lock_client **out, const struct lock_env *env,
+                          struct evloop *loop, lock_opened_fn opened, void *arg,
+                          struct lab_err *err)
 {
-    redisReply *r = redis_cmd(c, err, "GET %s", key);
-    if (!r)
-        return RELEASE_ERROR;
-    int ours = r->type == REDIS_REPLY_STRING && strcmp(r->str, c->token) == 0;
-    freeReplyObject(r);
-    if (!ours)
-        return RELEASE_NOT_OWNER;
-    failpoint_hit(sgd_before_del, c->env->stop);
-    int deleted = redis_del(c, key, err);
-    return deleted < 0 ? RELEASE_ERROR : deleted ? RELEASE_OK : RELEASE_NOT_OWNER;
+    return redis_group_open(out, env, loop, &sgd, opened, arg, err);
 }
 
 static const struct lock_failpoint sgd_failpoints[] = {
     {"before-del", "between the GET that found the lock ours and the DEL"},
     {NULL, NULL},
+};
+
+static const struct lock_async_ops sgd_async = {
+    .client_faults = true, /* the group driver shares nothing between clients */
+    .open = sgd_group_open,
+    .acquire = redis_group_acquire,
+    .release = redis_group_release,
+    .close = redis_group_close,
 };
 
 const struct lock_ops lock_redis_get_del = {
@@ -50,8 +45,9 @@ const struct lock_ops lock_redis_get_del = {
     .summary = "unique token, release by GET then DEL: the release races with expiry",
     .caps = LOCK_CAP_TTL,
     .open = sgd_open,
-    .acquire = redis_poll_acquire,
-    .release = sgd_release,
-    .close = redis_lock_close,
+    .acquire = redis_block_acquire,
+    .release = redis_block_release,
+    .close = redis_block_close,
+    .async = &sgd_async,
     .failpoints = sgd_failpoints,
 };

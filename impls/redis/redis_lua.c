@@ -80,6 +80,6 @@ const struct lock_ops lock_redis_lua = {
     .open = rlua_open,
     .acquire = rlua_acquire,
     .release = rlua_release,
-    .close = redis_lock_close,
+    .close = redis_block_close,
     .async = &rlua_async,
 };

@@ -6,7 +6,7 @@
  * loads the scripts its design calls (or PINGs), an acquire attempts until
  * granted, an error, or the wait budget spent (pausing as lock_poll does,
  * counting polls and the lease floor the same way), a release sends one
- * command. One command is in flight at a time. What a reply means is read
+ * command or two (redis-get-del's GET, then DEL), a renewal one script. One command is in flight at a time. What a reply means is read
  * in on_answer(); what a failure means (resend, reload, give up) in
  * on_error_reply() and redis_sm_lost(). The machine reads no clock: the
  * time comes with every event.
@@ -29,13 +29,44 @@ void redis_sm_init(struct redis_sm *m, const struct redis_sm_design *d,
     snprintf(m->token, sizeof m->token, "%s", token);
     long long ms = env->ttl_ns / 1000000;
     snprintf(m->ttl, sizeof m->ttl, "%lld", ms > 0 ? ms : 1);
-    m->fencing = d->kind == REDIS_SM_LUA && env->fencing;
+    bool lua = d->kind == REDIS_SM_LUA || d->kind == REDIS_SM_WATCHDOG;
+    m->fencing = lua && env->fencing;
+    if (lua || d->kind == REDIS_SM_WAIT)
+        m->script[RSM_SC_RELEASE].src = redis_compare_and_delete_lua;
+    if (m->fencing)
+        m->script[RSM_SC_ACQUIRE].src = redis_fenced_set_nx_px_lua;
+    if (d->kind == REDIS_SM_WATCHDOG)
+        m->script[RSM_SC_RENEW].src = redis_compare_and_pexpire_lua;
     if (d->kind == REDIS_SM_SETNX_EXPIRE)
-        m->fp_after_setnx = failpoint_find(d->name, "after-setnx");
+        m->fp_armed = failpoint_find(d->name, "after-setnx");
+    if (d->kind == REDIS_SM_GET_DEL)
+        m->fp_armed = failpoint_find(d->name, "before-del");
+    if (d->setup)
+        d->setup(m);
     m->broken = true; /* no connection yet */
 }
 
+void redis_sm_init_renewal(struct redis_sm *w, const struct redis_sm *m)
+{
+    *w = *m;
+    w->op = RSM_OP_NONE;
+    w->step = RSM_IDLE;
+    w->broken = true; /* a connection of its own */
+}
+
+bool redis_sm_renews(const struct redis_sm *m)
+{
+    return m->script[RSM_SC_RENEW].src != NULL;
+}
+
 /* ------------------------------------------------------------ sending */
+
+/* The script step s calls. */
+static enum redis_sm_script script_of(enum redis_sm_step s)
+{
+    return s == RSM_EVAL_ACQUIRE ? RSM_SC_ACQUIRE : s == RSM_EVAL_RENEW ? RSM_SC_RENEW
+                                                                        : RSM_SC_RELEASE;
+}
 
 /* The command of m->step into argv. */
 static void build(struct redis_sm *m)
@@ -50,29 +81,40 @@ static void build(struct redis_sm *m)
     case RSM_SLOW_PING:
         v[n++] = "PING";
         break;
-    case RSM_LOAD_RELEASE:
-    case RSM_LOAD_FENCE:
-        v[n++] = "SCRIPT", v[n++] = "LOAD";
-        v[n++] = m->step == RSM_LOAD_FENCE ? redis_fenced_set_nx_px_lua
-                                           : redis_compare_and_delete_lua;
+    case RSM_LOAD:
+        v[n++] = "SCRIPT", v[n++] = "LOAD", v[n++] = m->script[m->loading].src;
         break;
     case RSM_SET:
         v[n++] = "SET", v[n++] = m->key, v[n++] = val, v[n++] = "NX", v[n++] = "PX";
         v[n++] = m->ttl;
         break;
-    case RSM_FENCED:
-        v[n++] = "EVALSHA", v[n++] = m->fence_sha, v[n++] = "2", v[n++] = m->key;
-        v[n++] = m->fence_key, v[n++] = m->token, v[n++] = m->ttl;
+    case RSM_EVAL_ACQUIRE:
+    case RSM_EVAL_RENEW:
+    case RSM_EVAL_RELEASE:
+    case RSM_GIVE_BACK: /* KEYS[1] key (KEYS[2] its fence counter), ARGV token, ttl */
+        v[n++] = "EVALSHA", v[n++] = m->script[script_of(m->step)].sha;
+        v[n++] = m->fencing && m->step == RSM_EVAL_ACQUIRE ? "2" : "1", v[n++] = m->key;
+        if (m->fencing && m->step == RSM_EVAL_ACQUIRE)
+            v[n++] = m->fence_key;
+        v[n++] = m->token, v[n++] = m->ttl;
         break;
     case RSM_SETNX:
         v[n++] = "SETNX", v[n++] = m->key, v[n++] = m->token;
         break;
+    case RSM_EXISTS:
+        v[n++] = "EXISTS", v[n++] = m->key;
+        break;
+    case RSM_SET_PLAIN:
+        v[n++] = "SET", v[n++] = m->key, v[n++] = m->token;
+        break;
     case RSM_PEXPIRE:
         v[n++] = "PEXPIRE", v[n++] = m->key, v[n++] = m->ttl;
         break;
-    case RSM_RELEASE_SCRIPT:
-        v[n++] = "EVALSHA", v[n++] = m->release_sha, v[n++] = "1", v[n++] = m->key;
-        v[n++] = m->token, v[n++] = m->ttl;
+    case RSM_WAIT:
+        v[n++] = "WAIT", v[n++] = m->wait_n, v[n++] = m->wait_ms;
+        break;
+    case RSM_GET:
+        v[n++] = "GET", v[n++] = m->key;
         break;
     case RSM_DEL:
         v[n++] = "DEL", v[n++] = m->key;
@@ -83,7 +125,8 @@ static void build(struct redis_sm *m)
 
 /* Send m->step: on a new connection first when the last one broke. The
  * operation's commands count as round trips, the open's and a reload's
- * SCRIPT LOAD do not (as the blocking client always counted them). */
+ * SCRIPT LOAD and a renewal do not (as the blocking client always counted
+ * them). */
 static enum redis_sm_act sm_send(struct redis_sm *m)
 {
     if (m->broken)
@@ -102,12 +145,23 @@ static enum redis_sm_act send_step(struct redis_sm *m, enum redis_sm_step step)
     return sm_send(m);
 }
 
+/* Send step, after the design's failpoint when it is armed. */
+static enum redis_sm_act past_failpoint(struct redis_sm *m, enum redis_sm_step step)
+{
+    m->step = step;
+    if (!m->fp_armed)
+        return send_step(m, step);
+    m->fp = m->fp_armed;
+    return REDIS_SM_FAILPOINT;
+}
+
 /* ------------------------------------------------------------ outcomes */
 
 static enum redis_sm_act done(struct redis_sm *m)
 {
     m->op = RSM_OP_NONE;
     m->step = RSM_IDLE;
+    m->after_load = RSM_IDLE;
     return REDIS_SM_DONE;
 }
 
@@ -119,8 +173,20 @@ static enum redis_sm_act opened(struct redis_sm *m, int rc)
 
 static enum redis_sm_act acquired(struct redis_sm *m, enum lock_status st)
 {
-    if (st == LOCK_GRANTED) /* the TTL starts at or after sent, in whole ms */
+    if (st == LOCK_GRANTED) { /* the TTL starts at or after sent, in whole ms */
         m->env->stats->lease_floor_ns = m->sent + m->env->ttl_ns / 1000000 * 1000000;
+        if (redis_sm_renews(m))
+            m->watch = RSM_WATCH_ARM;
+        if (m->design->reentrant && m->holds == 0) {
+            m->holds = 1;
+            snprintf(m->held_key, sizeof m->held_key, "%s", m->key);
+        }
+    }
+    /* what lifetime a user's script gives the lock, and what its release
+     * returns 0 for, is the script's business: claim no lease floor, so a
+     * "not ours" from it is never read as someone else taking the lock */
+    if (m->design->kind == REDIS_SM_SCRIPT)
+        m->env->stats->lease_floor_ns = 0;
     m->status = st;
     return done(m);
 }
@@ -131,14 +197,21 @@ static enum redis_sm_act released(struct redis_sm *m, enum release_status rs)
     return done(m);
 }
 
+static enum redis_sm_act taken(struct redis_sm *m, int64_t now);
+
 /* The operation under way failed; m->err says how. */
-static enum redis_sm_act failed(struct redis_sm *m)
+static enum redis_sm_act failed(struct redis_sm *m, int64_t now)
 {
+    if (m->step == RSM_GIVE_BACK || m->after_load == RSM_GIVE_BACK) /* best effort */
+        return taken(m, now);
     switch (m->op) {
     case RSM_OP_OPEN:
         return opened(m, -1);
     case RSM_OP_ACQUIRE:
         return acquired(m, LOCK_ERROR);
+    case RSM_OP_RENEW:
+        m->renewed = -1;
+        return done(m);
     case RSM_OP_RELEASE:
     case RSM_OP_NONE:
         break;
@@ -151,16 +224,27 @@ static enum redis_sm_act failed(struct redis_sm *m)
 static enum redis_sm_act attempt(struct redis_sm *m, int64_t now)
 {
     m->sent = now;
+    m->unacked = false;
     if (m->slow_ping)
         return send_step(m, RSM_SLOW_PING);
-    return send_step(m, m->design->kind == REDIS_SM_SETNX_EXPIRE ? RSM_SETNX
-                        : m->fencing                             ? RSM_FENCED
-                                                                 : RSM_SET);
+    switch (m->design->kind) {
+    case REDIS_SM_SETNX_EXPIRE:
+        return send_step(m, RSM_SETNX);
+    case REDIS_SM_CHECK_THEN_SET:
+        return send_step(m, RSM_EXISTS);
+    default:
+        return send_step(m, m->script[RSM_SC_ACQUIRE].src ? RSM_EVAL_ACQUIRE : RSM_SET);
+    }
 }
 
-/* The lock was taken: pause, or give up when the budget is spent. */
+/* The lock was taken (or an unreplicated grant given back): pause, or
+ * give up when the budget is spent; an attempt that failed is an error. */
 static enum redis_sm_act taken(struct redis_sm *m, int64_t now)
 {
+    if (m->unacked) {
+        m->err = m->wait_err;
+        return acquired(m, LOCK_ERROR);
+    }
     m->env->stats->polls++;
     int64_t pause = lock_poll_next_at(m->env, m->attempt++, m->deadline, now, false);
     if (pause <= 0)
@@ -169,41 +253,54 @@ static enum redis_sm_act taken(struct redis_sm *m, int64_t now)
     return REDIS_SM_SLEEP;
 }
 
-/* The steps of an open, in order; RSM_IDLE ends them. */
-static enum redis_sm_step open_step(const struct redis_sm *m, int i)
+/* redis-wait: acked replicas have the SET (-1: WAIT failed, err says why).
+ * Too few: give the grant back and try later, as if it had been taken. */
+static enum redis_sm_act waited(struct redis_sm *m, long long acked)
 {
-    enum redis_sm_step steps[3];
-    int n = 0;
-    if (m->design->kind == REDIS_SM_LUA)
-        steps[n++] = RSM_LOAD_RELEASE;
-    if (m->fencing)
-        steps[n++] = RSM_LOAD_FENCE;
-    if (n == 0)
-        steps[n++] = RSM_PING;
-    return i < n ? steps[i] : RSM_IDLE;
+    if (acked >= m->wait_replicas)
+        return acquired(m, LOCK_GRANTED);
+    if (acked >= 0)
+        m->env->stats->unreplicated++;
+    m->unacked = acked < 0;
+    m->wait_err = m->err;
+    return send_step(m, RSM_GIVE_BACK);
 }
 
+/* The open loads every script its design calls, or PINGs when none. */
 static enum redis_sm_act open_next(struct redis_sm *m)
 {
-    enum redis_sm_step s = open_step(m, m->open_next++);
-    return s == RSM_IDLE ? opened(m, 0) : send_step(m, s);
+    while (m->open_next < RSM_SCRIPTS && !m->script[m->open_next].src)
+        m->open_next++;
+    if (m->open_next < RSM_SCRIPTS) {
+        m->loading = m->open_next++;
+        return send_step(m, RSM_LOAD);
+    }
+    if (m->step == RSM_IDLE)
+        return send_step(m, RSM_PING);
+    return opened(m, 0);
 }
 
 /* A SCRIPT LOAD answered: keep the SHA1, then go on. */
-static enum redis_sm_act script_loaded(struct redis_sm *m, const struct redis_sm_reply *r)
+static enum redis_sm_act script_loaded(struct redis_sm *m, const struct redis_sm_reply *r,
+                                       int64_t now)
 {
     if (r->type != RSM_STRING || r->len != 40) {
         lab_err_set(&m->err, EPROTO, "SCRIPT LOAD returned no SHA1");
-        return failed(m);
+        return failed(m, now);
     }
-    memcpy(m->step == RSM_LOAD_FENCE ? m->fence_sha : m->release_sha, r->str, 40);
-    (m->step == RSM_LOAD_FENCE ? m->fence_sha : m->release_sha)[40] = '\0';
+    memcpy(m->script[m->loading].sha, r->str, 40);
+    m->script[m->loading].sha[40] = '\0';
     if (m->after_load != RSM_IDLE) { /* a reload after NOSCRIPT: the script again */
         enum redis_sm_step again = m->after_load;
         m->after_load = RSM_IDLE;
         return send_step(m, again);
     }
     return open_next(m);
+}
+
+static bool is_one(const struct redis_sm_reply *r)
+{
+    return r->type == RSM_INTEGER && r->integer > 0;
 }
 
 /* A reply that is not an error: what it means at m->step. */
@@ -214,41 +311,57 @@ static enum redis_sm_act on_answer(struct redis_sm *m, const struct redis_sm_rep
     case RSM_IDLE:
         break;
     case RSM_PING:
-        return open_next(m);
-    case RSM_LOAD_RELEASE:
-    case RSM_LOAD_FENCE:
-        return script_loaded(m, r);
+        return opened(m, 0);
+    case RSM_LOAD:
+        return script_loaded(m, r, now);
     case RSM_SLOW_PING:
         m->slow_ping = false; /* this attempt's real command now */
         enum redis_sm_act act = attempt(m, m->sent);
         m->slow_ping = true;
         return act;
     case RSM_SET:
-        return r->type == RSM_STATUS ? acquired(m, LOCK_GRANTED) : taken(m, now);
-    case RSM_FENCED:
-        if (r->type == RSM_INTEGER && r->integer > 0) {
-            m->env->stats->fence_token = r->integer;
+        if (r->type != RSM_STATUS)
+            return taken(m, now);
+        if (m->design->kind != REDIS_SM_WAIT)
             return acquired(m, LOCK_GRANTED);
-        }
-        return taken(m, now);
+        return send_step(m, RSM_WAIT);
+    case RSM_EVAL_ACQUIRE:
+        if (m->design->kind == REDIS_SM_SCRIPT) /* the user's script: 1 is a grant */
+            return r->type == RSM_INTEGER && r->integer == 1 ? acquired(m, LOCK_GRANTED)
+                                                            : taken(m, now);
+        if (!is_one(r))
+            return taken(m, now);
+        m->env->stats->fence_token = r->integer; /* the fenced grant: the counter */
+        return acquired(m, LOCK_GRANTED);
     case RSM_SETNX:
         if (!(r->type == RSM_INTEGER && r->integer == 1))
             return taken(m, now);
-        m->step = RSM_PEXPIRE;
-        if (m->fp_after_setnx) {
-            m->fp = m->fp_after_setnx;
-            return REDIS_SM_FAILPOINT;
-        }
+        return past_failpoint(m, RSM_PEXPIRE);
+    case RSM_EXISTS: /* the race: another client may pass this EXISTS too */
+        return is_one(r) ? taken(m, now) : send_step(m, RSM_SET_PLAIN);
+    case RSM_SET_PLAIN:
         return send_step(m, RSM_PEXPIRE);
     case RSM_PEXPIRE:
         return acquired(m, LOCK_GRANTED);
-    case RSM_RELEASE_SCRIPT:
+    case RSM_WAIT:
+        if (r->type != RSM_INTEGER)
+            lab_err_set(&m->err, EPROTO, "redis: WAIT returned no count");
+        return waited(m, r->type == RSM_INTEGER ? r->integer : -1);
+    case RSM_GIVE_BACK:
+        return taken(m, now);
+    case RSM_GET:
+        if (r->type != RSM_STRING || strcmp(r->str, m->token) != 0)
+            return released(m, RELEASE_NOT_OWNER);
+        return past_failpoint(m, RSM_DEL);
+    case RSM_EVAL_RELEASE:
     case RSM_DEL:
-        return released(m, r->type == RSM_INTEGER && r->integer > 0 ? RELEASE_OK
-                                                                    : RELEASE_NOT_OWNER);
+        return released(m, is_one(r) ? RELEASE_OK : RELEASE_NOT_OWNER);
+    case RSM_EVAL_RENEW:
+        m->renewed = is_one(r);
+        return done(m);
     }
     lab_err_set(&m->err, EPROTO, "redis: a reply with no command in flight");
-    return failed(m);
+    return failed(m, now);
 }
 
 static bool starts(const char *s, const char *word)
@@ -256,33 +369,47 @@ static bool starts(const char *s, const char *word)
     return strncmp(s, word, strlen(word)) == 0;
 }
 
+static bool is_script(enum redis_sm_step s)
+{
+    return s == RSM_EVAL_ACQUIRE || s == RSM_EVAL_RELEASE || s == RSM_EVAL_RENEW ||
+           s == RSM_GIVE_BACK;
+}
+
 /* An error reply at m->step. */
-static enum redis_sm_act on_error_reply(struct redis_sm *m, const char *msg)
+static enum redis_sm_act on_error_reply(struct redis_sm *m, const char *msg, int64_t now)
 {
     lab_err_set(&m->err, EPROTO, "redis: %s", msg);
-    bool script = m->step == RSM_FENCED || m->step == RSM_RELEASE_SCRIPT;
-    if (script && starts(msg, "NOSCRIPT") && !m->reloaded) {
+    if (m->step == RSM_WAIT) /* not acknowledged: give the grant back, then fail */
+        return waited(m, -1);
+    if (is_script(m->step) && starts(msg, "NOSCRIPT") && !m->reloaded) {
         m->reloaded = true; /* once an operation: lost again at once is an error */
         m->after_load = m->step;
-        return send_step(m, m->step == RSM_FENCED ? RSM_LOAD_FENCE : RSM_LOAD_RELEASE);
+        m->loading = script_of(m->step);
+        return send_step(m, RSM_LOAD);
     }
-    if ((starts(msg, "READONLY") || starts(msg, "NOREPLICAS")) && m->resends == 0) {
-        m->resends++;
+    bool demoted = starts(msg, "READONLY") || starts(msg, "NOREPLICAS");
+    if (demoted)
         m->broken = true; /* the wrong server: find the master anew */
+    if (demoted && m->resends++ == 0)
         return sm_send(m);
-    }
-    if (starts(msg, "READONLY") || starts(msg, "NOREPLICAS"))
-        m->broken = true; /* still the wrong server: the next operation looks again */
-    m->after_load = RSM_IDLE;
-    return failed(m);
+    return failed(m, now);
 }
 
 /* ------------------------------------------------------------ events */
 
+static void start(struct redis_sm *m, enum redis_sm_op op, const char *key)
+{
+    m->op = op;
+    m->key = key;
+    m->reloaded = false;
+    m->after_load = RSM_IDLE;
+    m->step = RSM_IDLE;
+}
+
 enum redis_sm_act redis_sm_open(struct redis_sm *m, int64_t now)
 {
     (void)now;
-    m->op = RSM_OP_OPEN;
+    start(m, RSM_OP_OPEN, NULL);
     m->open_next = 0;
     return open_next(m);
 }
@@ -290,25 +417,48 @@ enum redis_sm_act redis_sm_open(struct redis_sm *m, int64_t now)
 enum redis_sm_act redis_sm_acquire(struct redis_sm *m, const char *key, int64_t wait_ns,
                                    int64_t now)
 {
-    m->op = RSM_OP_ACQUIRE;
-    m->key = key;
-    m->reloaded = false;
+    start(m, RSM_OP_ACQUIRE, key);
+    if (m->holds > 0 && strcmp(m->held_key, key) == 0) { /* reentrant: nested */
+        m->holds++;
+        m->status = LOCK_GRANTED;
+        return done(m);
+    }
     m->attempt = 0;
     m->deadline = now + wait_ns;
-    m->after_load = RSM_IDLE;
     if (m->fencing && redis_fence_key(m->fence_key, sizeof m->fence_key, key, &m->err) != 0)
-        return failed(m);
+        return failed(m, now);
     return attempt(m, now);
 }
 
 enum redis_sm_act redis_sm_release(struct redis_sm *m, const char *key, int64_t now)
 {
     (void)now;
-    m->op = RSM_OP_RELEASE;
-    m->key = key;
-    m->reloaded = false;
-    m->after_load = RSM_IDLE;
-    return send_step(m, m->design->kind == REDIS_SM_LUA ? RSM_RELEASE_SCRIPT : RSM_DEL);
+    start(m, RSM_OP_RELEASE, key);
+    if (m->holds > 1 && strcmp(m->held_key, key) == 0) { /* reentrant: not the last */
+        m->holds--;
+        return released(m, RELEASE_OK);
+    }
+    m->holds = 0;
+    if (redis_sm_renews(m))
+        m->watch = RSM_WATCH_DISARM;
+    switch (m->design->kind) {
+    case REDIS_SM_GET_DEL:
+        return send_step(m, RSM_GET);
+    case REDIS_SM_SET_DEL:
+    case REDIS_SM_SETNX_EXPIRE:
+    case REDIS_SM_CHECK_THEN_SET:
+        return send_step(m, RSM_DEL);
+    default:
+        return send_step(m, RSM_EVAL_RELEASE);
+    }
+}
+
+enum redis_sm_act redis_sm_renew(struct redis_sm *w, const char *key, int64_t now)
+{
+    (void)now;
+    start(w, RSM_OP_RENEW, key);
+    w->renewed = -1;
+    return send_step(w, RSM_EVAL_RENEW);
 }
 
 enum redis_sm_act redis_sm_reply(struct redis_sm *m, const struct redis_sm_reply *r,
@@ -317,32 +467,28 @@ enum redis_sm_act redis_sm_reply(struct redis_sm *m, const struct redis_sm_reply
     if (m->op == RSM_OP_NONE)
         return REDIS_SM_DONE; /* no command of ours in flight: nothing it could answer */
     if (r->type == RSM_ERROR)
-        return on_error_reply(m, r->str ? r->str : "error");
+        return on_error_reply(m, r->str ? r->str : "error", now);
     return on_answer(m, r, now);
 }
 
 enum redis_sm_act redis_sm_lost(struct redis_sm *m, const char *why, int64_t now)
 {
-    (void)now;
     m->broken = true;
     lab_err_set(&m->err, EIO, "redis: %s", why && why[0] ? why : "connection lost");
-    if (m->resends == 0) { /* once more, on a new connection */
-        m->resends++;
+    if (m->step == RSM_WAIT) /* WAIT counts its own connection's writes: not resent */
+        return waited(m, 0);
+    if (m->resends++ == 0) /* once more, on a new connection */
         return sm_send(m);
-    }
-    m->after_load = RSM_IDLE;
-    return failed(m);
+    return failed(m, now);
 }
 
 enum redis_sm_act redis_sm_reconnected(struct redis_sm *m, bool ok, const struct lab_err *err,
                                        int64_t now)
 {
-    (void)now;
     if (!ok) {
         if (err)
             m->err = *err;
-        m->after_load = RSM_IDLE;
-        return failed(m);
+        return failed(m, now);
     }
     m->broken = false;
     return sm_send(m);

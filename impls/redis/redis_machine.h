@@ -1,7 +1,8 @@
 /*
- * redis_machine.h - the simple single-instance Redis designs as one state
- * machine without I/O: redis-lua (fenced or not), redis-set-del and
- * redis-setnx-expire.
+ * redis_machine.h - the single-instance Redis designs as one state
+ * machine without I/O: redis-lua (fenced or not), redis-set-del,
+ * redis-setnx-expire, redis-check-then-set, redis-get-del, redis-wait,
+ * redis-watchdog, redis-reentrant and redis-script.
  *
  * What these designs send and what each reply means is decided here, once;
  * the two drivers around the machine only move bytes: the per-process one
@@ -24,8 +25,15 @@
  *   SLEEP      nothing to do before m->wake_at; then redis_sm_timer(m, now)
  *   FAILPOINT  hit m->fp (it may stall or stop the client); then
  *              redis_sm_resume(m, now)
- *   DONE       the operation ended: m->open_rc, m->status or m->release,
- *              with m->err
+ *   DONE       the operation ended: m->open_rc, m->status, m->release or
+ *              m->renewed, with m->err
+ *
+ * Before doing an act the driver looks at m->watch: ARM (a grant the
+ * watchdog must keep: renew m->key from now) or DISARM (the release is
+ * about to go: stop renewing), and clears it. A renewal is an operation of
+ * a second machine made by redis_sm_init_renewal, on a connection of its
+ * own (the blocking driver's watchdog thread, the group driver's
+ * per-client timer); its schedule is watchdog.h's.
  *
  * Decisions, each taken from what the libraries people use do:
  * - a command whose connection broke under it (no reply) is sent once more
@@ -38,7 +46,20 @@
  *   command sent once more, as Redisson and Jedis's sentinel pool do;
  * - -NOSCRIPT (a server restarted empty lost the script cache): SCRIPT LOAD
  *   and EVALSHA again, as redis-py's Script object does;
- * - every other error reply fails the operation with the server's text.
+ * - every other error reply fails the operation with the server's text;
+ * - redis-wait: WAIT counts the writes of its own connection, so a WAIT
+ *   whose connection was lost says nothing of the SET: it is not sent
+ *   again, the grant counts as unreplicated and is given back (the
+ *   blocking form resent it and then ignored its answer); an error from
+ *   WAIT gives the grant back and fails the attempt;
+ * - the give-back of an unreplicated grant (the compare-and-delete) is
+ *   best effort: its failure leaves the attempt's outcome as it was;
+ * - a renewal (the compare-and-pexpire, or redis-script's renew) answers
+ *   1 extended or 0 no longer ours, read here once for both modes; it is
+ *   resent once on a new connection like every command, and its failures
+ *   are retried on watchdog.h's schedule, as Redisson's watchdog does;
+ * - redis-reentrant's nested acquire and release cost no round trip (the
+ *   hold count is local, as the seeds' reentrant Jedis lock keeps it).
  */
 #ifndef LOCKLAB_REDIS_MACHINE_H
 #define LOCKLAB_REDIS_MACHINE_H
@@ -51,10 +72,15 @@
 #include "lock.h"
 
 enum redis_sm_kind {
-    REDIS_SM_LUA,         /* SET key token NX PX (fenced: the granting script);
-                             release by the compare-and-delete script */
-    REDIS_SM_SET_DEL,     /* SET key "locked" NX PX; release by DEL */
-    REDIS_SM_SETNX_EXPIRE /* SETNX key token, then PEXPIRE; release by DEL */
+    REDIS_SM_LUA,           /* SET key token NX PX (fenced: the granting script);
+                               release by the compare-and-delete script */
+    REDIS_SM_SET_DEL,       /* SET key "locked" NX PX; release by DEL */
+    REDIS_SM_SETNX_EXPIRE,  /* SETNX key token, then PEXPIRE; release by DEL */
+    REDIS_SM_CHECK_THEN_SET,/* EXISTS, then SET key token, then PEXPIRE; DEL */
+    REDIS_SM_GET_DEL,       /* SET key token NX PX; release by GET, then DEL */
+    REDIS_SM_WAIT,          /* redis-lua's SET, then WAIT for replicas */
+    REDIS_SM_WATCHDOG,      /* redis-lua plus a renewal while held */
+    REDIS_SM_SCRIPT         /* the scenario's acquire/release/renew scripts */
 };
 
 enum redis_sm_act {
@@ -74,27 +100,43 @@ struct redis_sm_reply {
     size_t len;
 };
 
+struct redis_sm;
+
 /* What a design is, for the machine. */
 struct redis_sm_design {
     enum redis_sm_kind kind;
     const char *name;     /* the design's name, for its failpoints */
+    bool reentrant;       /* a local hold count (REDIS_SM_WATCHDOG) */
+    /* its own settings into m (env->options: the design's struct), or NULL */
+    void (*setup)(struct redis_sm *m);
 };
+
+/* The scripts a design may call, loaded by its open. */
+enum redis_sm_script { RSM_SC_RELEASE, RSM_SC_ACQUIRE, RSM_SC_RENEW, RSM_SCRIPTS };
+
+enum redis_sm_watch { RSM_WATCH_NONE, RSM_WATCH_ARM, RSM_WATCH_DISARM };
 
 enum redis_sm_step {
     RSM_IDLE,
     RSM_PING,           /* the open of a design with no script: the store answers */
-    RSM_LOAD_RELEASE,   /* SCRIPT LOAD of the compare-and-delete script */
-    RSM_LOAD_FENCE,     /* SCRIPT LOAD of the granting script */
+    RSM_LOAD,           /* SCRIPT LOAD of script[loading] */
     RSM_SLOW_PING,      /* test-only: an attempt's round trip twice (test_slow.h) */
+    RSM_EVAL_RENEW,     /* EVALSHA of the renew script (no round trip: a renewal) */
+    /* the steps from here count as round trips */
     RSM_SET,            /* SET key value NX PX ttl */
-    RSM_FENCED,         /* EVALSHA of the granting script */
+    RSM_EVAL_ACQUIRE,   /* EVALSHA of the acquire script (fenced grant, or the user's) */
     RSM_SETNX,          /* SETNX key token */
-    RSM_PEXPIRE,        /* PEXPIRE key ttl, after a SETNX that won */
-    RSM_RELEASE_SCRIPT, /* EVALSHA of the compare-and-delete script */
+    RSM_EXISTS,         /* EXISTS key (check-then-set) */
+    RSM_SET_PLAIN,      /* SET key token, after an EXISTS that saw none */
+    RSM_PEXPIRE,        /* PEXPIRE key ttl, after a SETNX that won or a SET */
+    RSM_WAIT,           /* WAIT replicas timeout, after a SET that granted */
+    RSM_GIVE_BACK,      /* EVALSHA of the release script: an unreplicated grant */
+    RSM_GET,            /* GET key, the release of redis-get-del */
+    RSM_EVAL_RELEASE,   /* EVALSHA of the release script */
     RSM_DEL             /* DEL key */
 };
 
-enum redis_sm_op { RSM_OP_NONE, RSM_OP_OPEN, RSM_OP_ACQUIRE, RSM_OP_RELEASE };
+enum redis_sm_op { RSM_OP_NONE, RSM_OP_OPEN, RSM_OP_ACQUIRE, RSM_OP_RELEASE, RSM_OP_RENEW };
 
 struct redis_sm {
     /* what it is (set by redis_sm_init) */
@@ -102,17 +144,26 @@ struct redis_sm {
     const struct lock_env *env;     /* settings, counters, stop flag */
     char token[40];                 /* this client's identity */
     char ttl[24];                   /* the TTL in whole ms, as sent */
-    bool fencing;                   /* redis-lua with env->fencing: the granting script */
+    bool fencing;                   /* env->fencing: the granting script */
     bool slow_ping;                 /* test-only: a PING before each attempt */
-    const struct failpoint *fp_after_setnx; /* armed, or NULL */
-    char release_sha[41];           /* the scripts' SHA1s, once loaded */
-    char fence_sha[41];
+    const struct failpoint *fp_armed; /* the design's failpoint, when armed */
+    struct {
+        const char *src;            /* NULL: the design calls no such script */
+        char sha[41];               /* its SHA1, once loaded */
+    } script[RSM_SCRIPTS];
+    long long wait_replicas;        /* redis-wait: WAIT numreplicas timeout, */
+    char wait_n[24], wait_ms[24];   /* ... as sent (its setup fills these) */
+    int holds;                      /* redis-reentrant: nested holds of held_key */
+    char held_key[256];
     /* the operation under way */
     enum redis_sm_op op;
     enum redis_sm_step step;        /* the command in flight, or to send next */
     enum redis_sm_step after_load;  /* a NOSCRIPT's reload: the step to send again */
+    enum redis_sm_script loading;   /* RSM_LOAD: which script */
     bool reloaded;                  /* this operation reloaded a script already */
-    int open_next;                  /* the open: its next step */
+    int open_next;                  /* the open: the next script to load */
+    bool unacked;                   /* redis-wait: giving back, the attempt failed */
+    struct lab_err wait_err;        /* ... with this error */
     bool broken;                    /* the connection is unusable: a new one first */
     int resends;                    /* resends of the current command (at most 1) */
     const char *key;
@@ -125,10 +176,12 @@ struct redis_sm {
     int argc;
     int64_t wake_at;                /* SLEEP: CLOCK_MONOTONIC ns */
     const struct failpoint *fp;     /* FAILPOINT */
+    enum redis_sm_watch watch;      /* the driver does it and clears it */
     /* the outcome (DONE) */
     int open_rc;                    /* 0 or -1 */
     enum lock_status status;
     enum release_status release;
+    int renewed;                    /* 1 extended, 0 no longer ours, -1 failed */
     struct lab_err err;
 };
 
@@ -137,8 +190,16 @@ struct redis_sm {
 void redis_sm_init(struct redis_sm *m, const struct redis_sm_design *d,
                    const struct lock_env *env, const char *token);
 
+/* A second machine w for m's renewals (m opened: its scripts loaded),
+ * on a connection of its own: w starts broken. */
+void redis_sm_init_renewal(struct redis_sm *w, const struct redis_sm *m);
+
+/* Does m's design renew a held lock (a watchdog to start)? */
+bool redis_sm_renews(const struct redis_sm *m);
+
 /* Start an operation; each returns the first act. */
 enum redis_sm_act redis_sm_open(struct redis_sm *m, int64_t now);
+enum redis_sm_act redis_sm_renew(struct redis_sm *w, const char *key, int64_t now);
 enum redis_sm_act redis_sm_acquire(struct redis_sm *m, const char *key, int64_t wait_ns,
                                    int64_t now);
 enum redis_sm_act redis_sm_release(struct redis_sm *m, const char *key, int64_t now);

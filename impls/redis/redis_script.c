@@ -13,10 +13,13 @@
  * other broken lock. The scripts are the design's own settings
  * (struct rscr_options, the rows of lock.script), so the harness never
  * knows them.
+ *
+ * The protocol is redis_machine.c's (REDIS_SM_SCRIPT), in either mode.
  */
 #include <errno.h>
 
 #include "redis_common.h"
+#include "redis_drive.h"
 
 #define RSCR_SCRIPT_MAX 4096 /* bytes of a script, with its NUL */
 
@@ -58,50 +61,36 @@ static int rscr_finish_options(void *options, const struct lock_opts_ctx *ctx,
     return -1;
 }
 
-static int rscr_try(struct lock_client *c, const char *key, struct lab_err *err)
+static void rscr_setup(struct redis_sm *m)
 {
-    long long v = redis_script_call(c, &c->acquire, key, err);
-    return v < 0 ? -1 : v == 1;
+    const struct rscr_options *o = m->env->options;
+    m->script[RSM_SC_ACQUIRE].src = o->acquire;
+    m->script[RSM_SC_RELEASE].src = o->release;
+    m->script[RSM_SC_RENEW].src = o->renew[0] ? o->renew : NULL;
 }
+
+static const struct redis_sm_design rscr = {.kind = REDIS_SM_SCRIPT, .name = "redis-script",
+                                            .setup = rscr_setup};
 
 static int rscr_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    if (redis_lock_open(out, env, rscr_try, err) != 0)
-        return -1;
-    struct lock_client *c = *out;
-    const struct rscr_options *o = env->options;
-    c->acquire.src = o->acquire;
-    c->release.src = o->release;
-    c->renew.src = o->renew[0] ? o->renew : NULL;
-    if (redis_script_load(c->rc, &c->acquire, err) != 0 ||
-        redis_script_load(c->rc, &c->release, err) != 0 ||
-        (c->renew.src && redis_watchdog_start(c, env->ttl_ns, err) != 0)) {
-        redis_lock_close(c);
-        *out = NULL;
-        return -1;
-    }
-    return 0;
+    return redis_block_open(out, env, &rscr, err);
 }
 
-static enum lock_status rscr_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
-                                     struct lab_err *err)
+static int rscr_group_open(struct lock_client **out, const struct lock_env *env,
+                           struct evloop *loop, lock_opened_fn opened, void *arg,
+                           struct lab_err *err)
 {
-    enum lock_status st = redis_poll_acquire(c, key, wait_ns, err);
-    /* what lifetime the user's script gives the lock, and what its release
-     * returns 0 for, is the script's business: claim no lease floor, so a
-     * "not ours" from it is never read as someone else taking the lock */
-    c->env->stats->lease_floor_ns = 0;
-    if (st == LOCK_GRANTED && c->wd)
-        watchdog_arm(c->wd, key);
-    return st;
+    return redis_group_open(out, env, loop, &rscr, opened, arg, err);
 }
 
-static enum release_status rscr_release(struct lock_client *c, const char *key, struct lab_err *err)
-{
-    if (c->wd)
-        watchdog_disarm(c->wd);
-    return redis_release_script(c, key, err);
-}
+static const struct lock_async_ops rscr_async = {
+    .client_faults = true, /* the group driver shares nothing between clients */
+    .open = rscr_group_open,
+    .acquire = redis_group_acquire,
+    .release = redis_group_release,
+    .close = redis_group_close,
+};
 
 const struct lock_ops lock_redis_script = {
     .name = "redis-script",
@@ -110,9 +99,10 @@ const struct lock_ops lock_redis_script = {
     .caps = LOCK_CAP_TTL,
     .no_fencing = "the scenario's own scripts grant the lock; they return no token",
     .open = rscr_open,
-    .acquire = rscr_acquire,
-    .release = rscr_release,
-    .close = redis_lock_close,
+    .acquire = redis_block_acquire,
+    .release = redis_block_release,
+    .close = redis_block_close,
+    .async = &rscr_async,
     .options = rscr_option_rows,
     .options_size = sizeof(struct rscr_options),
     .finish_options = rscr_finish_options,

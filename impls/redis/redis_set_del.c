@@ -40,6 +40,6 @@ const struct lock_ops lock_redis_set_del = {
     .open = ssd_open,
     .acquire = redis_block_acquire,
     .release = redis_block_release,
-    .close = redis_lock_close,
+    .close = redis_block_close,
     .async = &ssd_async,
 };

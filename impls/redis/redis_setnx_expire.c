@@ -48,7 +48,7 @@ const struct lock_ops lock_redis_setnx_expire = {
     .open = sne_open,
     .acquire = redis_block_acquire,
     .release = redis_block_release,
-    .close = redis_lock_close,
+    .close = redis_block_close,
     .async = &sne_async,
     .failpoints = sne_failpoints,
 };

@@ -11,8 +11,13 @@
  * strongly consistent (a failover may still promote a replica that had not
  * acknowledged), and the lab measures both the cost (acquire latency) and
  * what it buys under the failover fault. Release is redis-lua's.
+ *
+ * The protocol is redis_machine.c's (REDIS_SM_WAIT), in either mode.
  */
+#include <stdio.h>
+
 #include "redis_common.h"
+#include "redis_drive.h"
 
 /* redis-wait's own settings (lock.wait_replicas, lock.wait_timeout). */
 struct rwait_options {
@@ -30,46 +35,36 @@ static const struct opt rwait_option_rows[] = {
     { .name = NULL }
 };
 
-static int rwait_try(struct lock_client *c, const char *key, struct lab_err *err)
+static void rwait_setup(struct redis_sm *m)
 {
-    int granted = redis_set_nx_px(c, key, c->token, err);
-    if (granted != 1)
-        return granted;
-    const struct rwait_options *o = c->env->options;
-    unsigned conn = c->reconnects;
-    redisReply *r = redis_cmd(c, err, "WAIT %lld %lld", (long long)o->replicas,
-                              (long long)(o->timeout_ns / 1000000));
-    long long acked = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
-    if (r)
-        freeReplyObject(r);
-    /* WAIT counts the writes of its own connection: one sent again on a
-     * new connection (the master died under it) says nothing of our SET */
-    if (c->reconnects != conn)
-        acked = 0;
-    if (acked >= o->replicas)
-        return 1;
-    /* not replicated enough: give the grant back and try again later */
-    if (acked >= 0)
-        c->env->stats->unreplicated++;
-    struct lab_err ignored = {0};
-    redis_release_script(c, key, &ignored);
-    return acked < 0 ? -1 : 0;
+    const struct rwait_options *o = m->env->options;
+    m->wait_replicas = o->replicas;
+    snprintf(m->wait_n, sizeof m->wait_n, "%lld", (long long)o->replicas);
+    snprintf(m->wait_ms, sizeof m->wait_ms, "%lld", (long long)(o->timeout_ns / 1000000));
 }
 
-/* redis-lua's open with this attempt: the compare-and-delete release
- * loaded (no fencing: see no_fencing). */
+static const struct redis_sm_design rwait = {.kind = REDIS_SM_WAIT, .name = "redis-wait",
+                                             .setup = rwait_setup};
+
 static int rwait_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    if (redis_lock_open(out, env, rwait_try, err) != 0)
-        return -1;
-    (*out)->release.src = redis_compare_and_delete_lua;
-    if (redis_script_load((*out)->rc, &(*out)->release, err) != 0) {
-        redis_lock_close(*out);
-        *out = NULL;
-        return -1;
-    }
-    return 0;
+    return redis_block_open(out, env, &rwait, err);
 }
+
+static int rwait_group_open(struct lock_client **out, const struct lock_env *env,
+                            struct evloop *loop, lock_opened_fn opened, void *arg,
+                            struct lab_err *err)
+{
+    return redis_group_open(out, env, loop, &rwait, opened, arg, err);
+}
+
+static const struct lock_async_ops rwait_async = {
+    .client_faults = true, /* the group driver shares nothing between clients */
+    .open = rwait_group_open,
+    .acquire = redis_group_acquire,
+    .release = redis_group_release,
+    .close = redis_group_close,
+};
 
 const struct lock_ops lock_redis_wait = {
     .name = "redis-wait",
@@ -78,9 +73,10 @@ const struct lock_ops lock_redis_wait = {
     .caps = LOCK_CAP_TTL,
     .no_fencing = "not built: it would be redis-lua's token, WAITed for",
     .open = rwait_open,
-    .acquire = redis_poll_acquire,
-    .release = redis_release_script,
-    .close = redis_lock_close,
+    .acquire = redis_block_acquire,
+    .release = redis_block_release,
+    .close = redis_block_close,
+    .async = &rwait_async,
     .options = rwait_option_rows,
     .options_size = sizeof(struct rwait_options),
 };
