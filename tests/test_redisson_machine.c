@@ -90,6 +90,11 @@ static void open_ok(struct rig *r)
     a = feed(r, R(RSM_STRING, 0, SHA_ACQ), T0);
     CHECK(a == RSN_SEND && strcmp(r->m.argv[2], rsn_release_lua) == 0, "then the release one");
     a = feed(r, R(RSM_STRING, 0, SHA_REL), T0);
+    if (r->m.watchdog) {
+        CHECK(a == RSN_SEND && strcmp(r->m.argv[2], rsn_renew_lua) == 0,
+              "with the watchdog, the renew script too");
+        a = feed(r, R(RSM_STRING, 0, SHA_REL), T0);
+    }
     CHECK(a == RSN_DONE && r->m.open_rc == 0, "opened");
     CHECK(r->stats.round_trips == 0, "the open counts no round trip");
 }
@@ -241,17 +246,32 @@ static void test_reentrant(void)
     r.m.watch = RS_WATCH_NONE;
     a = feed(&r, R(RSM_INTEGER, 1, NULL), T0);
     CHECK(a == RSN_DONE && r.m.release == RELEASE_OK && r.m.holds == 0, "1: released, count 0");
-    /* the renewal comes from the machine */
-    const char *argv[3];
-    int n = rsn_sm_renew_args(&r.m, "k", argv);
-    CHECK(n == 3 && strcmp(argv[0], "k") == 0 && strcmp(argv[1], "30000") == 0 &&
-              strcmp(argv[2], "uuid:1") == 0,
+    /* the renewal comes from the machine: a second one, on its own connection */
+    struct rsn_sm w;
+    rsn_sm_init_renewal(&w, &r.m);
+    long long trips = r.stats.round_trips;
+    a = rsn_sm_renew(&w, "k", T0);
+    CHECK(a == RSN_RECONNECT, "the renewal's own connection first");
+    a = rsn_sm_reconnected(&w, true, NULL, T0);
+    CHECK(a == RSN_SEND && w.argc == 6 && strcmp(w.argv[0], "EVALSHA") == 0 &&
+              strcmp(w.argv[3], "k") == 0 && strcmp(w.argv[4], "30000") == 0 &&
+              strcmp(w.argv[5], "uuid:1") == 0,
           "renewal: key, lease, owner");
-    struct redis_sm_reply one = {.type = RSM_INTEGER, .integer = 1};
-    struct redis_sm_reply zero = {.type = RSM_INTEGER, .integer = 0};
-    struct redis_sm_reply nil = {.type = RSM_NIL};
-    CHECK(rsn_sm_renewed(&one) == 1 && rsn_sm_renewed(&zero) == 0 && rsn_sm_renewed(&nil) == -1,
-          "renewal answers: 1 extended, 0 not ours, else an error");
+    struct rsn_reply one = R(RSM_INTEGER, 1, NULL), zero = R(RSM_INTEGER, 0, NULL),
+                     nil = R(RSM_NIL, 0, NULL);
+    a = rsn_sm_reply(&w, &one, T0);
+    CHECK(a == RSN_DONE && w.renewed == 1, "1: extended");
+    a = rsn_sm_renew(&w, "k", T0);
+    a = rsn_sm_reply(&w, &zero, T0);
+    CHECK(a == RSN_DONE && w.renewed == 0, "0: no longer ours");
+    a = rsn_sm_renew(&w, "k", T0);
+    a = rsn_sm_reply(&w, &nil, T0);
+    CHECK(a == RSN_DONE && w.renewed == -1, "anything else: an error");
+    struct rsn_reply noscript = R(RSM_ERROR, 0, "NOSCRIPT No matching script.");
+    a = rsn_sm_renew(&w, "k", T0);
+    a = rsn_sm_reply(&w, &noscript, T0);
+    CHECK(a == RSN_SEND && strcmp(w.argv[2], rsn_renew_lua) == 0, "NOSCRIPT: its reload");
+    CHECK(r.stats.round_trips == trips, "renewals count no round trip");
 }
 
 static void test_not_owner(void)

@@ -201,8 +201,8 @@ static double ceiling_measure(struct ceiling_tool *t, const struct lock_servers 
     return *set > 0 && *eval > 0 ? 1 / (1 / *set + 1 / *eval) : -1;
 }
 
-/* The two commands a redis-lua cycle sends (redis_async.c, and the
- * blocking path's redis_set_nx_px and redis_release_script), for
+/* The two commands a redis-lua cycle sends (redis_machine.c's SET and
+ * compare-and-delete), for
  * redis-benchmark on random keys of the lab's shape: SET key token NX PX ttl
  * and EVALSHA sha 1 key token ttl, the release script loaded first (SCRIPT
  * LOAD, as a client does when it opens) so Redis runs it by its SHA1
@@ -220,12 +220,17 @@ static int ceiling_redis_commands(struct ceiling_tool *t, const struct lock_endp
             redisFree(rc);
         return -1;
     }
-    struct redis_script release = {.src = redis_compare_and_delete_lua};
-    int rc_load = redis_script_load(rc, &release, err);
+    redisReply *r = redisCommand(rc, "SCRIPT LOAD %s", redis_compare_and_delete_lua);
+    bool loaded = r && r->type == REDIS_REPLY_STRING && r->len == 40;
+    if (loaded)
+        snprintf(t->sha, sizeof t->sha, "%s", r->str);
+    else
+        lab_err_set(err, EPROTO, "SCRIPT LOAD returned no SHA1");
+    if (r)
+        freeReplyObject(r);
     redisFree(rc);
-    if (rc_load != 0)
+    if (!loaded)
         return -1;
-    memcpy(t->sha, release.sha, sizeof t->sha);
     snprintf(t->px, sizeof t->px, "%lld", (long long)(ttl_ns / 1000000));
     const char *set_cmd[] = {"SET", key, token, "NX", "PX", t->px, NULL};
     const char *eval_cmd[] = {"EVALSHA", t->sha, "1", key, token, t->px, NULL};

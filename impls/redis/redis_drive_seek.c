@@ -8,7 +8,8 @@
  * found as the blocking redis_store_open finds it: ask each sentinel for
  * the master, connect to the one named and check with ROLE that it says
  * master; while a failover is under way, ask again every
- * SENTINEL_RETRY_NS until SENTINEL_SEARCH_NS has passed or the run stops.
+ * REDIS_SENTINEL_RETRY_NS until REDIS_SENTINEL_SEARCH_NS has passed or the
+ * run stops (redis_common.h: the same steps and times in either mode).
  */
 #include "redis_drive.h"
 
@@ -18,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SENTINEL_SEARCH_NS (10000000000LL)
-#define SENTINEL_RETRY_NS (20000000LL)
+#include "redis_common.h"
+
 
 void redis_seek_drop(redisAsyncContext **slot)
 {
@@ -53,12 +54,12 @@ static void search_again(struct redis_seek *s, const struct lab_err *err)
     redis_seek_drop(&s->sac);
     redis_seek_drop(&s->ac);
     s->checking = false;
-    if (lab_now_ns() + SENTINEL_RETRY_NS >= s->deadline || *s->env->stop) {
+    if (lab_now_ns() + REDIS_SENTINEL_RETRY_NS >= s->deadline || *s->env->stop) {
         connected(s, false, err);
         return;
     }
     s->sentinel = 0;
-    evloop_timer_at(s->L, &s->timer, lab_now_ns() + SENTINEL_RETRY_NS);
+    evloop_timer_at(s->L, &s->timer, lab_now_ns() + REDIS_SENTINEL_RETRY_NS);
 }
 
 static void ask_sentinel(struct redis_seek *s);
@@ -69,10 +70,7 @@ static void on_role(redisAsyncContext *ac, void *reply, void *priv)
     if (!ac->data || ac != s->ac || !s->checking)
         return;
     redisReply *r = reply;
-    bool master = r && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
-                  r->element[0]->type == REDIS_REPLY_STRING &&
-                  strcmp(r->element[0]->str, "master") == 0;
-    if (master) {
+    if (redis_says_master(r)) {
         connected(s, true, NULL);
         return;
     }
@@ -169,7 +167,7 @@ void redis_seek_start(struct redis_seek *s)
     }
     const struct lock_servers *sv = s->env->servers;
     if (sv->sentinel_master[0]) {
-        s->deadline = lab_now_ns() + SENTINEL_SEARCH_NS;
+        s->deadline = lab_now_ns() + REDIS_SENTINEL_SEARCH_NS;
         s->sentinel = 0;
         ask_sentinel(s);
         return;

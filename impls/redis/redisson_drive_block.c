@@ -38,6 +38,7 @@
 /* The driver's side, in lock_client.ext. */
 struct rsn_block {
     struct rsn_sm m;
+    struct rsn_sm w;       /* the watchdog thread's renewals, on c->wd_rc */
     redisContext *ps;      /* pub/sub connection; NULL or failed: a new one at the next use */
     int pending_sub;       /* SUBSCRIBEs sent whose confirmation is not read yet */
     int64_t read_arrival_ns; /* when the latest bytes reached ps */
@@ -238,17 +239,18 @@ static void watch(struct lock_client *c)
     m->watch = RS_WATCH_NONE;
 }
 
-static void run(struct lock_client *c, enum rsn_act act)
+/* Do m's acts on *rc (the client's connection, or the watchdog's for
+ * its renewals) until it is done. */
+static void run(struct lock_client *c, redisContext **rc, struct rsn_sm *m, enum rsn_act act)
 {
-    struct rsn_block *b = blk(c);
-    struct rsn_sm *m = &b->m;
     for (;;) {
-        watch(c);
+        if (m == &blk(c)->m) /* never from the watchdog's own thread */
+            watch(c);
         switch (act) {
         case RSN_SEND: {
-            redisReply *r = redisCommandArgv(c->rc, m->argc, m->argv, NULL);
+            redisReply *r = redisCommandArgv(*rc, m->argc, m->argv, NULL);
             if (!r) {
-                act = rsn_sm_lost(m, c->rc->errstr, lab_now_ns());
+                act = rsn_sm_lost(m, (*rc)->errstr, lab_now_ns());
                 break;
             }
             struct rsn_reply rr;
@@ -259,12 +261,13 @@ static void run(struct lock_client *c, enum rsn_act act)
         }
         case RSN_RECONNECT: {
             struct lab_err err = {0};
-            if (c->rc) {
-                redisFree(c->rc);
-                c->reconnects++;
+            if (*rc) {
+                redisFree(*rc);
+                c->reconnects += rc == &c->rc;
             }
-            c->rc = redis_store_open("Redis", c->env, REDIS_TIMEOUT_MS, &err);
-            act = rsn_sm_reconnected(m, c->rc != NULL, &err, lab_now_ns());
+            *rc = redis_store_open(rc == &c->rc ? "Redis" : "Redis (watchdog)", c->env,
+                                   REDIS_TIMEOUT_MS, &err);
+            act = rsn_sm_reconnected(m, *rc != NULL, &err, lab_now_ns());
             break;
         }
         case RSN_SUBSCRIBE:
@@ -281,24 +284,15 @@ static void run(struct lock_client *c, enum rsn_act act)
 
 /* ---------------------------------------------------------------- watchdog */
 
-/* The renewal on the watchdog's own connection (the thread's only user of
- * c->wd_rc and c->renew): 1 extended, 0 no longer ours, -1 error. */
+/* The renewal, the machine's, on the watchdog's own connection (the
+ * thread's only user of c->wd_rc and b->w): 1 extended, 0 no longer ours,
+ * -1 error. */
 static int rsn_renew(void *arg, const char *key)
 {
     struct lock_client *c = arg;
-    struct lab_err err = {0};
-    const char *argv[3];
-    int argc = rsn_sm_renew_args(&blk(c)->m, key, argv);
-    if (redis_watchdog_conn_ready(c, &err) != 0)
-        return -1;
-    redisReply *r = redis_script_argv(c->wd_rc, NULL, &c->renew, 1, argc, argv, &err);
-    if (!r)
-        return -1;
-    struct redis_sm_reply rr;
-    redis_sm_from_hiredis(r, &rr);
-    int v = rsn_sm_renewed(&rr);
-    freeReplyObject(r);
-    return v;
+    struct rsn_sm *w = &blk(c)->w;
+    run(c, &c->wd_rc, w, rsn_sm_renew(w, key, lab_now_ns()));
+    return w->renewed;
 }
 
 /* ---------------------------------------------------------------- hooks */
@@ -314,7 +308,7 @@ void rsn_block_close(struct lock_client *c)
         free(c->ext);
         c->ext = NULL;
     }
-    redis_lock_close(c);
+    redis_block_close(c);
 }
 
 int rsn_block_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
@@ -338,7 +332,7 @@ int rsn_block_open(struct lock_client **out, const struct lock_env *env, struct 
     char owner[80];
     snprintf(owner, sizeof owner, "%s:%s", c->token, RSN_THREAD_ID);
     rsn_sm_init(&b->m, env, owner);
-    run(c, rsn_sm_open(&b->m, lab_now_ns()));
+    run(c, &c->rc, &b->m, rsn_sm_open(&b->m, lab_now_ns()));
     if (b->m.open_rc != 0) {
         *err = b->m.err;
         goto fail;
@@ -346,10 +340,7 @@ int rsn_block_open(struct lock_client **out, const struct lock_env *env, struct 
     if (ps_ready(c, err) != 0)
         goto fail;
     if (b->m.watchdog) {
-        c->renew.src = rsn_renew_lua;
-        c->wd_rc = redis_store_open("Redis (watchdog)", env, REDIS_TIMEOUT_MS, err);
-        if (!c->wd_rc || redis_script_load(c->wd_rc, &c->renew, err) != 0)
-            goto fail;
+        rsn_sm_init_renewal(&b->w, &b->m);
         c->wd = watchdog_start(b->m.lease_ns, rsn_renew, c, env->stats, err);
         if (!c->wd)
             goto fail;
@@ -365,7 +356,7 @@ enum lock_status rsn_block_acquire(struct lock_client *c, const char *key, int64
                                    struct lab_err *err)
 {
     struct rsn_block *b = blk(c);
-    run(c, rsn_sm_acquire(&b->m, key, wait_ns, lab_now_ns()));
+    run(c, &c->rc, &b->m, rsn_sm_acquire(&b->m, key, wait_ns, lab_now_ns()));
     /* As Redisson, stop listening; the confirmation is read with the next
      * wait's replies. A connection that cannot take the UNSUBSCRIBE is
      * dropped, and its subscription with it. */
@@ -380,7 +371,7 @@ enum release_status rsn_block_release(struct lock_client *c, const char *key,
                                       struct lab_err *err)
 {
     struct rsn_block *b = blk(c);
-    run(c, rsn_sm_release(&b->m, key, lab_now_ns()));
+    run(c, &c->rc, &b->m, rsn_sm_release(&b->m, key, lab_now_ns()));
     watch(c);
     if (b->m.release == RELEASE_ERROR)
         *err = b->m.err;

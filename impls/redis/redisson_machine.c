@@ -138,6 +138,13 @@ static void build(struct rsn_sm *m)
         v[n++] = "EVALSHA", v[n++] = m->release_sha, v[n++] = "2", v[n++] = m->key;
         v[n++] = m->channel, v[n++] = m->message, v[n++] = m->lease, v[n++] = m->owner;
         break;
+    case RS_LOAD_RENEW:
+        v[n++] = "SCRIPT", v[n++] = "LOAD", v[n++] = rsn_renew_lua;
+        break;
+    case RS_RENEW:
+        v[n++] = "EVALSHA", v[n++] = m->renew_sha, v[n++] = "1", v[n++] = m->key;
+        v[n++] = m->lease, v[n++] = m->owner;
+        break;
     case RS_IDLE:
     case RS_SUBSCRIBING:
     case RS_WAITING:
@@ -212,6 +219,9 @@ static enum rsn_act failed(struct rsn_sm *m)
         return acquired(m, LOCK_ERROR);
     case RS_OP_RELEASE:
         return released(m, RELEASE_ERROR, false);
+    case RS_OP_RENEW:
+        m->renewed = -1;
+        break;
     case RS_OP_NONE:
         break;
     }
@@ -285,7 +295,9 @@ static enum rsn_act script_loaded(struct rsn_sm *m, const struct redis_sm_reply 
         lab_err_set(&m->err, EPROTO, "SCRIPT LOAD returned no SHA1");
         return failed(m);
     }
-    char *sha = m->step == RS_LOAD_ACQUIRE ? m->acquire_sha : m->release_sha;
+    char *sha = m->step == RS_LOAD_ACQUIRE   ? m->acquire_sha
+                : m->step == RS_LOAD_RENEW ? m->renew_sha
+                                           : m->release_sha;
     memcpy(sha, r->str, 40);
     sha[40] = '\0';
     if (m->after_load != RS_IDLE) { /* a reload after NOSCRIPT: the script again */
@@ -297,6 +309,8 @@ static enum rsn_act script_loaded(struct rsn_sm *m, const struct redis_sm_reply 
     }
     if (m->step == RS_LOAD_ACQUIRE)
         return send_step(m, RS_LOAD_RELEASE);
+    if (m->step == RS_LOAD_RELEASE && m->watchdog)
+        return send_step(m, RS_LOAD_RENEW);
     m->open_rc = 0;
     return done(m);
 }
@@ -307,7 +321,11 @@ static enum rsn_act on_answer(struct rsn_sm *m, const struct rsn_reply *rr, int6
     switch (m->step) {
     case RS_LOAD_ACQUIRE:
     case RS_LOAD_RELEASE:
+    case RS_LOAD_RENEW:
         return script_loaded(m, r, now);
+    case RS_RENEW:
+        m->renewed = r->type == RSM_INTEGER ? r->integer == 1 : -1;
+        return done(m);
     case RS_TRY:
         return on_try(m, rr, now);
     case RS_RELEASE:
@@ -335,11 +353,13 @@ static bool starts(const char *s, const char *word)
 static enum rsn_act on_error_reply(struct rsn_sm *m, const char *msg)
 {
     lab_err_set(&m->err, EPROTO, "redis: %s", msg);
-    bool script = m->step == RS_TRY || m->step == RS_RELEASE;
+    bool script = m->step == RS_TRY || m->step == RS_RELEASE || m->step == RS_RENEW;
     if (script && starts(msg, "NOSCRIPT") && !m->reloaded) {
         m->reloaded = true;
         m->after_load = m->step;
-        return send_step(m, m->step == RS_TRY ? RS_LOAD_ACQUIRE : RS_LOAD_RELEASE);
+        return send_step(m, m->step == RS_TRY     ? RS_LOAD_ACQUIRE
+                            : m->step == RS_RENEW ? RS_LOAD_RENEW
+                                                  : RS_LOAD_RELEASE);
     }
     bool wrong_server = starts(msg, "READONLY") || starts(msg, "NOREPLICAS");
     if (wrong_server)
@@ -498,15 +518,22 @@ enum rsn_act rsn_sm_ps_failed(struct rsn_sm *m, const struct lab_err *err, int64
 
 /* ---------------------------------------------------------------- renewal */
 
-int rsn_sm_renew_args(const struct rsn_sm *m, const char *key, const char *argv[3])
+void rsn_sm_init_renewal(struct rsn_sm *w, const struct rsn_sm *m)
 {
-    argv[0] = key;
-    argv[1] = m->lease;
-    argv[2] = m->owner;
-    return 3;
+    *w = *m;
+    w->op = RS_OP_NONE;
+    w->step = RS_IDLE;
+    w->watch = RS_WATCH_NONE;
+    w->broken = true; /* a connection of its own */
 }
 
-int rsn_sm_renewed(const struct redis_sm_reply *r)
+enum rsn_act rsn_sm_renew(struct rsn_sm *w, const char *key, int64_t now)
 {
-    return r->type == RSM_INTEGER ? r->integer == 1 : -1;
+    (void)now;
+    w->op = RS_OP_RENEW;
+    w->key = key;
+    w->reloaded = false;
+    w->after_load = RS_IDLE;
+    w->renewed = -1;
+    return send_step(w, RS_RENEW);
 }

@@ -88,10 +88,12 @@ enum rsn_step {
     RS_TRY,          /* EVALSHA of the acquire script */
     RS_SUBSCRIBING,  /* waiting for the channel's subscription */
     RS_WAITING,      /* waiting for an unlock message */
-    RS_RELEASE       /* EVALSHA of the release script */
+    RS_RELEASE,      /* EVALSHA of the release script */
+    RS_LOAD_RENEW,   /* SCRIPT LOAD of the renew script (with the watchdog) */
+    RS_RENEW         /* EVALSHA of the renew script (a renewal machine's) */
 };
 
-enum rsn_op { RS_OP_NONE, RS_OP_OPEN, RS_OP_ACQUIRE, RS_OP_RELEASE };
+enum rsn_op { RS_OP_NONE, RS_OP_OPEN, RS_OP_ACQUIRE, RS_OP_RELEASE, RS_OP_RENEW };
 
 enum rsn_watch { RS_WATCH_NONE, RS_WATCH_ARM, RS_WATCH_DISARM };
 
@@ -103,7 +105,7 @@ struct rsn_sm {
     int64_t lease_ns;           /* the same in ns (the grant's lease floor) */
     bool watchdog;              /* no leaseTime: the watchdog renews */
     bool fencing;
-    char acquire_sha[41], release_sha[41];
+    char acquire_sha[41], release_sha[41], renew_sha[41];
     int holds;                  /* nested holds of held_key */
     char held_key[256];
     /* the operation under way */
@@ -134,6 +136,7 @@ struct rsn_sm {
     int open_rc;
     enum lock_status status;
     enum release_status release;
+    int renewed;                /* a renewal: 1 extended, 0 no longer ours, -1 failed */
     struct lab_err err;
 };
 
@@ -176,10 +179,11 @@ enum rsn_act rsn_sm_ps_lost(struct rsn_sm *m, const char *why, int64_t now);
 enum rsn_act rsn_sm_ps_error(struct rsn_sm *m, const char *msg, int64_t now);
 enum rsn_act rsn_sm_ps_failed(struct rsn_sm *m, const struct lab_err *err, int64_t now);
 
-/* The watchdog's renewal (rsn_renew_lua, one key): its arguments for key
- * into argv (3 of them) and what its reply means: 1 extended, 0 no longer
- * ours, -1 an unexpected reply. */
-int rsn_sm_renew_args(const struct rsn_sm *m, const char *key, const char *argv[3]);
-int rsn_sm_renewed(const struct redis_sm_reply *r);
+/* The watchdog's renewals: a second machine w made from m once m is open
+ * (its scripts loaded), on a connection of its own (w starts broken).
+ * rsn_sm_renew sends rsn_renew_lua for key; DONE with w->renewed: 1
+ * extended, 0 no longer ours, -1 an unexpected reply or a failure. */
+void rsn_sm_init_renewal(struct rsn_sm *w, const struct rsn_sm *m);
+enum rsn_act rsn_sm_renew(struct rsn_sm *w, const char *key, int64_t now);
 
 #endif
