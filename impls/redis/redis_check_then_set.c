@@ -15,25 +15,7 @@
 static const struct redis_sm_design cts = {.kind = REDIS_SM_CHECK_THEN_SET,
                                            .name = "redis-check-then-set"};
 
-static int cts_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
-{
-    return redis_block_open(out, env, &cts, err);
-}
-
-static int cts_group_open(struct lock_client **out, const struct lock_env *env,
-                          struct evloop *loop, lock_opened_fn opened, void *arg,
-                          struct lab_err *err)
-{
-    return redis_group_open(out, env, loop, &cts, opened, arg, err);
-}
-
-static const struct lock_async_ops cts_async = {
-    .client_faults = true, /* the group driver shares nothing between clients */
-    .open = cts_group_open,
-    .acquire = redis_group_acquire,
-    .release = redis_group_release,
-    .close = redis_group_close,
-};
+REDIS_SM_HOOKS(cts, cts);
 
 const struct lock_ops lock_redis_check_then_set = {
     .name = "redis-check-then-set",

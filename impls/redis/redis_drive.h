@@ -40,6 +40,29 @@ void redis_group_release(struct lock_client *c, const char *key, lock_released_f
                          void *arg);
 void redis_group_close(struct lock_client *c);
 
+/* A design's two open hooks over its struct redis_sm_design d, and its
+ * lock_async_ops (the group driver shares nothing between clients, so a
+ * fault may hit one alone): prefix_open, prefix_group_open, prefix_async. */
+#define REDIS_SM_HOOKS(prefix, d)                                                            \
+    static int prefix##_open(struct lock_client **out, const struct lock_env *env,          \
+                             struct lab_err *err)                                           \
+    {                                                                                       \
+        return redis_block_open(out, env, &(d), err);                                       \
+    }                                                                                       \
+    static int prefix##_group_open(struct lock_client **out, const struct lock_env *env,    \
+                                   struct evloop *loop, lock_opened_fn opened, void *arg,   \
+                                   struct lab_err *err)                                     \
+    {                                                                                       \
+        return redis_group_open(out, env, loop, &(d), opened, arg, err);                    \
+    }                                                                                       \
+    static const struct lock_async_ops prefix##_async = {                                   \
+        .client_faults = true,                                                              \
+        .open = prefix##_group_open,                                                        \
+        .acquire = redis_group_acquire,                                                     \
+        .release = redis_group_release,                                                     \
+        .close = redis_group_close,                                                         \
+    }
+
 /* Finding the store on an event loop (redis_drive_seek.c), for every
  * group driver: a connection to the single server, or, with sentinels,
  * to the master they name, checked with ROLE, asking again every 20 ms

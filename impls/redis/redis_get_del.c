@@ -14,29 +14,11 @@
 
 static const struct redis_sm_design sgd = {.kind = REDIS_SM_GET_DEL, .name = "redis-get-del"};
 
-static int sgd_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
-{
-    return redis_block_open(out, env, &sgd, err);
-}
-
-static int sgd_group_open(struct lock_client **out, const struct lock_env *env,
-                          struct evloop *loop, lock_opened_fn opened, void *arg,
-                          struct lab_err *err)
-{
-    return redis_group_open(out, env, loop, &sgd, opened, arg, err);
-}
+REDIS_SM_HOOKS(sgd, sgd);
 
 static const struct lock_failpoint sgd_failpoints[] = {
     {"before-del", "between the GET that found the lock ours and the DEL"},
     {NULL, NULL},
-};
-
-static const struct lock_async_ops sgd_async = {
-    .client_faults = true, /* the group driver shares nothing between clients */
-    .open = sgd_group_open,
-    .acquire = redis_group_acquire,
-    .release = redis_group_release,
-    .close = redis_group_close,
 };
 
 const struct lock_ops lock_redis_get_del = {

@@ -17,25 +17,7 @@
 static const struct redis_sm_design rre = {.kind = REDIS_SM_WATCHDOG, .name = "redis-reentrant",
                                            .reentrant = true};
 
-static int rre_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
-{
-    return redis_block_open(out, env, &rre, err);
-}
-
-static int rre_group_open(struct lock_client **out, const struct lock_env *env,
-                          struct evloop *loop, lock_opened_fn opened, void *arg,
-                          struct lab_err *err)
-{
-    return redis_group_open(out, env, loop, &rre, opened, arg, err);
-}
-
-static const struct lock_async_ops rre_async = {
-    .client_faults = true, /* the group driver shares nothing between clients */
-    .open = rre_group_open,
-    .acquire = redis_group_acquire,
-    .release = redis_group_release,
-    .close = redis_group_close,
-};
+REDIS_SM_HOOKS(rre, rre);
 
 const struct lock_ops lock_redis_reentrant = {
     .name = "redis-reentrant",

@@ -72,25 +72,7 @@ static void rscr_setup(struct redis_sm *m)
 static const struct redis_sm_design rscr = {.kind = REDIS_SM_SCRIPT, .name = "redis-script",
                                             .setup = rscr_setup};
 
-static int rscr_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
-{
-    return redis_block_open(out, env, &rscr, err);
-}
-
-static int rscr_group_open(struct lock_client **out, const struct lock_env *env,
-                           struct evloop *loop, lock_opened_fn opened, void *arg,
-                           struct lab_err *err)
-{
-    return redis_group_open(out, env, loop, &rscr, opened, arg, err);
-}
-
-static const struct lock_async_ops rscr_async = {
-    .client_faults = true, /* the group driver shares nothing between clients */
-    .open = rscr_group_open,
-    .acquire = redis_group_acquire,
-    .release = redis_group_release,
-    .close = redis_group_close,
-};
+REDIS_SM_HOOKS(rscr, rscr);
 
 const struct lock_ops lock_redis_script = {
     .name = "redis-script",

@@ -12,25 +12,7 @@
 
 static const struct redis_sm_design ssd = {.kind = REDIS_SM_SET_DEL, .name = "redis-set-del"};
 
-static int ssd_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
-{
-    return redis_block_open(out, env, &ssd, err);
-}
-
-static int ssd_group_open(struct lock_client **out, const struct lock_env *env,
-                          struct evloop *loop, lock_opened_fn opened, void *arg,
-                          struct lab_err *err)
-{
-    return redis_group_open(out, env, loop, &ssd, opened, arg, err);
-}
-
-static const struct lock_async_ops ssd_async = {
-    .client_faults = true, /* the group driver shares nothing between clients */
-    .open = ssd_group_open,
-    .acquire = redis_group_acquire,
-    .release = redis_group_release,
-    .close = redis_group_close,
-};
+REDIS_SM_HOOKS(ssd, ssd);
 
 const struct lock_ops lock_redis_set_del = {
     .name = "redis-set-del",

@@ -15,29 +15,11 @@
 static const struct redis_sm_design sne = {.kind = REDIS_SM_SETNX_EXPIRE,
                                            .name = "redis-setnx-expire"};
 
-static int sne_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
-{
-    return redis_block_open(out, env, &sne, err);
-}
-
-static int sne_group_open(struct lock_client **out, const struct lock_env *env,
-                          struct evloop *loop, lock_opened_fn opened, void *arg,
-                          struct lab_err *err)
-{
-    return redis_group_open(out, env, loop, &sne, opened, arg, err);
-}
+REDIS_SM_HOOKS(sne, sne);
 
 static const struct lock_failpoint sne_failpoints[] = {
     {"after-setnx", "between the SETNX that won and the EXPIRE"},
     {NULL, NULL},
-};
-
-static const struct lock_async_ops sne_async = {
-    .client_faults = true, /* the group driver shares nothing between clients */
-    .open = sne_group_open,
-    .acquire = redis_group_acquire,
-    .release = redis_group_release,
-    .close = redis_group_close,
 };
 
 const struct lock_ops lock_redis_setnx_expire = {

@@ -46,25 +46,7 @@ static void rwait_setup(struct redis_sm *m)
 static const struct redis_sm_design rwait = {.kind = REDIS_SM_WAIT, .name = "redis-wait",
                                              .setup = rwait_setup};
 
-static int rwait_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
-{
-    return redis_block_open(out, env, &rwait, err);
-}
-
-static int rwait_group_open(struct lock_client **out, const struct lock_env *env,
-                            struct evloop *loop, lock_opened_fn opened, void *arg,
-                            struct lab_err *err)
-{
-    return redis_group_open(out, env, loop, &rwait, opened, arg, err);
-}
-
-static const struct lock_async_ops rwait_async = {
-    .client_faults = true, /* the group driver shares nothing between clients */
-    .open = rwait_group_open,
-    .acquire = redis_group_acquire,
-    .release = redis_group_release,
-    .close = redis_group_close,
-};
+REDIS_SM_HOOKS(rwait, rwait);
 
 const struct lock_ops lock_redis_wait = {
     .name = "redis-wait",

@@ -16,25 +16,7 @@
 
 static const struct redis_sm_design rwd = {.kind = REDIS_SM_WATCHDOG, .name = "redis-watchdog"};
 
-static int rwd_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
-{
-    return redis_block_open(out, env, &rwd, err);
-}
-
-static int rwd_group_open(struct lock_client **out, const struct lock_env *env,
-                          struct evloop *loop, lock_opened_fn opened, void *arg,
-                          struct lab_err *err)
-{
-    return redis_group_open(out, env, loop, &rwd, opened, arg, err);
-}
-
-static const struct lock_async_ops rwd_async = {
-    .client_faults = true, /* the group driver shares nothing between clients */
-    .open = rwd_group_open,
-    .acquire = redis_group_acquire,
-    .release = redis_group_release,
-    .close = redis_group_close,
-};
+REDIS_SM_HOOKS(rwd, rwd);
 
 const struct lock_ops lock_redis_watchdog = {
     .name = "redis-watchdog",
