@@ -8,6 +8,10 @@
 #  - redis-lua, 2,000 clients in 4 processes on one hot key: safe, the
 #    shared counter exact and every release its own (the oracle and the
 #    counter would both see two holders);
+#  - redis-watchdog and redis-reentrant, 8 clients in 2 groups, holding
+#    350 ms on a 200 ms TTL: safe, the counter exact, every hold renewed
+#    by its client's timer on the loop; redis-get-del in the same groups:
+#    safe and exact (the designs once one process per client only);
 #  - zk-sequential and zk-ephemeral (a ZooKeeper session per logical
 #    client, the lab's own wire session on the group's loop), 64 clients
 #    in 2 processes on one hot key: safe, the counter exact; zk-sequential's
@@ -74,7 +78,7 @@ mkdir -p "$D"
 cat > "$D/blocking.yaml" <<'YAML'
 name: groups-blocking
 impls: [redis-lua,
-        mysql-optimistic, redis-get-del]
+        mysql-optimistic, zk-semaphore]
 clients: 8
 run: {clients_per_process: 4}
 workload: {kind: stock}
@@ -82,7 +86,7 @@ YAML
 "$LOCKLAB" run "$D/blocking.yaml" --out "$WORK/results" --quiet > "$WORK/out.txt" 2>&1
 expect_eq "blocking designs in groups: exit code" "$?" 2
 check "the error is at the first one's impls item and names them all" \
-    grep -q "blocking.yaml:3:9: mysql-optimistic, redis-get-del cannot run in client groups" "$WORK/out.txt"
+    grep -q "blocking.yaml:3:9: mysql-optimistic, zk-semaphore cannot run in client groups" "$WORK/out.txt"
 cat > "$D/zkabort.yaml" <<'YAML'
 name: groups-zk-abort
 impls: [zk-sequential]
@@ -111,6 +115,24 @@ impls: [redis-lua]
 clients: 2000
 run: {ops_per_client: 3, max_duration: 30s, clients_per_process: 500}
 lock: {key: gsafe, ttl: 10s, wait: 20s, retry_interval: 5ms, retry: backoff}
+workload: {kind: counter}
+expect: {"*": safe}
+YAML
+cat > "$D/renew.yaml" <<'YAML'
+name: groups-renew
+impls: [redis-watchdog, redis-reentrant]
+clients: 8
+run: {ops_per_client: 1, max_duration: 30s, clients_per_process: 4}
+lock: {key: grenew, ttl: 200ms, wait: 20s, retry_interval: 5ms}
+workload: {kind: counter, business: 350ms}
+expect: {"*": safe}
+YAML
+cat > "$D/getdel.yaml" <<'YAML'
+name: groups-get-del
+impls: [redis-get-del]
+clients: 8
+run: {ops_per_client: 3, max_duration: 30s, clients_per_process: 4}
+lock: {key: ggetdel, ttl: 10s, wait: 20s, retry_interval: 5ms}
 workload: {kind: counter}
 expect: {"*": safe}
 YAML
@@ -221,7 +243,7 @@ faults:
   - {at: 200ms, action: pause, target: holder, duration: 4s}
 expect: {"*": blocked}
 YAML
-"$LOCKLAB" run "$D/safe.yaml" "$D/rsn.yaml" "$D/broken.yaml" "$D/zk.yaml" "$D/zkone.yaml" "$D/etcd.yaml" \
+"$LOCKLAB" run "$D/safe.yaml" "$D/rsn.yaml" "$D/renew.yaml" "$D/getdel.yaml" "$D/broken.yaml" "$D/zk.yaml" "$D/zkone.yaml" "$D/etcd.yaml" \
     "$D/etcdpc.yaml" "$D/etcdsess.yaml" "$D/etcdstop.yaml" "$D/etcdbroken.yaml" "$D/pg.yaml" "$D/pgstop.yaml" --out "$WORK/results" \
     --quiet --no-plot > "$WORK/run.txt" 2>&1
 expect_eq "both runs met their expectations" "$?" 0
@@ -237,6 +259,12 @@ expect_eq "redisson: every client ran" "$(jget "$S" $r.clients)" 64
 in_range "redisson: pub/sub messages per release (one subscription per group: at most 4)" \
     "$(jget "$S" $r.wakeups_per_release)" 0.01 4
 expect_gt "redisson: woken handoffs split in groups" "$(jget "$S" $r.handoff_split.handoffs)" 0
+for impl in redis-watchdog redis-reentrant; do
+    r=results.impl=$impl
+    expect_exact "$impl, 8 clients in 2 groups, business > TTL" $r 8
+    expect_gt "$impl: its holds renewed on the loop" "$(jget "$S" $r.lock_stats.renewals)" 0
+done
+expect_exact "redis-get-del, 8 clients in 2 groups" results.impl=redis-get-del 24
 r=results.impl=redis-set-del
 expect_violation "redis-set-del in groups, TTL < business" $r
 expect_eq "the pause landed" "$(jget "$S" $r.faults.0.outcome)" done
