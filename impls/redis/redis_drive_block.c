@@ -9,7 +9,7 @@
  * action. The loop ends when the machine says DONE. A design that renews
  * its lock gets the watchdog thread (watchdog.h), armed and disarmed as
  * the machine says; its renewals are a second machine's, on a connection
- * of the thread's own (c->wd_rc), made at the first renewal.
+ * of the thread's own (c->wd_rc), opened with the client.
  */
 #include "redis_drive.h"
 
@@ -158,7 +158,13 @@ int redis_block_open(struct lock_client **out, const struct lock_env *env,
             redis_sm_init_renewal(c->renewal, m);
         else
             lab_err_set(err, ENOMEM, "out of memory");
-        if (!c->renewal || !(c->wd = watchdog_start(env->ttl_ns, renew, c, env->stats, err))) {
+        if (c->renewal) { /* the watchdog's connection from the start, as one opened */
+            run(c, &c->wd_rc, c->renewal, redis_sm_open(c->renewal, lab_now_ns()));
+            if (c->renewal->open_rc != 0)
+                *err = c->renewal->err;
+        }
+        if (!c->renewal || c->renewal->open_rc != 0 ||
+            !(c->wd = watchdog_start(env->ttl_ns, renew, c, env->stats, err))) {
             redis_block_close(c);
             return -1;
         }

@@ -51,6 +51,7 @@ void redis_sm_init_renewal(struct redis_sm *w, const struct redis_sm *m)
     *w = *m;
     w->op = RSM_OP_NONE;
     w->step = RSM_IDLE;
+    w->script[RSM_SC_RELEASE].src = w->script[RSM_SC_ACQUIRE].src = NULL; /* its open: renew */
     w->broken = true; /* a connection of its own */
 }
 

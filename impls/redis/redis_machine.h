@@ -191,7 +191,8 @@ void redis_sm_init(struct redis_sm *m, const struct redis_sm_design *d,
                    const struct lock_env *env, const char *token);
 
 /* A second machine w for m's renewals (m opened: its scripts loaded),
- * on a connection of its own: w starts broken. */
+ * on a connection of its own: w starts broken, and its open (optional)
+ * connects and loads the renew script alone. */
 void redis_sm_init_renewal(struct redis_sm *w, const struct redis_sm *m);
 
 /* Does m's design renew a held lock (a watchdog to start)? */
