@@ -200,8 +200,8 @@ static void request(struct lock_client *c)
         case ZK_REQ_DELETE:
             rc = zkw_delete(g->w, m->path, on_result, l);
             break;
-        case ZK_REQ_UNWATCH_CHILDREN: /* not spoken by the wire client (no such design here) */
-            rc = ZK_BADARGUMENTS;
+        case ZK_REQ_UNWATCH_CHILDREN:
+            rc = zkw_remove_watches(g->w, m->path, ZKW_WATCH_CHILDREN, on_result, l);
             break;
         }
     if (rc != 0) { /* never sent: no reply will come */

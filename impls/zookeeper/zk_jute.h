@@ -28,6 +28,7 @@
 #define JUTE_OP_CHILDREN 8
 #define JUTE_OP_PING 11
 #define JUTE_OP_CREATE2 15
+#define JUTE_OP_REMOVE_WATCHES 18
 #define JUTE_OP_CLOSE (-11)
 #define JUTE_XID_WATCH (-1) /* a watch notification */
 #define JUTE_XID_PING (-2)

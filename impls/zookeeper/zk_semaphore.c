@@ -56,9 +56,23 @@ static int sem_open(struct lock_client **out, const struct lock_env *env, struct
     return zk_block_open(out, env, &design, err);
 }
 
-/* One process per client only: taking back the children watch
- * (check-watches, as Curator's removeWatchers) is not in the group's wire
- * client. */
+static int sem_group_open(struct lock_client **out, const struct lock_env *env,
+                          struct evloop *loop, lock_opened_fn opened, void *arg,
+                          struct lab_err *err)
+{
+    return zk_group_open(out, env, loop, &design, opened, arg, err);
+}
+
+/* A session, a socket, timers and a mailbox per client, as zk-sequential's. */
+static const struct lock_async_ops sem_async = {
+    .client_faults = true,
+    .open = sem_group_open,
+    .acquire = zk_group_acquire,
+    .release = zk_group_release,
+    .close = zk_group_close,
+    .crash = zk_group_crash,
+};
+
 const struct lock_ops lock_zk_semaphore = {
     .name = "zk-semaphore",
     .backend = "zookeeper",
@@ -67,8 +81,10 @@ const struct lock_ops lock_zk_semaphore = {
     .caps = LOCK_CAP_NOTIFIES | LOCK_CAP_FENCING,
     .options = zk_option_rows,
     .options_size = sizeof(struct zk_options),
+    .finish_options = zk_finish_options,
     .open = sem_open,
     .acquire = zk_block_acquire,
     .release = zk_block_release, /* delete the lease */
     .close = zk_block_close,
+    .async = &sem_async,
 };

@@ -621,6 +621,17 @@ int zkw_delete(struct zkw *w, const char *path, zkw_done_fn done, void *arg)
     return req_end(w, at, JUTE_OP_DELETE, done, arg);
 }
 
+int zkw_remove_watches(struct zkw *w, const char *path, int type, zkw_done_fn done, void *arg)
+{
+    size_t at;
+    int rc = req_begin(w, JUTE_OP_REMOVE_WATCHES, path, &at);
+    if (rc != ZOK)
+        return rc;
+    jute_put_str(w->out, &w->out_len, path);
+    jute_put32(w->out, &w->out_len, type);
+    return req_end(w, at, JUTE_OP_REMOVE_WATCHES, done, arg);
+}
+
 /* A request whose body is a path and a watch flag. */
 static int path_watch(struct zkw *w, int32_t op, const char *path, bool watch, zkw_done_fn done,
                       void *arg)

@@ -38,6 +38,7 @@
 #define ZKW_SESSION_EVENT (-1)
 #define ZKW_EPHEMERAL 1
 #define ZKW_SEQUENTIAL 2
+#define ZKW_WATCH_CHILDREN 1 /* a watch type: children (ZWATCHTYPE_CHILD) */
 
 struct zkw;
 
@@ -81,5 +82,9 @@ int zkw_delete(struct zkw *w, const char *path, zkw_done_fn done, void *arg);
 int zkw_children(struct zkw *w, const char *path, bool watch, zkw_done_fn done, void *arg);
 int zkw_exists(struct zkw *w, const char *path, bool watch, zkw_done_fn done, void *arg);
 int zkw_get(struct zkw *w, const char *path, bool watch, zkw_done_fn done, void *arg);
+/* Take back this session's watches of type (ZKW_WATCH_CHILDREN) on path,
+ * as the C client's zoo_remove_watches (removeWatches): ZNOWATCHER when
+ * the server has none left (it fired). */
+int zkw_remove_watches(struct zkw *w, const char *path, int type, zkw_done_fn done, void *arg);
 
 #endif
