@@ -106,12 +106,6 @@ int mysql_conn_take_ints(MYSQL_RES *r, int64_t *out, int n, bool *null0)
     return got;
 }
 
-int mysql_conn_ints(MYSQL *m, const char *sql, int64_t *out, int n, struct lab_err *err)
-{
-    MYSQL_RES *r = query_result(m, sql, err);
-    return r ? mysql_conn_take_ints(r, out, n, NULL) : -1;
-}
-
 int mysql_conn_int(MYSQL *m, const char *sql, int64_t *out, bool *is_null, struct lab_err *err)
 {
     MYSQL_RES *r = query_result(m, sql, err);

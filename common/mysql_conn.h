@@ -48,8 +48,9 @@ struct st_mysql *mysql_conn_open(const char *what, const char *host, int port, c
                                  int timeout_ms, struct lab_err *err);
 
 /* The first half of mysql_conn_open, for a caller that connects by itself
- * (the client groups' non-blocking connections, impls/mariadb/mysql_async.c): a
- * handle with those timeouts set, not connected. NULL with err filled. */
+ * (the client groups' non-blocking connections, impls/mariadb/
+ * mysql_drive_group.c): a handle with those timeouts set, not connected.
+ * NULL with err filled. */
 struct st_mysql *mysql_conn_new(int timeout_ms, struct lab_err *err);
 
 /* Fill err as mysql_conn_open does when m could not connect to host:port. */
@@ -71,16 +72,10 @@ int64_t mysql_conn_exec(struct st_mysql *m, const char *sql, struct lab_err *err
 int mysql_conn_int(struct st_mysql *m, const char *sql, int64_t *out, bool *is_null,
                    struct lab_err *err);
 
-/* Run sql and read the first row's first n columns as integers into out
- * (NULL reads as 0). 1 when there was a row, 0 when none, -1 with err
- * filled. */
-int mysql_conn_ints(struct st_mysql *m, const char *sql, int64_t *out, int n,
-                    struct lab_err *err);
-
 /* Read the first row's first n columns of result r as integers into out
  * (NULL reads as 0), *null0 (may be NULL) saying whether the first was
  * NULL or there was no row, and free r: 1 when there was a row, 0 when
- * none. What mysql_conn_ints does with its result. */
+ * none. */
 int mysql_conn_take_ints(struct st_mysql_res *r, int64_t *out, int n, bool *null0);
 
 /* in, escaped for a '...' string literal on connection m, into out (n

@@ -15,75 +15,30 @@
  * client's BEGIN commits that transaction first (MariaDB's implicit
  * commit), so the row is free for a moment: a waiter gets it while the
  * first client still thinks it holds it.
+ *
+ * The protocol is mysql_machine.c's (MYSQL_SM_FOR_UPDATE), in either mode.
  */
-#include <errno.h>
-#include <stdio.h>
+#include "mysql_drive.h"
 
-#include "mysql_async.h"
-#include "mysql_common.h"
-
-void mysql_for_update_sql(char *sql, size_t n, const char *q)
+static int fu_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    snprintf(sql, n,
-             "SELECT holder FROM " MYSQL_CONN_ROWS " WHERE name = '%s' FOR UPDATE WAIT 1", q);
+    return mysql_block_open(out, env, MYSQL_SM_FOR_UPDATE, err);
 }
 
-bool mysql_for_update_lost(struct lock_client *c, struct lab_err *err)
+static int fu_group_open(struct lock_client **out, const struct lock_env *env,
+                         struct evloop *loop, lock_opened_fn opened, void *arg,
+                         struct lab_err *err)
 {
-    if (c->in_txn && c->m)
-        return false;
-    /* the connection broke since the grant: the server rolled the
-     * transaction back and the row was free from then on */
-    lab_err_set(err, ECONNRESET, "the transaction holding the row was lost");
-    c->in_txn = false;
-    return true;
+    return mysql_group_open(out, env, loop, MYSQL_SM_FOR_UPDATE, opened, arg, err);
 }
 
-static enum lock_status fu_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
-                                   struct lab_err *err)
-{
-    const char *q = mysql_lock_key(c, key, err);
-    if (!q)
-        return LOCK_ERROR;
-    int64_t deadline = lab_now_ns() + wait_ns;
-    if (mysql_lock_exec(c, MYSQL_FOR_UPDATE_BEGIN, err) < 0)
-        return LOCK_ERROR;
-    c->in_txn = true;
-    char sql[640];
-    mysql_for_update_sql(sql, sizeof sql, q);
-    for (;;) {
-        int64_t holder;
-        int r = mysql_lock_ints(c, sql, &holder, 1, err);
-        if (r == 1)
-            return LOCK_GRANTED;
-        if (r == 0)
-            lab_err_set(err, ENOENT, "no row '%s' in %s to lock", key, MYSQL_CONN_ROWS);
-        if (r == 0 || err->code != MYSQL_CONN_LOCK_WAIT)
-            break;
-        if (*c->env->stop || lab_now_ns() >= deadline) {
-            struct lab_err e = {0};
-            mysql_lock_exec(c, "ROLLBACK", &e);
-            c->in_txn = false;
-            return LOCK_TIMEOUT;
-        }
-    }
-    if (c->m) {
-        struct lab_err e = {0};
-        mysql_lock_exec(c, "ROLLBACK", &e);
-    }
-    c->in_txn = false;
-    return LOCK_ERROR;
-}
-
-static enum release_status fu_release(struct lock_client *c, const char *key,
-                                      struct lab_err *err)
-{
-    (void)key;
-    if (mysql_for_update_lost(c, err))
-        return RELEASE_NOT_OWNER;
-    c->in_txn = false;
-    return mysql_lock_exec(c, "COMMIT", err) < 0 ? RELEASE_ERROR : RELEASE_OK;
-}
+static const struct lock_async_ops fu_async = {
+    .client_faults = true, /* the group driver shares nothing a fault could stall */
+    .open = fu_group_open,
+    .acquire = mysql_group_acquire,
+    .release = mysql_group_release,
+    .close = mysql_group_close,
+};
 
 const struct lock_ops lock_mysql_for_update = {
     .name = "mysql-for-update",
@@ -92,9 +47,9 @@ const struct lock_ops lock_mysql_for_update = {
                "a paused holder blocks everyone",
     .caps = 0,
     .no_fencing = "a row lock carries no ordered token",
-    .open = mysql_lock_open,
-    .acquire = fu_acquire,
-    .release = fu_release,
-    .close = mysql_lock_close,
-    .async = &mysql_async_for_update,
+    .open = fu_open,
+    .acquire = mysql_block_acquire,
+    .release = mysql_block_release,
+    .close = mysql_block_close,
+    .async = &fu_async,
 };

@@ -13,83 +13,30 @@
  * the lock is reentrant, and each RELEASE_LOCK gives back one hold. The
  * wait is asked for in slices of at most a second, so that a client
  * notices the end of a run. Names are prefixed with "locklab/".
+ *
+ * The protocol is mysql_machine.c's (MYSQL_SM_GET_LOCK), in either mode.
  */
-#include <errno.h>
-#include <stdio.h>
+#include "mysql_drive.h"
 
-#include "mysql_async.h"
-#include "mysql_common.h"
-
-#define SLICE_NS 1000000000LL
-
-void mysql_get_lock_sql(char *sql, size_t n, const char *q, int64_t deadline)
+static int gl_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    int64_t left = deadline - lab_now_ns();
-    if (left < 0)
-        left = 0;
-    if (left > SLICE_NS)
-        left = SLICE_NS;
-    snprintf(sql, n, "SELECT GET_LOCK('locklab/%s', %.3f)", q, (double)left / 1e9);
+    return mysql_block_open(out, env, MYSQL_SM_GET_LOCK, err);
 }
 
-void mysql_release_lock_sql(char *sql, size_t n, const char *q)
+static int gl_group_open(struct lock_client **out, const struct lock_env *env,
+                         struct evloop *loop, lock_opened_fn opened, void *arg,
+                         struct lab_err *err)
 {
-    snprintf(sql, n, "SELECT RELEASE_LOCK('locklab/%s')", q);
+    return mysql_group_open(out, env, loop, MYSQL_SM_GET_LOCK, opened, arg, err);
 }
 
-int mysql_get_lock_answer(const struct lock_client *c, const char *key, int64_t got,
-                          bool is_null, int64_t deadline, struct lab_err *err)
-{
-    if (is_null) {
-        lab_err_set(err, EIO, "GET_LOCK('locklab/%s') answered NULL", key);
-        return LOCK_ERROR;
-    }
-    if (got == 1)
-        return LOCK_GRANTED;
-    if (*c->env->stop || lab_now_ns() >= deadline)
-        return LOCK_TIMEOUT;
-    return -1;
-}
-
-enum release_status mysql_release_lock_answer(int64_t got, bool is_null)
-{
-    return !is_null && got == 1 ? RELEASE_OK : RELEASE_NOT_OWNER;
-}
-
-static enum lock_status gl_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
-                                   struct lab_err *err)
-{
-    const char *q = mysql_lock_key(c, key, err);
-    if (!q)
-        return LOCK_ERROR;
-    int64_t deadline = lab_now_ns() + wait_ns;
-    char sql[640];
-    for (;;) {
-        mysql_get_lock_sql(sql, sizeof sql, q, deadline);
-        int64_t got;
-        bool null;
-        if (mysql_lock_int(c, sql, &got, &null, err) != 0)
-            return LOCK_ERROR;
-        int st = mysql_get_lock_answer(c, key, got, null, deadline, err);
-        if (st >= 0)
-            return (enum lock_status)st;
-    }
-}
-
-static enum release_status gl_release(struct lock_client *c, const char *key,
-                                      struct lab_err *err)
-{
-    const char *q = mysql_lock_key(c, key, err);
-    if (!q)
-        return RELEASE_ERROR;
-    char sql[640];
-    mysql_release_lock_sql(sql, sizeof sql, q);
-    int64_t r;
-    bool null;
-    if (mysql_lock_int(c, sql, &r, &null, err) != 0)
-        return RELEASE_ERROR;
-    return mysql_release_lock_answer(r, null);
-}
+static const struct lock_async_ops gl_async = {
+    .client_faults = true, /* the group driver shares nothing a fault could stall */
+    .open = gl_group_open,
+    .acquire = mysql_group_acquire,
+    .release = mysql_group_release,
+    .close = mysql_group_close,
+};
 
 const struct lock_ops lock_mysql_get_lock = {
     .name = "mysql-get-lock",
@@ -98,9 +45,9 @@ const struct lock_ops lock_mysql_get_lock = {
                "client dies, kept while it is paused",
     .caps = LOCK_CAP_REENTRANT | LOCK_CAP_NOTIFIES,
     .no_fencing = "a user lock carries no ordered token",
-    .open = mysql_lock_open,
-    .acquire = gl_acquire,
-    .release = gl_release,
-    .close = mysql_lock_close,
-    .async = &mysql_async_get_lock,
+    .open = gl_open,
+    .acquire = mysql_block_acquire,
+    .release = mysql_block_release,
+    .close = mysql_block_close,
+    .async = &gl_async,
 };

@@ -15,68 +15,48 @@
  * and reads it through stock_reset and stock_left, and judges the design by
  * the damage alone, since several buyers are inside at once by design. A
  * read that finds nothing left writes nothing.
+ *
+ * The protocol is mysql_machine.c's (MYSQL_SM_OPTIMISTIC). It runs one
+ * process per client only: the machine and the group driver would serve
+ * it, but the group's workload has no optimistic unit (the business on
+ * the stock the read found) yet.
  */
 #include <errno.h>
 #include <stdio.h>
 
-#include "mysql_common.h"
+#include "mysql_drive.h"
 
-static enum lock_status opt_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
-                                    struct lab_err *err)
+static int opt_open(struct lock_client **out, const struct lock_env *env, struct lab_err *err)
 {
-    (void)wait_ns;
-    const char *q = mysql_lock_key(c, key, err);
-    if (!q)
-        return LOCK_ERROR;
-    char sql[640];
-    snprintf(sql, sizeof sql,
-             "SELECT stock, version FROM " MYSQL_CONN_STOCK " WHERE name = '%s'", q);
-    int64_t row[2];
-    int r = mysql_lock_ints(c, sql, row, 2, err);
-    if (r < 0)
-        return LOCK_ERROR;
-    if (r == 0) {
-        lab_err_set(err, ENOENT, "no stock row '%s' in %s", key, MYSQL_CONN_STOCK);
-        return LOCK_ERROR;
+    return mysql_block_open(out, env, MYSQL_SM_OPTIMISTIC, err);
+}
+
+/* The parent's one-shot connection: the stock under key, read (*left) or
+ * set (left NULL: to stock). */
+static int opt_stock(const struct lock_servers *sv, const char *key, int64_t stock,
+                     int64_t *left, struct lab_err *err)
+{
+    if (sv->n < 1) {
+        lab_err_set(err, EINVAL, "no MariaDB server to talk to");
+        return -1;
     }
-    c->stock = row[0];
-    c->version = row[1];
-    c->env->stats->read_stock = row[0];
-    return LOCK_GRANTED;
-}
-
-static enum release_status opt_release(struct lock_client *c, const char *key,
-                                       struct lab_err *err)
-{
-    if (c->stock <= 0)
-        return RELEASE_OK; /* sold out at the read: nothing to write */
-    const char *q = mysql_lock_key(c, key, err);
-    if (!q)
-        return RELEASE_ERROR;
-    char sql[700];
-    snprintf(sql, sizeof sql,
-             "UPDATE " MYSQL_CONN_STOCK " SET stock = stock - 1, version = version + 1 "
-             "WHERE name = '%s' AND version = %lld",
-             q, (long long)c->version);
-    int64_t n = mysql_lock_exec(c, sql, err);
-    if (n < 0)
-        return RELEASE_ERROR;
-    if (n == 0)
-        c->env->stats->polls++; /* a conflict: the unit is retried */
-    return n == 1 ? RELEASE_OK : RELEASE_NOT_OWNER;
-}
-
-static int opt_stock_reset(const struct lock_servers *sv, const char *key, int64_t stock,
-                           struct lab_err *err)
-{
-    struct st_mysql *m = mysql_lock_admin(sv, err);
+    struct st_mysql *m = mysql_conn_open("the MariaDB lock store", sv->node[0].host,
+                                         sv->node[0].port, MYSQL_CONN_DB, MYSQL_LOCK_TIMEOUT_MS, err);
     if (!m)
         return -1;
     char q[400], sql[700];
+    bool none = false;
     int rc = -1;
-    if (mysql_conn_quote(m, key, q, sizeof q) != 0)
+    if (mysql_conn_quote(m, key, q, sizeof q) != 0) {
         lab_err_set(err, ENAMETOOLONG, "lock key too long");
-    else {
+    } else if (left) {
+        snprintf(sql, sizeof sql, "SELECT stock FROM " MYSQL_CONN_STOCK " WHERE name = '%s'", q);
+        rc = mysql_conn_int(m, sql, left, &none, err);
+        if (rc == 0 && none) {
+            lab_err_set(err, ENOENT, "no stock row '%s' after the run", key);
+            rc = -1;
+        }
+    } else {
         snprintf(sql, sizeof sql,
                  "REPLACE INTO " MYSQL_CONN_STOCK " (name, stock, version) VALUES ('%s', %lld, 0)",
                  q, (long long)stock);
@@ -86,25 +66,16 @@ static int opt_stock_reset(const struct lock_servers *sv, const char *key, int64
     return rc;
 }
 
+static int opt_stock_reset(const struct lock_servers *sv, const char *key, int64_t stock,
+                           struct lab_err *err)
+{
+    return opt_stock(sv, key, stock, NULL, err);
+}
+
 static int opt_stock_left(const struct lock_servers *sv, const char *key, int64_t *left,
                           struct lab_err *err)
 {
-    struct st_mysql *m = mysql_lock_admin(sv, err);
-    if (!m)
-        return -1;
-    char q[400], sql[640];
-    int rc = -1;
-    if (mysql_conn_quote(m, key, q, sizeof q) != 0)
-        lab_err_set(err, ENAMETOOLONG, "lock key too long");
-    else {
-        snprintf(sql, sizeof sql, "SELECT stock FROM " MYSQL_CONN_STOCK " WHERE name = '%s'", q);
-        int r = mysql_conn_ints(m, sql, left, 1, err);
-        if (r == 0)
-            lab_err_set(err, ENOENT, "no stock row '%s' after the run", key);
-        rc = r == 1 ? 0 : -1;
-    }
-    mysql_conn_close(m);
-    return rc;
+    return opt_stock(sv, key, 0, left, err);
 }
 
 const struct lock_ops lock_mysql_optimistic = {
@@ -114,10 +85,10 @@ const struct lock_ops lock_mysql_optimistic = {
                "0 rows (stock workload only; judged by the damage)",
     .caps = LOCK_CAP_OPTIMISTIC,
     .no_fencing = "the version check is its own fence",
-    .open = mysql_lock_open,
-    .acquire = opt_acquire,
-    .release = opt_release,
-    .close = mysql_lock_close,
+    .open = opt_open,
+    .acquire = mysql_block_acquire,
+    .release = mysql_block_release,
+    .close = mysql_block_close,
     .stock_reset = opt_stock_reset,
     .stock_left = opt_stock_left,
 };
