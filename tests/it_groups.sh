@@ -12,7 +12,7 @@
 #    350 ms on a 200 ms TTL: safe, the counter exact, every hold renewed
 #    by its client's timer on the loop; redis-get-del in the same groups:
 #    safe and exact (the designs once one process per client only);
-#  - zk-sequential and zk-ephemeral (a ZooKeeper session per logical
+#  - zk-sequential, zk-ephemeral and zk-semaphore (a ZooKeeper session per logical
 #    client, the lab's own wire session on the group's loop), 64 clients
 #    in 2 processes on one hot key: safe, the counter exact; zk-sequential's
 #    queue wakes one waiter per release, zk-ephemeral's herd many;
@@ -78,7 +78,7 @@ mkdir -p "$D"
 cat > "$D/blocking.yaml" <<'YAML'
 name: groups-blocking
 impls: [redis-lua,
-        mysql-optimistic, zk-semaphore]
+        none, local-mutex]
 clients: 8
 run: {clients_per_process: 4}
 workload: {kind: stock}
@@ -86,7 +86,7 @@ YAML
 "$LOCKLAB" run "$D/blocking.yaml" --out "$WORK/results" --quiet > "$WORK/out.txt" 2>&1
 expect_eq "blocking designs in groups: exit code" "$?" 2
 check "the error is at the first one's impls item and names them all" \
-    grep -q "blocking.yaml:3:9: mysql-optimistic, zk-semaphore cannot run in client groups" "$WORK/out.txt"
+    grep -q "blocking.yaml:3:9: none, local-mutex cannot run in client groups" "$WORK/out.txt"
 cat > "$D/zkabort.yaml" <<'YAML'
 name: groups-zk-abort
 impls: [zk-sequential]
@@ -158,7 +158,7 @@ expect: {"*": safe}
 YAML
 cat > "$D/zk.yaml" <<'YAML'
 name: groups-zk
-impls: [zk-sequential, zk-ephemeral]
+impls: [zk-sequential, zk-ephemeral, zk-semaphore]
 clients: 64
 run: {ops_per_client: 5, max_duration: 30s, clients_per_process: 32}
 lock: {key: gzk, wait: 20s}
@@ -278,6 +278,8 @@ in_range "zk-sequential: watch events per release (the queue wakes one)" \
     "$(jget "$S" $r.wakeups_per_release)" 0.9 1.01
 r=results.impl=zk-ephemeral
 expect_exact "zk-ephemeral, 64 clients in 2 processes" $r 320
+expect_exact "zk-semaphore, 64 clients in 2 processes (its watch taken back on the wire)" \
+    results.impl=zk-semaphore 320
 expect_gt "zk-ephemeral: watch events per release (every waiter wakes)" \
     "$(jget "$S" $r.wakeups_per_release)" 3
 r=results.scenario=groups-etcd,impl=etcd-lease
@@ -452,7 +454,16 @@ lock: {key: gmystop, wait: 30s}
 workload: {kind: counter, business: 30ms}
 expect: {"*": safe}
 YAML
-"$LOCKLAB" run "$D/my.yaml" "$D/mykeys.yaml" "$D/mylease.yaml" "$D/mystop.yaml" --out "$WORK/results" \
+cat > "$D/myopt.yaml" <<'YAML'
+name: groups-mysql-optimistic
+impls: [mysql-optimistic]
+clients: 16
+run: {max_duration: 1500ms, clients_per_process: 16}
+lock: {key: gmyopt, wait: 5s}
+workload: {kind: stock, stock: 60, business: 5ms}
+expect: {"*": safe}
+YAML
+"$LOCKLAB" run "$D/my.yaml" "$D/mykeys.yaml" "$D/mylease.yaml" "$D/mystop.yaml" "$D/myopt.yaml" --out "$WORK/results" \
     --quiet --no-plot > "$WORK/my.txt" 2>&1
 expect_eq "the MariaDB groups met their expectations" "$?" 0
 S=$WORK/results/latest/summary.json
@@ -475,5 +486,10 @@ expect_safe "mysql-get-lock group stopping with waiters" $r
 expect_gt "mysql-get-lock group stopping: grants before the stop" "$(jget "$S" $r.ops.acquired)" 0
 expect_eq "mysql-get-lock group stopping: no error" "$(jget "$S" $r.ops.errors)" 0
 expect_eq "mysql-get-lock group stopping: not killed" "$(jget "$S" $r.clients_status.killed)" 0
+r=results.scenario=groups-mysql-optimistic,impl=mysql-optimistic
+expect_eq "mysql-optimistic, 16 clients in a group on 60 units (inside together by design)" \
+    "$(jget "$S" $r.verdict)" safe
+expect_eq "mysql-optimistic in a group: every unit sold, none twice" "$(jget "$S" $r.safety.oversold)" 0
+expect_gt "mysql-optimistic in a group: its conflicts retried" "$(jget "$S" $r.lock_stats.polls)" 0
 expect_no_orphans "after the group runs"
 finish

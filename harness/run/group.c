@@ -258,7 +258,10 @@ static void on_acquired(void *arg, enum lock_status st, const struct lab_err *er
     }
     client_cs_enter(&c->cs, c->t_wait, t_enter);
     failpoint_at(c, g->fp_grant);
-    workload_async_step(c->wl, sl->stats.fence_token, on_worked, c);
+    if (c->cs.optimistic) /* (lock.h: the unit is sold by the release) */
+        workload_async_business(c->wl, sl->stats.read_stock, on_worked, c);
+    else
+        workload_async_step(c->wl, sl->stats.fence_token, on_worked, c);
 }
 
 static void next_op(struct gclient *c)

@@ -23,7 +23,8 @@ enum wstep {
     W_READ,        /* GET stock, or the fenced read */
     W_BUSINESS,    /* the business timer is running */
     W_WRITE,       /* SET stock, or the fenced write */
-    W_SOLD         /* INCR sold */
+    W_SOLD,        /* INCR sold */
+    W_OPTIMISTIC   /* an optimistic design's business (workload_async_business) */
 };
 
 struct workload_async {
@@ -126,6 +127,10 @@ static void on_timer(struct ev_timer *t)
         w->opened(w->arg, 0, &w->err);
         return;
     }
+    if (w->step == W_OPTIMISTIC) { /* its business is over (or there was no stock) */
+        finish(w, w->stock > 0 ? WORKLOAD_DONE : WORKLOAD_SOLD_OUT);
+        return;
+    }
     if (w->s->workload != WORKLOAD_STOCK) { /* the business time is over */
         *w->counter = w->value + 1;
         finish(w, WORKLOAD_DONE);
@@ -202,6 +207,7 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
         finish(w, WORKLOAD_DONE);
         return;
     case W_BUSINESS:
+    case W_OPTIMISTIC:
         return;
     }
 }
@@ -227,6 +233,16 @@ void workload_async_step(struct workload_async *w, int64_t token, workload_done_
     } else {
         send_fenced(w, false);
     }
+}
+
+void workload_async_business(struct workload_async *w, int64_t stock, workload_done_fn done,
+                             void *arg)
+{
+    w->done = done;
+    w->arg = arg;
+    w->stock = stock;
+    w->step = W_OPTIMISTIC;
+    evloop_timer_at(w->L, &w->timer, stock > 0 ? lab_now_ns() + w->s->business_ns : 0);
 }
 
 int workload_async_open(struct workload_async **out, const struct scenario *s, bool fenced,

@@ -29,6 +29,12 @@ int workload_async_open(struct workload_async **out, const struct scenario *s, b
 void workload_async_step(struct workload_async *w, int64_t token, workload_done_fn done,
                          void *arg);
 
+/* An optimistic design's unit (LOCK_CAP_OPTIMISTIC, as workload_business):
+ * the business time on the stock its acquire read, then done(arg, DONE),
+ * or SOLD_OUT at once (from the loop) when there was none. */
+void workload_async_business(struct workload_async *w, int64_t stock, workload_done_fn done,
+                             void *arg);
+
 void workload_async_close(struct workload_async *w);
 
 #endif

@@ -17,9 +17,8 @@
  * read that finds nothing left writes nothing.
  *
  * The protocol is mysql_machine.c's (MYSQL_SM_OPTIMISTIC). It runs one
- * process per client only: the machine and the group driver would serve
- * it, but the group's workload has no optimistic unit (the business on
- * the stock the read found) yet.
+ * process per client and in client groups (the group's workload runs the
+ * business on the stock the read found, as one process's does).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -30,6 +29,21 @@ static int opt_open(struct lock_client **out, const struct lock_env *env, struct
 {
     return mysql_block_open(out, env, MYSQL_SM_OPTIMISTIC, err);
 }
+
+static int opt_group_open(struct lock_client **out, const struct lock_env *env,
+                          struct evloop *loop, lock_opened_fn opened, void *arg,
+                          struct lab_err *err)
+{
+    return mysql_group_open(out, env, loop, MYSQL_SM_OPTIMISTIC, opened, arg, err);
+}
+
+static const struct lock_async_ops opt_async = {
+    .client_faults = true, /* the group driver shares nothing a fault could stall */
+    .open = opt_group_open,
+    .acquire = mysql_group_acquire,
+    .release = mysql_group_release,
+    .close = mysql_group_close,
+};
 
 /* The parent's one-shot connection: the stock under key, read (*left) or
  * set (left NULL: to stock). */
@@ -89,6 +103,7 @@ const struct lock_ops lock_mysql_optimistic = {
     .acquire = mysql_block_acquire,
     .release = mysql_block_release,
     .close = mysql_block_close,
+    .async = &opt_async,
     .stock_reset = opt_stock_reset,
     .stock_left = opt_stock_left,
 };
