@@ -303,7 +303,7 @@ static int ceiling_round(struct ceiling_tool *t, const struct lock_servers *sv,
     /* the run's own rule (run/cpu.c) first; then what only this command
      * knows: the same store served a bare client faster at the same
      * concurrency while the lab's clients spent more CPU than the store */
-    r->bound = res->cpu.client_bound ? (res->cpu.store_idle ? "yes (store idle)" : "yes (saturated)")
+    r->bound = res->cpu.client_bound ? (res->cpu.client_core ? "yes (a client at a core)" : "yes (saturated)")
                : r->ratio < BELOW_CEILING && r->cl_cores > r->sv_cores ? "yes (below ceiling)"
                                                                        : "no";
     free(res);

@@ -52,10 +52,11 @@ struct cpu_use {
     double machine_busy;    /* share of every core busy during the run (0..1),
                                whoever used it */
     bool client_bound;      /* the clients held at least half of the cores of a
-                               saturated machine, or store_idle (run/cpu.c): the
+                               saturated machine, or client_core (run/cpu.c): the
                                figures measure the lab, not the lock service */
-    bool store_idle;        /* the clients used 1.5 times the lock servers' CPU and
-                               a quarter of the cores, the servers below 0.9 core */
+    bool client_core;       /* one client process (with its adapter child) used
+                               most of a core: its one thread was the limit */
+    int64_t max_client_ns;  /* the busiest client process's CPU in the window */
     int client_procs;       /* client processes reaped (a group is one) */
     int64_t clients_rss_kib; /* their peak resident sets summed (wait4's ru_maxrss) */
     int64_t harness_rss_kib; /* the parent's resident set after the clients were reaped */

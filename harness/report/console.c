@@ -139,10 +139,11 @@ void report_print_row(FILE *f, const struct run_result *x)
             x->server_ops_per_acquire, cpu, x->complete ? "" : "  (incomplete)");
     if (x->cpu.client_bound)
         fprintf(f, "%20s   client-bound: the clients used %.2f of %d cores (the lock servers "
-                "%.2f), %.0f %% busy; these figures measure this machine, not the lock "
+                "%.2f), %.0f %% busy%s; these figures measure this machine, not the lock "
                 "service\n", "",
                 cpu_cores(x->cpu.clients_ns, x->elapsed_s), x->cpu.cores,
-                cpu_cores(x->cpu.servers_ns, x->elapsed_s), x->cpu.machine_busy * 100);
+                cpu_cores(x->cpu.servers_ns, x->elapsed_s), x->cpu.machine_busy * 100,
+                x->cpu.client_core ? ", one client process at a whole core" : "");
     if (x->arrival_rate > 0)
         fprintf(f, "%20s   open loop at %.0f/s (%s): %lld of %lld starts late (%.1f %%, over "
                 "%.1f ms behind the schedule); acquire counts from the intended start\n", "",

@@ -139,7 +139,7 @@ static json_t *cpu_json(const struct run_result *r)
                      cpu_cores(u->servers_ns, r->elapsed_s), "harness_s",
                      (double)u->harness_ns / 1e9, "per_server_s", servers, "client_bound",
                      u->client_bound, "client_bound_why",
-                     !u->client_bound ? NULL : u->store_idle ? "store-idle" : "saturated");
+                     !u->client_bound ? NULL : u->client_core ? "client-core" : "saturated");
     if (!o)
         return NULL;
     /* the harness's footprint: its client processes' peak RSS and the

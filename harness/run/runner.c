@@ -193,7 +193,10 @@ static int reap(pid_t *pids, int n, struct region *rg, struct run_result *res, b
             alive++;
             continue;
         }
-        res->cpu.clients_ns += cpu_window_ns(&sl->cpu, &ru);
+        int64_t ns = cpu_window_ns(&sl->cpu, &ru);
+        res->cpu.clients_ns += ns;
+        if (ns > res->cpu.max_client_ns)
+            res->cpu.max_client_ns = ns;
         res->cpu.clients_rss_kib += ru.ru_maxrss; /* KiB on Linux: the process's peak */
         res->cpu.client_procs++;
         int last = sl->group_n > 1 ? i + sl->group_n : i + 1;
