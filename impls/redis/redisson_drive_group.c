@@ -15,8 +15,16 @@
  * SUBSCRIBE joins the channel's entry and asks for its subscription,
  * WAIT takes a permit left by a message or parks on the entry's
  * semaphore until a message, the machine's wake_at, or a pub/sub event;
- * the end of an acquire leaves the entry. Pub/sub events are fed to the
- * machine from the loop (a timer), never from inside the hub.
+ * the end of an acquire leaves the entry. The hub hands its events over
+ * from the loop, as the client's owner (a paused client gets them once
+ * continued); one that finds the machine no longer waiting for it (its
+ * own timer came first) is dropped.
+ *
+ * Everything of a client but the hub is its own, so a fault may hold or
+ * kill one client alone (client_faults). A killed client is closed: its
+ * command connection closes unsaid, it leaves its entry as the group's
+ * JVM's PublishSubscribe would once its thread is gone (the entry's last
+ * member unsubscribes on the shared connection, the JVM living on).
  */
 #include "redisson_drive.h"
 
@@ -34,7 +42,7 @@
 
 #define CMD_TIMEOUT_NS ((int64_t)REDIS_TIMEOUT_MS * 1000000)
 
-enum tkind { T_NONE, T_DELIVER, T_CONNECT, T_WAIT, T_PS };
+enum tkind { T_NONE, T_DELIVER, T_CONNECT, T_WAIT };
 
 /* One logical client's side, in lock_client.ext. */
 struct rsn_gc {
@@ -49,8 +57,6 @@ struct rsn_gc {
     enum tkind tkind;
     struct ev_timer cmd_timer;
     int64_t cmd_deadline;
-    enum rsn_ps_event pev;      /* T_PS: what the pub/sub did */
-    struct lab_err perr;
     lock_opened_fn opened;
     lock_acquired_fn acquired;
     lock_released_fn released;
@@ -85,6 +91,8 @@ static struct rsn_gc *of_member(struct rsn_member *me)
 static void ps_subscribed(struct rsn_member *me)
 {
     struct rsn_gc *a = of_member(me);
+    if (a->m.step != RS_SUBSCRIBING)
+        return;
     evloop_timer_cancel(a->L, &a->timer);
     run(a, rsn_sm_subscribed(&a->m, lab_now_ns()));
 }
@@ -92,17 +100,24 @@ static void ps_subscribed(struct rsn_member *me)
 static void ps_woken(struct rsn_member *me, int64_t exit_ns, int64_t arrive_ns)
 {
     struct rsn_gc *a = of_member(me);
+    if (a->m.step != RS_WAITING)
+        return;
     evloop_timer_cancel(a->L, &a->timer);
     run(a, rsn_sm_message(&a->m, exit_ns, arrive_ns, lab_now_ns()));
 }
 
-/* From inside the hub: only noted, and fed to the machine from the loop. */
 static void ps_down(struct rsn_member *me, enum rsn_ps_event ev, const char *why)
 {
     struct rsn_gc *a = of_member(me);
-    a->pev = ev;
-    lab_err_set(&a->perr, ev == RSN_PS_FAILED ? EHOSTUNREACH : EIO, "redis pub/sub: %s", why);
-    arm(a, T_PS, 0);
+    if (!awaits_ps(a))
+        return;
+    evloop_timer_cancel(a->L, &a->timer);
+    struct lab_err err;
+    lab_err_set(&err, ev == RSN_PS_FAILED ? EHOSTUNREACH : EIO, "redis pub/sub: %s", why);
+    int64_t now = lab_now_ns();
+    run(a, ev == RSN_PS_LOST    ? rsn_sm_ps_lost(&a->m, err.msg, now)
+           : ev == RSN_PS_ERROR ? rsn_sm_ps_error(&a->m, err.msg, now)
+                                : rsn_sm_ps_failed(&a->m, &err, now));
 }
 
 /* ---------------------------------------------------------------- commands */
@@ -241,17 +256,6 @@ static void on_timer(struct ev_timer *t)
         rsn_ps_unpark(&a->ps);
         run(a, rsn_sm_timer(&a->m, lab_now_ns()));
         break;
-    case T_PS: {
-        enum rsn_ps_event ev = a->pev;
-        a->pev = RSN_PS_NONE;
-        if (!awaits_ps(a))
-            break;
-        int64_t now = lab_now_ns();
-        run(a, ev == RSN_PS_LOST    ? rsn_sm_ps_lost(&a->m, a->perr.msg, now)
-               : ev == RSN_PS_ERROR ? rsn_sm_ps_error(&a->m, a->perr.msg, now)
-                                    : rsn_sm_ps_failed(&a->m, &a->perr, now));
-        break;
-    }
     case T_NONE:
         break;
     }
@@ -318,6 +322,7 @@ static int rsn_group_open(struct lock_client **out, const struct lock_env *env,
     a->L = loop;
     a->ps = (struct rsn_member){.hub = hub, .env = env, .m = &a->m, .subscribed = ps_subscribed,
                                 .woken = ps_woken, .down = ps_down};
+    rsn_ps_init(&a->ps); /* the client's owner is current (the group opens it so) */
     evloop_timer_init(&a->timer, on_timer);
     evloop_timer_init(&a->cmd_timer, on_cmd_timeout);
     redis_seek_init(&a->seek, loop, env, "Redis", c, on_down, found);
@@ -357,6 +362,7 @@ static void rsn_group_release(struct lock_client *c, const char *key, lock_relea
 }
 
 const struct lock_async_ops rsn_group_ops = {
+    .client_faults = true, /* all its own but the hub, which hands over as its owner */
     .open = rsn_group_open,
     .acquire = rsn_group_acquire,
     .release = rsn_group_release,

@@ -16,7 +16,9 @@
  * socket's state when it first became writable. Messages are counted as
  * notifications of the member they wake, or of the entry's latest
  * subscriber when they wake nobody; SUBSCRIBE and UNSUBSCRIBE as round
- * trips of the member that sent them.
+ * trips of the member that sent them. The connection and the search are
+ * nobody's on the loop (armed with no owner current, watch()); what is
+ * handed to a member goes through its own timer (hand()).
  */
 #include "redisson_pubsub.h"
 
@@ -63,9 +65,61 @@ struct rsn_hub {
 
 static struct rsn_hub *hubs;
 
+enum { HAND_NONE, HAND_SUBSCRIBED, HAND_WOKEN, HAND_DOWN };
+
 static bool awaits(const struct rsn_member *me)
 {
     return me->m->step == RS_SUBSCRIBING || me->m->step == RS_WAITING;
+}
+
+/* ---------------------------------------------------------------- members */
+
+/* An event to its member, from the loop and as its owner: held, the
+ * member gets it once released. */
+static void hand_over(struct ev_timer *t)
+{
+    struct rsn_member *me = (struct rsn_member *)((char *)t - offsetof(struct rsn_member, later));
+    int what = me->hand;
+    me->hand = HAND_NONE;
+    if (what == HAND_SUBSCRIBED)
+        me->subscribed(me);
+    else if (what == HAND_WOKEN)
+        me->woken(me, me->exit_ns, me->arrive_ns);
+    else if (what == HAND_DOWN)
+        me->down(me, me->ev, me->why);
+}
+
+static void hand(struct rsn_member *me, int what)
+{
+    struct evloop *L = me->hub->L;
+    me->hand = what;
+    struct ev_owner *prev = evloop_owner_enter(L, me->owner);
+    evloop_timer_at(L, &me->later, 0);
+    evloop_owner_enter(L, prev);
+}
+
+/* Off its entry's semaphore queue. */
+static void unqueue(struct rsn_member *me)
+{
+    struct rsn_entry *e = me->entry;
+    if (!me->parked)
+        return;
+    if (me->pprev)
+        me->pprev->pnext = me->pnext;
+    else
+        e->park_head = me->pnext;
+    if (me->pnext)
+        me->pnext->pprev = me->pprev;
+    else
+        e->park_tail = me->pprev;
+    me->pprev = me->pnext = NULL;
+    me->parked = false;
+}
+
+void rsn_ps_init(struct rsn_member *me)
+{
+    me->owner = evloop_owner_current(me->hub->L);
+    evloop_timer_init(&me->later, hand_over);
 }
 
 /* ---------------------------------------------------------------- the connection */
@@ -78,6 +132,14 @@ static enum rsn_ps_event broke(const struct rsn_hub *h)
     return h->connected ? RSN_PS_LOST : RSN_PS_FAILED;
 }
 
+/* The group's socket: nobody's, whichever client's call arms it. */
+static void watch(struct rsn_hub *h, unsigned want)
+{
+    struct ev_owner *prev = evloop_owner_enter(h->L, NULL);
+    evloop_io(h->L, &h->io, want);
+    evloop_owner_enter(h->L, prev);
+}
+
 static void ps_flush(struct rsn_hub *h)
 {
     int done = 0;
@@ -85,7 +147,7 @@ static void ps_flush(struct rsn_hub *h)
         ps_down(h, broke(h), h->ps->errstr);
         return;
     }
-    evloop_io(h->L, &h->io, EV_READ | (done ? 0 : EV_WRITE));
+    watch(h, EV_READ | (done ? 0 : EV_WRITE));
 }
 
 static void ps_on_io(struct ev_io *io, unsigned events)
@@ -160,7 +222,7 @@ static void ps_connect(struct rsn_hub *h, const char *host, int port)
     h->ps = ps;
     h->connected = false;
     h->io = (struct ev_io){.fd = ps->fd, .ready = ps_on_io};
-    evloop_io(h->L, &h->io, EV_READ | EV_WRITE); /* writable: connected */
+    watch(h, EV_READ | EV_WRITE); /* writable: connected */
     unsigned gen = h->gen;
     for (struct rsn_entry *e = h->entries; e && h->gen == gen; e = e->next)
         if (e->want && !e->sent)
@@ -197,19 +259,21 @@ static void ps_open(struct rsn_hub *h, const struct lock_env *env)
         return;
     const struct lock_servers *sv = env->servers;
     if (!sv->sentinel_master[0]) {
-        ps_connect(h, sv->node[0].host, sv->node[0].port);
+        ps_connect(h, sv->node[0].host, sv->node[0].port); /* the connection: watch() */
         return;
     }
     h->seeking = true;
+    struct ev_owner *prev = evloop_owner_enter(h->L, NULL); /* the group's search */
     redis_seek_init(&h->seek, h->L, env, "Redis (pub/sub)", h, ps_seek_down, ps_found);
     redis_seek_start(&h->seek);
+    evloop_owner_enter(h->L, prev);
 }
 
 /* The connection is gone (or never came), every subscription with it. */
 static void ps_down(struct rsn_hub *h, enum rsn_ps_event ev, const char *why)
 {
     if (h->ps) {
-        evloop_io(h->L, &h->io, 0);
+        watch(h, 0);
         redisFree(h->ps);
         h->ps = NULL;
     }
@@ -221,8 +285,10 @@ static void ps_down(struct rsn_hub *h, enum rsn_ps_event ev, const char *why)
         for (struct rsn_member *me = e->members_head; me; me = me->mnext) {
             if (!awaits(me))
                 continue; /* a member trying the lock finds it unsubscribed at its wait */
-            rsn_ps_unpark(me);
-            me->down(me, ev, why && why[0] ? why : "connection lost");
+            unqueue(me);
+            me->ev = ev;
+            snprintf(me->why, sizeof me->why, "%s", why && why[0] ? why : "connection lost");
+            hand(me, HAND_DOWN);
         }
     }
 }
@@ -242,8 +308,10 @@ static void entry_message(struct rsn_entry *e, int64_t exit_ns, int64_t arrive_n
         return;
     }
     me->env->stats->notifications++;
-    rsn_ps_unpark(me);
-    me->woken(me, exit_ns, arrive_ns);
+    unqueue(me);
+    me->exit_ns = exit_ns;
+    me->arrive_ns = arrive_ns;
+    hand(me, HAND_WOKEN);
 }
 
 static void ps_on_reply(struct rsn_hub *h, redisReply *r, int64_t arrival)
@@ -264,13 +332,10 @@ static void ps_on_reply(struct rsn_hub *h, redisReply *r, int64_t arrival)
     if (!e)
         return;
     if (strcmp(what, "subscribe") == 0) {
-        unsigned gen = h->gen;
         if (e->pending > 0 && --e->pending == 0 && e->want && e->sent)
-            for (struct rsn_member *me = e->members_head, *next; me && h->gen == gen; me = next) {
-                next = me->mnext;
+            for (struct rsn_member *me = e->members_head; me; me = me->mnext)
                 if (me->m->step == RS_SUBSCRIBING)
-                    me->subscribed(me);
-            }
+                    hand(me, HAND_SUBSCRIBED);
     } else if (strcmp(what, "message") == 0) {
         int64_t exit_ns = r->element[2]->type == REDIS_REPLY_STRING
                               ? strtoll(r->element[2]->str, NULL, 10)
@@ -352,19 +417,9 @@ void rsn_ps_park(struct rsn_member *me)
 
 void rsn_ps_unpark(struct rsn_member *me)
 {
-    struct rsn_entry *e = me->entry;
-    if (!me->parked)
-        return;
-    if (me->pprev)
-        me->pprev->pnext = me->pnext;
-    else
-        e->park_head = me->pnext;
-    if (me->pnext)
-        me->pnext->pprev = me->pprev;
-    else
-        e->park_tail = me->pprev;
-    me->pprev = me->pnext = NULL;
-    me->parked = false;
+    unqueue(me);
+    me->hand = HAND_NONE;
+    evloop_timer_cancel(me->hub->L, &me->later);
 }
 
 void rsn_ps_leave(struct rsn_member *me)
@@ -429,10 +484,12 @@ void rsn_hub_put(struct rsn_hub *h)
             break;
         }
     if (h->ps) {
-        evloop_io(h->L, &h->io, 0);
+        watch(h, 0);
         redisFree(h->ps);
     }
+    struct ev_owner *prev = evloop_owner_enter(h->L, NULL);
     redis_seek_close(&h->seek);
+    evloop_owner_enter(h->L, prev);
     while (h->entries) {
         struct rsn_entry *e = h->entries;
         h->entries = e->next;
