@@ -6,10 +6,11 @@
  * loads the scripts its design calls (or PINGs), an acquire attempts until
  * granted, an error, or the wait budget spent (pausing as lock_poll does,
  * counting polls and the lease floor the same way), a release sends one
- * command or two (redis-get-del's GET, then DEL), a renewal one script. One command is in flight at a time. What a reply means is read
- * in on_answer(); what a failure means (resend, reload, give up) in
- * on_error_reply() and redis_sm_lost(). The machine reads no clock: the
- * time comes with every event.
+ * command or two (redis-get-del's GET, then DEL), a renewal one script.
+ * One command is in flight at a time. What a reply means is read in
+ * on_answer(); what a failure means (resend, reload, give up) is the
+ * lane's (redis_lane.h), but for WAIT's own rule. The machine reads no
+ * clock: the time comes with every event.
  */
 #include "redis_machine.h"
 
@@ -43,7 +44,7 @@ void redis_sm_init(struct redis_sm *m, const struct redis_sm_design *d,
         m->fp_armed = failpoint_find(d->name, "before-del");
     if (d->setup)
         d->setup(m);
-    m->broken = true; /* no connection yet */
+    redis_lane_init(&m->lane); /* no connection yet */
 }
 
 void redis_sm_init_renewal(struct redis_sm *w, const struct redis_sm *m)
@@ -52,7 +53,7 @@ void redis_sm_init_renewal(struct redis_sm *w, const struct redis_sm *m)
     w->op = RSM_OP_NONE;
     w->step = RSM_IDLE;
     w->script[RSM_SC_RELEASE].src = w->script[RSM_SC_ACQUIRE].src = NULL; /* its open: renew */
-    w->broken = true; /* a connection of its own */
+    redis_lane_init(&w->lane); /* a connection of its own */
 }
 
 bool redis_sm_renews(const struct redis_sm *m)
@@ -130,7 +131,7 @@ static void build(struct redis_sm *m)
  * them). */
 static enum redis_sm_act sm_send(struct redis_sm *m)
 {
-    if (m->broken)
+    if (m->lane.broken)
         return REDIS_SM_RECONNECT;
     build(m);
     if (m->step >= RSM_SET)
@@ -142,7 +143,7 @@ static enum redis_sm_act sm_send(struct redis_sm *m)
 static enum redis_sm_act send_step(struct redis_sm *m, enum redis_sm_step step)
 {
     m->step = step;
-    m->resends = 0;
+    redis_lane_cmd(&m->lane);
     return sm_send(m);
 }
 
@@ -365,35 +366,32 @@ static enum redis_sm_act on_answer(struct redis_sm *m, const struct redis_sm_rep
     return failed(m, now);
 }
 
-static bool starts(const char *s, const char *word)
-{
-    return strncmp(s, word, strlen(word)) == 0;
-}
-
 static bool is_script(enum redis_sm_step s)
 {
     return s == RSM_EVAL_ACQUIRE || s == RSM_EVAL_RELEASE || s == RSM_EVAL_RENEW ||
            s == RSM_GIVE_BACK;
 }
 
+/* What the lane says next. */
+static enum redis_sm_act next(struct redis_sm *m, enum redis_lane_next n, int64_t now)
+{
+    if (n == REDIS_LANE_RESEND)
+        return sm_send(m);
+    if (n == REDIS_LANE_FAIL)
+        return failed(m, now);
+    m->after_load = m->step;
+    m->loading = script_of(m->step);
+    return send_step(m, RSM_LOAD);
+}
+
 /* An error reply at m->step. */
 static enum redis_sm_act on_error_reply(struct redis_sm *m, const char *msg, int64_t now)
 {
-    lab_err_set(&m->err, EPROTO, "redis: %s", msg);
-    if (m->step == RSM_WAIT) /* not acknowledged: give the grant back, then fail */
+    if (m->step == RSM_WAIT) { /* not acknowledged: give the grant back, then fail */
+        lab_err_set(&m->err, EPROTO, "redis: %s", msg);
         return waited(m, -1);
-    if (is_script(m->step) && starts(msg, "NOSCRIPT") && !m->reloaded) {
-        m->reloaded = true; /* once an operation: lost again at once is an error */
-        m->after_load = m->step;
-        m->loading = script_of(m->step);
-        return send_step(m, RSM_LOAD);
     }
-    bool demoted = starts(msg, "READONLY") || starts(msg, "NOREPLICAS");
-    if (demoted)
-        m->broken = true; /* the wrong server: find the master anew */
-    if (demoted && m->resends++ == 0)
-        return sm_send(m);
-    return failed(m, now);
+    return next(m, redis_lane_error(&m->lane, msg, is_script(m->step), &m->err), now);
 }
 
 /* ------------------------------------------------------------ events */
@@ -402,7 +400,7 @@ static void start(struct redis_sm *m, enum redis_sm_op op, const char *key)
 {
     m->op = op;
     m->key = key;
-    m->reloaded = false;
+    redis_lane_op(&m->lane);
     m->after_load = RSM_IDLE;
     m->step = RSM_IDLE;
 }
@@ -474,13 +472,10 @@ enum redis_sm_act redis_sm_reply(struct redis_sm *m, const struct redis_sm_reply
 
 enum redis_sm_act redis_sm_lost(struct redis_sm *m, const char *why, int64_t now)
 {
-    m->broken = true;
-    lab_err_set(&m->err, EIO, "redis: %s", why && why[0] ? why : "connection lost");
+    enum redis_lane_next n = redis_lane_lost(&m->lane, why, &m->err);
     if (m->step == RSM_WAIT) /* WAIT counts its own connection's writes: not resent */
         return waited(m, 0);
-    if (m->resends++ == 0) /* once more, on a new connection */
-        return sm_send(m);
-    return failed(m, now);
+    return next(m, n, now);
 }
 
 enum redis_sm_act redis_sm_reconnected(struct redis_sm *m, bool ok, const struct lab_err *err,
@@ -491,7 +486,7 @@ enum redis_sm_act redis_sm_reconnected(struct redis_sm *m, bool ok, const struct
             m->err = *err;
         return failed(m, now);
     }
-    m->broken = false;
+    m->lane.broken = false;
     return sm_send(m);
 }
 

@@ -36,17 +36,9 @@
  * per-client timer); its schedule is watchdog.h's.
  *
  * Decisions, each taken from what the libraries people use do:
- * - a command whose connection broke under it (no reply) is sent once more
- *   on a new connection, as Redisson and Lettuce replay a command after a
- *   reconnect; a second loss fails the operation, and the next operation
- *   starts on a new connection;
- * - -READONLY and -NOREPLICAS (a master demoted by a failover, or cut off
- *   from its replicas) are the wrong server, not an answer: the connection
- *   is dropped, the store found anew (through the sentinels) and the
- *   command sent once more, as Redisson and Jedis's sentinel pool do;
- * - -NOSCRIPT (a server restarted empty lost the script cache): SCRIPT LOAD
- *   and EVALSHA again, as redis-py's Script object does;
- * - every other error reply fails the operation with the server's text;
+ * - one command's way (a resend after a loss, after -READONLY or
+ *   -NOREPLICAS on the master found anew, a reload after -NOSCRIPT, any
+ *   other error a failure) is the lane's, redis_lane.h, as for Redisson;
  * - redis-wait: WAIT counts the writes of its own connection, so a WAIT
  *   whose connection was lost says nothing of the SET: it is not sent
  *   again, the grant counts as unreplicated and is given back (the
@@ -70,6 +62,7 @@
 
 #include "failpoint.h"
 #include "lock.h"
+#include "redis_lane.h"
 
 enum redis_sm_kind {
     REDIS_SM_LUA,           /* SET key token NX PX (fenced: the granting script);
@@ -160,12 +153,10 @@ struct redis_sm {
     enum redis_sm_step step;        /* the command in flight, or to send next */
     enum redis_sm_step after_load;  /* a NOSCRIPT's reload: the step to send again */
     enum redis_sm_script loading;   /* RSM_LOAD: which script */
-    bool reloaded;                  /* this operation reloaded a script already */
     int open_next;                  /* the open: the next script to load */
     bool unacked;                   /* redis-wait: giving back, the attempt failed */
     struct lab_err wait_err;        /* ... with this error */
-    bool broken;                    /* the connection is unusable: a new one first */
-    int resends;                    /* resends of the current command (at most 1) */
+    struct redis_lane lane;         /* the connection's resend, reconnect, reload */
     const char *key;
     char fence_key[300];
     int64_t deadline;               /* the end of the wait budget */

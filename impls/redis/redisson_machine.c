@@ -5,8 +5,8 @@
  * until a message, the holder's PTTL or the budget, a release that
  * decrements the hold count and publishes the unlock. One command is in
  * flight at a time; what a reply means is read in on_answer(), what a
- * failure means in on_error_reply() and rsn_sm_lost(). The machine reads
- * no clock: the time comes with every event.
+ * failure means is the lane's (redis_lane.h, as for the simple designs).
+ * The machine reads no clock: the time comes with every event.
  */
 #include "redisson_machine.h"
 
@@ -110,7 +110,7 @@ void rsn_sm_init(struct rsn_sm *m, const struct lock_env *env, const char *owner
     m->lease_ns = ms * 1000000;
     m->fencing = env->fencing;
     m->ttl = -1;
-    m->broken = true; /* no connection yet */
+    redis_lane_init(&m->lane); /* no connection yet */
 }
 
 /* ---------------------------------------------------------------- sending */
@@ -157,7 +157,7 @@ static void build(struct rsn_sm *m)
  * scripts' calls count as round trips, their loading does not. */
 static enum rsn_act sm_send(struct rsn_sm *m)
 {
-    if (m->broken)
+    if (m->lane.broken)
         return RSN_RECONNECT;
     build(m);
     if (m->step == RS_TRY || m->step == RS_RELEASE)
@@ -168,7 +168,7 @@ static enum rsn_act sm_send(struct rsn_sm *m)
 static enum rsn_act send_step(struct rsn_sm *m, enum rsn_step step)
 {
     m->step = step;
-    m->resends = 0;
+    redis_lane_cmd(&m->lane);
     return sm_send(m);
 }
 
@@ -345,30 +345,17 @@ static enum rsn_act on_answer(struct rsn_sm *m, const struct rsn_reply *rr, int6
     return failed(m);
 }
 
-static bool starts(const char *s, const char *word)
+/* What the lane says next. */
+static enum rsn_act next(struct rsn_sm *m, enum redis_lane_next n)
 {
-    return strncmp(s, word, strlen(word)) == 0;
-}
-
-static enum rsn_act on_error_reply(struct rsn_sm *m, const char *msg)
-{
-    lab_err_set(&m->err, EPROTO, "redis: %s", msg);
-    bool script = m->step == RS_TRY || m->step == RS_RELEASE || m->step == RS_RENEW;
-    if (script && starts(msg, "NOSCRIPT") && !m->reloaded) {
-        m->reloaded = true;
-        m->after_load = m->step;
-        return send_step(m, m->step == RS_TRY     ? RS_LOAD_ACQUIRE
-                            : m->step == RS_RENEW ? RS_LOAD_RENEW
-                                                  : RS_LOAD_RELEASE);
-    }
-    bool wrong_server = starts(msg, "READONLY") || starts(msg, "NOREPLICAS");
-    if (wrong_server)
-        m->broken = true; /* find the master anew, now or at the next operation */
-    if (wrong_server && m->resends == 0) {
-        m->resends++;
+    if (n == REDIS_LANE_RESEND)
         return sm_send(m);
-    }
-    return failed(m);
+    if (n == REDIS_LANE_FAIL)
+        return failed(m);
+    m->after_load = m->step;
+    return send_step(m, m->step == RS_TRY     ? RS_LOAD_ACQUIRE
+                        : m->step == RS_RENEW ? RS_LOAD_RENEW
+                                              : RS_LOAD_RELEASE);
 }
 
 /* ---------------------------------------------------------------- events */
@@ -385,7 +372,7 @@ enum rsn_act rsn_sm_acquire(struct rsn_sm *m, const char *key, int64_t wait_ns, 
 {
     m->op = RS_OP_ACQUIRE;
     m->key = key;
-    m->reloaded = false;
+    redis_lane_op(&m->lane);
     m->after_load = RS_IDLE;
     m->deadline = now + wait_ns;
     m->ttl = -1;
@@ -405,7 +392,7 @@ enum rsn_act rsn_sm_release(struct rsn_sm *m, const char *key, int64_t now)
 {
     m->op = RS_OP_RELEASE;
     m->key = key;
-    m->reloaded = false;
+    redis_lane_op(&m->lane);
     m->after_load = RS_IDLE;
     m->ours = m->holds > 0 && strcmp(key, m->held_key) == 0;
     if (m->ours && m->holds == 1 && m->watchdog)
@@ -423,21 +410,17 @@ enum rsn_act rsn_sm_reply(struct rsn_sm *m, const struct rsn_reply *rr, int64_t 
     const struct redis_sm_reply *r = &rr->r;
     if (m->op == RS_OP_NONE || m->step == RS_SUBSCRIBING || m->step == RS_WAITING)
         return RSN_DONE; /* no command of ours in flight: nothing it could answer */
-    if (r->type == RSM_ERROR)
-        return on_error_reply(m, r->str ? r->str : "error");
+    if (r->type == RSM_ERROR) {
+        bool script = m->step == RS_TRY || m->step == RS_RELEASE || m->step == RS_RENEW;
+        return next(m, redis_lane_error(&m->lane, r->str ? r->str : "error", script, &m->err));
+    }
     return on_answer(m, rr, now);
 }
 
 enum rsn_act rsn_sm_lost(struct rsn_sm *m, const char *why, int64_t now)
 {
     (void)now;
-    m->broken = true;
-    lab_err_set(&m->err, EIO, "redis: %s", why && why[0] ? why : "connection lost");
-    if (m->resends == 0) { /* once more, on a new connection */
-        m->resends++;
-        return sm_send(m);
-    }
-    return failed(m);
+    return next(m, redis_lane_lost(&m->lane, why, &m->err));
 }
 
 enum rsn_act rsn_sm_reconnected(struct rsn_sm *m, bool ok, const struct lab_err *err,
@@ -449,7 +432,7 @@ enum rsn_act rsn_sm_reconnected(struct rsn_sm *m, bool ok, const struct lab_err 
             m->err = *err;
         return failed(m);
     }
-    m->broken = false;
+    m->lane.broken = false;
     return sm_send(m);
 }
 
@@ -524,7 +507,7 @@ void rsn_sm_init_renewal(struct rsn_sm *w, const struct rsn_sm *m)
     w->op = RS_OP_NONE;
     w->step = RS_IDLE;
     w->watch = RS_WATCH_NONE;
-    w->broken = true; /* a connection of its own */
+    redis_lane_init(&w->lane); /* a connection of its own */
 }
 
 enum rsn_act rsn_sm_renew(struct rsn_sm *w, const char *key, int64_t now)
@@ -532,7 +515,7 @@ enum rsn_act rsn_sm_renew(struct rsn_sm *w, const char *key, int64_t now)
     (void)now;
     w->op = RS_OP_RENEW;
     w->key = key;
-    w->reloaded = false;
+    redis_lane_op(&w->lane);
     w->after_load = RS_IDLE;
     w->renewed = -1;
     return send_step(w, RS_RENEW);

@@ -39,13 +39,11 @@
  *
  * Decisions, each from what Redisson does (RedissonLock, LockPubSub,
  * PublishSubscribe, RedisExecutor), shared by both modes:
- * - the command connection: a command whose connection broke under it is
- *   sent once more on a new connection (Redisson retries a command after
- *   a connection error); -READONLY / -NOREPLICAS (a demoted master) drop
- *   the connection, find the master anew (through the sentinels) and send
- *   once more (Redisson retries on RedisReadonlyException, and follows
- *   the sentinels' +switch-master); -NOSCRIPT loads the script and sends
- *   EVALSHA again, once per operation; any other error reply fails it;
+ * - the command connection: one command's way (a resend on a new
+ *   connection after a loss, after -READONLY / -NOREPLICAS on the master
+ *   found anew, SCRIPT LOAD and EVALSHA again after -NOSCRIPT once per
+ *   operation, any other error a failure) is the lane's, redis_lane.h,
+ *   shared with the simple designs' machine;
  * - a pub/sub connection that breaks after it was made is replaced and
  *   the channel subscribed again, as long as the wait lasts, and once the
  *   subscription is confirmed the lock is tried at once (the unlock
@@ -112,9 +110,7 @@ struct rsn_sm {
     enum rsn_op op;
     enum rsn_step step;
     enum rsn_step after_load;   /* NOSCRIPT: the script step to send again */
-    bool reloaded;              /* this operation reloaded a script already */
-    bool broken;                /* the command connection: a new one first */
-    int resends;                /* resends of the current command (at most 1) */
+    struct redis_lane lane;     /* the command connection's resend, reconnect, reload */
     bool ours;                  /* a release of our own hold */
     const char *key;
     char fence_key[300];
