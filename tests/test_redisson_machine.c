@@ -52,18 +52,18 @@ static void rig_init(struct rig *r, long long lease_ms, int fencing)
     rsn_sm_init(&r->m, &r->env, "uuid:1");
 }
 
-static struct rsn_reply R(enum redis_sm_type t, long long n, const char *s)
+static struct redis_sm_reply R(enum redis_sm_type t, long long n, const char *s)
 {
-    struct rsn_reply r = {.r = {.type = t, .integer = n, .str = s, .len = s ? strlen(s) : 0}};
+    struct redis_sm_reply r = {.type = t, .integer = n, .str = s, .len = s ? strlen(s) : 0};
     return r;
 }
-static struct rsn_reply pair(long long a, long long b)
+static struct redis_sm_reply pair(long long a, long long b)
 {
-    struct rsn_reply r = {.r = {.type = RSM_OTHER}, .pair = true, .first = a, .second = b};
+    struct redis_sm_reply r = {.type = RSM_OTHER, .pair = true, .first = a, .second = b};
     return r;
 }
 
-static enum rsn_act feed(struct rig *r, struct rsn_reply rep, int64_t now)
+static enum rsn_act feed(struct rig *r, struct redis_sm_reply rep, int64_t now)
 {
     return rsn_sm_reply(&r->m, &rep, now);
 }
@@ -257,7 +257,7 @@ static void test_reentrant(void)
               strcmp(w.argv[3], "k") == 0 && strcmp(w.argv[4], "30000") == 0 &&
               strcmp(w.argv[5], "uuid:1") == 0,
           "renewal: key, lease, owner");
-    struct rsn_reply one = R(RSM_INTEGER, 1, NULL), zero = R(RSM_INTEGER, 0, NULL),
+    struct redis_sm_reply one = R(RSM_INTEGER, 1, NULL), zero = R(RSM_INTEGER, 0, NULL),
                      nil = R(RSM_NIL, 0, NULL);
     a = rsn_sm_reply(&w, &one, T0);
     CHECK(a == RSN_DONE && w.renewed == 1, "1: extended");
@@ -267,7 +267,7 @@ static void test_reentrant(void)
     a = rsn_sm_renew(&w, "k", T0);
     a = rsn_sm_reply(&w, &nil, T0);
     CHECK(a == RSN_DONE && w.renewed == -1, "anything else: an error");
-    struct rsn_reply noscript = R(RSM_ERROR, 0, "NOSCRIPT No matching script.");
+    struct redis_sm_reply noscript = R(RSM_ERROR, 0, "NOSCRIPT No matching script.");
     a = rsn_sm_renew(&w, "k", T0);
     a = rsn_sm_reply(&w, &noscript, T0);
     CHECK(a == RSN_SEND && strcmp(w.argv[2], rsn_renew_lua) == 0, "NOSCRIPT: its reload");

@@ -1,6 +1,5 @@
 /*
- * redis_common.c - finding the store from a process, the shared scripts
- * and the fence counter's name (see redis_common.h).
+ * redis_common.c - finding the store from a process (see redis_common.h).
  */
 #include "redis_common.h"
 #include "redis_conn.h"
@@ -8,24 +7,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-
-const char redis_compare_and_delete_lua[] =
-    "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
-    "  return redis.call('del', KEYS[1])\n"
-    "end\n"
-    "return 0\n";
-
-const char redis_compare_and_pexpire_lua[] =
-    "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
-    "  return redis.call('pexpire', KEYS[1], ARGV[2])\n"
-    "end\n"
-    "return 0\n";
-
-const char redis_fenced_set_nx_px_lua[] =
-    "if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
-    "  return redis.call('incr', KEYS[2])\n"
-    "end\n"
-    "return 0\n";
 
 bool redis_says_master(const redisReply *r)
 {
@@ -37,7 +18,7 @@ bool redis_says_master(const redisReply *r)
  * connect to it and check that it says so, as Redisson's and Jedis's
  * sentinel clients do. While a failover is under way the sentinels still
  * name the dead master, or a replica not yet promoted: ask again. The
- * group drivers' search on the loop (redis_drive_seek.c) takes the same
+ * group drivers' search on the loop (redis_link_seek.c) takes the same
  * steps. */
 static redisContext *sentinel_store_open(const char *what, const struct lock_env *env,
                                          int timeout_ms, struct lab_err *err)
@@ -78,14 +59,4 @@ redisContext *redis_store_open(const char *what, const struct lock_env *env, int
         return sentinel_store_open(what, env, timeout_ms, err);
     const struct lock_endpoint *ep = &env->servers->node[0];
     return redis_conn_open(what, ep->host, ep->port, timeout_ms, err);
-}
-
-int redis_fence_key(char *out, size_t len, const char *key, struct lab_err *err)
-{
-    int n = snprintf(out, len, "%s" REDIS_FENCE_SUFFIX, key);
-    if (n < 0 || (size_t)n >= len) {
-        lab_err_set(err, ENAMETOOLONG, "lock key too long for its fence counter");
-        return -1;
-    }
-    return 0;
 }

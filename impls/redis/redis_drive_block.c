@@ -1,15 +1,14 @@
 /*
  * redis_drive_block.c - the per-process driver of the Redis state machine
- * (redis_drive.h): the machine's acts on one blocking hiredis connection.
+ * (redis_drive.h): the machine's acts on a blocking link (redis_link.h).
  *
- * SEND is one redisCommandArgv (a NULL reply: the connection broke or the
- * command timed out, fed as a loss), RECONNECT a new connection found as
- * redis_store_open finds one (asking the sentinels when there are some),
- * SLEEP a sleep cut short by the run's stop, FAILPOINT the failpoint's own
- * action. The loop ends when the machine says DONE. A design that renews
- * its lock gets the watchdog thread (watchdog.h), armed and disarmed as
- * the machine says; its renewals are a second machine's, on a connection
- * of the thread's own (c->wd_rc), opened with the client.
+ * SEND is one call on the link (no reply: a loss), RECONNECT a new
+ * connection to the store, SLEEP a sleep cut short by the run's stop,
+ * FAILPOINT the failpoint's own action; the loop ends when the machine
+ * says DONE. A design that renews its lock gets the watchdog thread
+ * (watchdog.h), armed and disarmed as the machine says; its renewals are
+ * a second machine's, on a link of the thread's own opened with the
+ * client.
  */
 #include "redis_drive.h"
 
@@ -17,37 +16,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <hiredis/hiredis.h>
+#include "redis_link.h"
+#include "watchdog.h"
 
-#include "redis_common.h"
-
-void redis_sm_from_hiredis(const struct redisReply *r, struct redis_sm_reply *out)
-{
-    memset(out, 0, sizeof *out);
-    switch (r->type) {
-    case REDIS_REPLY_STATUS:
-        out->type = RSM_STATUS;
-        break;
-    case REDIS_REPLY_INTEGER:
-        out->type = RSM_INTEGER;
-        out->integer = r->integer;
-        return;
-    case REDIS_REPLY_STRING:
-        out->type = RSM_STRING;
-        break;
-    case REDIS_REPLY_NIL:
-        out->type = RSM_NIL;
-        return;
-    case REDIS_REPLY_ERROR:
-        out->type = RSM_ERROR;
-        break;
-    default:
-        out->type = RSM_OTHER;
-        return;
-    }
-    out->str = r->str;
-    out->len = r->len;
-}
+struct lock_client {
+    const struct lock_env *env;
+    char token[40];          /* this client's identity: 128 random bits in hex */
+    struct redis_sm m;
+    struct redis_blink link;
+    struct redis_sm renewal; /* the watchdog thread's machine (wd set) */
+    struct redis_blink wd_link;
+    struct watchdog *wd;     /* NULL for a design that renews not */
+};
 
 static void watch(struct lock_client *c, struct redis_sm *m)
 {
@@ -58,32 +38,23 @@ static void watch(struct lock_client *c, struct redis_sm *m)
     m->watch = RSM_WATCH_NONE;
 }
 
-/* Do m's acts on *rc until it is done. */
-static void run(struct lock_client *c, redisContext **rc, struct redis_sm *m,
+/* Do m's acts on link l until it is done. */
+static void run(struct lock_client *c, struct redis_blink *l, struct redis_sm *m,
                 enum redis_sm_act act)
 {
     for (watch(c, m); act != REDIS_SM_DONE; watch(c, m)) {
+        struct redis_sm_reply r;
+        struct lab_err err = {0};
+        const char *why;
         switch (act) {
-        case REDIS_SM_SEND: {
-            redisReply *r = redisCommandArgv(*rc, m->argc, m->argv, NULL);
-            if (!r) {
-                act = redis_sm_lost(m, (*rc)->errstr, lab_now_ns());
-                break;
-            }
-            struct redis_sm_reply rr;
-            redis_sm_from_hiredis(r, &rr);
-            act = redis_sm_reply(m, &rr, lab_now_ns());
-            freeReplyObject(r);
+        case REDIS_SM_SEND:
+            act = redis_blink_call(l, m->argc, m->argv, &r, &why)
+                      ? redis_sm_reply(m, &r, lab_now_ns())
+                      : redis_sm_lost(m, why, lab_now_ns());
             break;
-        }
         case REDIS_SM_RECONNECT: {
-            struct lab_err err = {0};
-            if (*rc) {
-                redisFree(*rc);
-                c->reconnects += rc == &c->rc;
-            }
-            *rc = redis_store_open("Redis", c->env, REDIS_TIMEOUT_MS, &err);
-            act = redis_sm_reconnected(m, *rc != NULL, &err, lab_now_ns());
+            bool ok = redis_blink_reconnect(l, &err);
+            act = redis_sm_reconnected(m, ok, &err, lab_now_ns());
             break;
         }
         case REDIS_SM_SLEEP: {
@@ -107,8 +78,13 @@ static void run(struct lock_client *c, redisContext **rc, struct redis_sm *m,
 static int renew(void *arg, const char *key)
 {
     struct lock_client *c = arg;
-    run(c, &c->wd_rc, c->renewal, redis_sm_renew(c->renewal, key, lab_now_ns()));
-    return c->renewal->renewed;
+    run(c, &c->wd_link, &c->renewal, redis_sm_renew(&c->renewal, key, lab_now_ns()));
+    return c->renewal.renewed;
+}
+
+struct redis_sm *redis_block_machine(struct lock_client *c)
+{
+    return &c->m;
 }
 
 void redis_block_close(struct lock_client *c)
@@ -116,12 +92,8 @@ void redis_block_close(struct lock_client *c)
     if (!c)
         return;
     watchdog_stop(c->wd); /* first: its renewals use c->renewal */
-    free(c->renewal);
-    free(c->sm);
-    if (c->wd_rc)
-        redisFree(c->wd_rc);
-    if (c->rc)
-        redisFree(c->rc);
+    redis_blink_close(&c->wd_link);
+    redis_blink_close(&c->link);
     free(c);
 }
 
@@ -130,40 +102,33 @@ int redis_block_open(struct lock_client **out, const struct lock_env *env,
 {
     *out = NULL;
     struct lock_client *c = calloc(1, sizeof *c);
-    struct redis_sm *m = calloc(1, sizeof *m);
-    if (!c || !m) {
-        free(c);
-        free(m);
+    if (!c) {
         lab_err_set(err, ENOMEM, "out of memory");
         return -1;
     }
     c->env = env;
-    c->sm = m;
+    redis_blink_init(&c->link, env, "Redis");
+    redis_blink_init(&c->wd_link, env, "Redis");
     int rc = lab_random_hex(c->token, 16);
     if (rc) {
         lab_err_set(err, -rc, "cannot read the OS random source: %s", strerror(-rc));
         redis_block_close(c);
         return -1;
     }
+    struct redis_sm *m = &c->m;
     redis_sm_init(m, d, env, c->token);
-    run(c, &c->rc, m, redis_sm_open(m, lab_now_ns()));
+    run(c, &c->link, m, redis_sm_open(m, lab_now_ns()));
     if (m->open_rc != 0) {
         *err = m->err;
         redis_block_close(c);
         return -1;
     }
-    if (redis_sm_renews(m)) {
-        c->renewal = malloc(sizeof *c->renewal);
-        if (c->renewal)
-            redis_sm_init_renewal(c->renewal, m);
-        else
-            lab_err_set(err, ENOMEM, "out of memory");
-        if (c->renewal) { /* the watchdog's connection from the start, as one opened */
-            run(c, &c->wd_rc, c->renewal, redis_sm_open(c->renewal, lab_now_ns()));
-            if (c->renewal->open_rc != 0)
-                *err = c->renewal->err;
-        }
-        if (!c->renewal || c->renewal->open_rc != 0 ||
+    if (redis_sm_renews(m)) { /* the watchdog's connection from the start, as one opened */
+        redis_sm_init_renewal(&c->renewal, m);
+        run(c, &c->wd_link, &c->renewal, redis_sm_open(&c->renewal, lab_now_ns()));
+        if (c->renewal.open_rc != 0)
+            *err = c->renewal.err;
+        if (c->renewal.open_rc != 0 ||
             !(c->wd = watchdog_start(env->ttl_ns, renew, c, env->stats, err))) {
             redis_block_close(c);
             return -1;
@@ -176,17 +141,17 @@ int redis_block_open(struct lock_client **out, const struct lock_env *env,
 enum lock_status redis_block_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                                      struct lab_err *err)
 {
-    run(c, &c->rc, c->sm, redis_sm_acquire(c->sm, key, wait_ns, lab_now_ns()));
-    if (c->sm->status == LOCK_ERROR)
-        *err = c->sm->err;
-    return c->sm->status;
+    run(c, &c->link, &c->m, redis_sm_acquire(&c->m, key, wait_ns, lab_now_ns()));
+    if (c->m.status == LOCK_ERROR)
+        *err = c->m.err;
+    return c->m.status;
 }
 
 enum release_status redis_block_release(struct lock_client *c, const char *key,
                                         struct lab_err *err)
 {
-    run(c, &c->rc, c->sm, redis_sm_release(c->sm, key, lab_now_ns()));
-    if (c->sm->release == RELEASE_ERROR)
-        *err = c->sm->err;
-    return c->sm->release;
+    run(c, &c->link, &c->m, redis_sm_release(&c->m, key, lab_now_ns()));
+    if (c->m.release == RELEASE_ERROR)
+        *err = c->m.err;
+    return c->m.release;
 }

@@ -29,7 +29,7 @@ static int rlua_open(struct lock_client **out, const struct lock_env *env, struc
 {
     if (test_slow_read("redis-lua", &slow, err) != 0 || redis_block_open(out, env, &rlua, err) != 0)
         return -1;
-    (*out)->sm->slow_ping = slow.acquire.twice; /* each attempt's round trip, twice */
+    redis_block_machine(*out)->slow_ping = slow.acquire.twice; /* each attempt's round trip, twice */
     return 0;
 }
 
@@ -57,20 +57,7 @@ static enum release_status rlua_release(struct lock_client *c, const char *key,
     return rs;
 }
 
-static int rlua_group_open(struct lock_client **out, const struct lock_env *env,
-                           struct evloop *loop, lock_opened_fn opened, void *arg,
-                           struct lab_err *err)
-{
-    return redis_group_open(out, env, loop, &rlua, opened, arg, err);
-}
-
-static const struct lock_async_ops rlua_async = {
-    .client_faults = true, /* the group driver shares nothing between clients */
-    .open = rlua_group_open,
-    .acquire = redis_group_acquire,
-    .release = redis_group_release,
-    .close = redis_group_close,
-};
+REDIS_SM_GROUP_HOOKS(rlua, rlua);
 
 const struct lock_ops lock_redis_lua = {
     .name = "redis-lua",

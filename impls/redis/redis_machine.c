@@ -19,7 +19,34 @@
 #include <string.h>
 
 #include "lock_poll.h"
-#include "redis_common.h"
+
+const char redis_compare_and_delete_lua[] =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
+    "  return redis.call('del', KEYS[1])\n"
+    "end\n"
+    "return 0\n";
+
+const char redis_compare_and_pexpire_lua[] =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
+    "  return redis.call('pexpire', KEYS[1], ARGV[2])\n"
+    "end\n"
+    "return 0\n";
+
+const char redis_fenced_set_nx_px_lua[] =
+    "if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
+    "  return redis.call('incr', KEYS[2])\n"
+    "end\n"
+    "return 0\n";
+
+int redis_fence_key(char *out, size_t len, const char *key, struct lab_err *err)
+{
+    int n = snprintf(out, len, "%s" REDIS_FENCE_SUFFIX, key);
+    if (n < 0 || (size_t)n >= len) {
+        lab_err_set(err, ENAMETOOLONG, "lock key too long for its fence counter");
+        return -1;
+    }
+    return 0;
+}
 
 void redis_sm_init(struct redis_sm *m, const struct redis_sm_design *d,
                    const struct lock_env *env, const char *token)

@@ -84,13 +84,15 @@ enum redis_sm_act {
     REDIS_SM_DONE       /* the operation ended */
 };
 
-/* A reply as the machine reads it (the drivers convert hiredis's). */
+/* A reply as the Redis machines read it (the links convert hiredis's). */
 enum redis_sm_type { RSM_STATUS, RSM_INTEGER, RSM_STRING, RSM_NIL, RSM_ERROR, RSM_OTHER };
 struct redis_sm_reply {
     enum redis_sm_type type;
     long long integer; /* RSM_INTEGER */
     const char *str;   /* RSM_STATUS, RSM_STRING, RSM_ERROR (NUL-terminated) */
     size_t len;
+    bool pair;         /* RSM_OTHER: an array of two integers (a fenced grant's answer) */
+    long long first, second;
 };
 
 struct redis_sm;
@@ -175,6 +177,19 @@ struct redis_sm {
     int renewed;                    /* 1 extended, 0 no longer ours, -1 failed */
     struct lab_err err;
 };
+
+/* The Lua scripts several designs share (KEYS[1] key, ARGV[1] token, ARGV[2] ttl ms). */
+extern const char redis_compare_and_delete_lua[]; /* del if ours: 1 deleted, 0 not ours */
+extern const char redis_compare_and_pexpire_lua[]; /* pexpire if ours: 1 extended, 0 not */
+/* KEYS[1] lock, KEYS[2] its fence counter; ARGV[1] token, ARGV[2] ttl ms.
+ * The new counter value when granted, 0 when the lock is taken. */
+extern const char redis_fenced_set_nx_px_lua[];
+
+/* Fencing (lock_env.fencing): the counter key next to each lock,
+ * "<key>:fence", whose INCR in the granting script is the token; its name
+ * into out (len bytes), -1 with err filled when it does not fit. */
+#define REDIS_FENCE_SUFFIX ":fence"
+int redis_fence_key(char *out, size_t len, const char *key, struct lab_err *err);
 
 /* Set m up for design d in env with token; reads the failpoints armed.
  * The connection starts broken: the open's first act is RECONNECT. */

@@ -51,7 +51,7 @@
  * either mode; redisson_drive_block.c and redisson_drive_group.c move the
  * bytes. This file is the design's table and settings.
  */
-#include "redisson_drive.h"
+#include "redis_drive.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -1,15 +1,13 @@
 /*
  * redisson_drive_group.c - the client groups' driver of redisson's state
- * machine (redisson_drive.h): its acts on the group's event loop, with
+ * machine (redis_drive.h): its acts on the group's event loop, with
  * the group's process behaving as one Redisson JVM does.
  *
- * Each logical client has its machine, its own command connection (found
- * by the group drivers' search, redis_drive_seek.c: the single server or
- * the sentinels' master), a command timeout of REDIS_TIMEOUT_MS (a timeout
- * drops the connection and is fed as a loss), its identity (Redisson's
- * owner "<uuid>:<thread id>": the group's random uuid and the client's
- * index + 1) and its counters. Outcomes found inside the hook that started
- * an operation are delivered from the loop (lock.h).
+ * Each logical client has its machine, its own command link (redis_link.h:
+ * the single server or the sentinels' master, a command timeout), its
+ * identity (Redisson's owner "<uuid>:<thread id>": the group's random uuid
+ * and the client's index + 1) and its counters. Outcomes found inside the
+ * hook that started an operation are delivered from the loop (lock.h).
  *
  * The pub/sub side is the group's one Redisson JVM (redisson_pubsub.c):
  * SUBSCRIBE joins the channel's entry and asks for its subscription,
@@ -26,253 +24,148 @@
  * JVM's PublishSubscribe would once its thread is gone (the entry's last
  * member unsubscribes on the shared connection, the JVM living on).
  */
-#include "redisson_drive.h"
+#include "redis_drive.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "evloop_redis.h"
-#include "redis_common.h"
-#include "redis_drive.h"
+#include "redis_link.h"
 #include "redisson_pubsub.h"
 
-#define CMD_TIMEOUT_NS ((int64_t)REDIS_TIMEOUT_MS * 1000000)
-
-enum tkind { T_NONE, T_DELIVER, T_CONNECT, T_WAIT };
-
-/* One logical client's side, in lock_client.ext. */
-struct rsn_gc {
-    struct lock_client *client;
+struct lock_client {
+    const struct lock_env *env;
     struct evloop *L;
     struct rsn_sm m;
+    struct redis_alink link;    /* the command connection */
     struct rsn_member ps;       /* its place in the group's pub/sub */
-    struct redis_seek seek;     /* seek.ac: the command connection */
-    bool inflight;              /* a command awaits its reply */
-    bool in_hook;
-    struct ev_timer timer;      /* enum tkind */
-    enum tkind tkind;
-    struct ev_timer cmd_timer;
-    int64_t cmd_deadline;
-    lock_opened_fn opened;
-    lock_acquired_fn acquired;
-    lock_released_fn released;
-    void *arg;
+    struct ev_timer timer;      /* the wait at SUBSCRIBE or WAIT */
+    struct redis_caller k;
 };
 
-static struct rsn_gc *gc(struct lock_client *c)
-{
-    return c->ext;
-}
+static void run(struct lock_client *c, enum rsn_act act);
 
-static void run(struct rsn_gc *a, enum rsn_act act);
-
-static void arm(struct rsn_gc *a, enum tkind kind, int64_t at)
+static bool awaits_ps(const struct lock_client *c)
 {
-    a->tkind = kind;
-    evloop_timer_at(a->L, &a->timer, at);
-}
-
-static bool awaits_ps(const struct rsn_gc *a)
-{
-    return a->m.step == RS_SUBSCRIBING || a->m.step == RS_WAITING;
+    return c->m.step == RS_SUBSCRIBING || c->m.step == RS_WAITING;
 }
 
 /* ---------------------------------------------------------------- pub/sub */
 
-static struct rsn_gc *of_member(struct rsn_member *me)
+static struct lock_client *of_member(struct rsn_member *me)
 {
-    return (struct rsn_gc *)((char *)me - offsetof(struct rsn_gc, ps));
+    return (struct lock_client *)((char *)me - offsetof(struct lock_client, ps));
 }
 
 static void ps_subscribed(struct rsn_member *me)
 {
-    struct rsn_gc *a = of_member(me);
-    if (a->m.step != RS_SUBSCRIBING)
+    struct lock_client *c = of_member(me);
+    if (c->m.step != RS_SUBSCRIBING)
         return;
-    evloop_timer_cancel(a->L, &a->timer);
-    run(a, rsn_sm_subscribed(&a->m, lab_now_ns()));
+    evloop_timer_cancel(c->L, &c->timer);
+    run(c, rsn_sm_subscribed(&c->m, lab_now_ns()));
 }
 
 static void ps_woken(struct rsn_member *me, int64_t exit_ns, int64_t arrive_ns)
 {
-    struct rsn_gc *a = of_member(me);
-    if (a->m.step != RS_WAITING)
+    struct lock_client *c = of_member(me);
+    if (c->m.step != RS_WAITING)
         return;
-    evloop_timer_cancel(a->L, &a->timer);
-    run(a, rsn_sm_message(&a->m, exit_ns, arrive_ns, lab_now_ns()));
+    evloop_timer_cancel(c->L, &c->timer);
+    run(c, rsn_sm_message(&c->m, exit_ns, arrive_ns, lab_now_ns()));
 }
 
 static void ps_down(struct rsn_member *me, enum rsn_ps_event ev, const char *why)
 {
-    struct rsn_gc *a = of_member(me);
-    if (!awaits_ps(a))
+    struct lock_client *c = of_member(me);
+    if (!awaits_ps(c))
         return;
-    evloop_timer_cancel(a->L, &a->timer);
+    evloop_timer_cancel(c->L, &c->timer);
     struct lab_err err;
     lab_err_set(&err, ev == RSN_PS_FAILED ? EHOSTUNREACH : EIO, "redis pub/sub: %s", why);
     int64_t now = lab_now_ns();
-    run(a, ev == RSN_PS_LOST    ? rsn_sm_ps_lost(&a->m, err.msg, now)
-           : ev == RSN_PS_ERROR ? rsn_sm_ps_error(&a->m, err.msg, now)
-                                : rsn_sm_ps_failed(&a->m, &err, now));
+    run(c, ev == RSN_PS_LOST    ? rsn_sm_ps_lost(&c->m, err.msg, now)
+           : ev == RSN_PS_ERROR ? rsn_sm_ps_error(&c->m, err.msg, now)
+                                : rsn_sm_ps_failed(&c->m, &err, now));
 }
 
 /* ---------------------------------------------------------------- commands */
 
-static void on_reply(redisAsyncContext *ac, void *reply, void *priv);
-
-static void on_down(redisAsyncContext *ac)
+static struct lock_client *of_link(struct redis_alink *l)
 {
-    struct lock_client *c = ac->data;
-    if (c && c->ext)
-        redis_seek_down(&gc(c)->seek, ac);
+    return (struct lock_client *)((char *)l - offsetof(struct lock_client, link));
 }
 
-static void found(struct redis_seek *s, bool ok, const struct lab_err *err)
+static void replied(struct redis_alink *l, const struct redis_sm_reply *r, const char *why)
 {
-    struct rsn_gc *a = (struct rsn_gc *)((char *)s - offsetof(struct rsn_gc, seek));
-    run(a, rsn_sm_reconnected(&a->m, ok, err, lab_now_ns()));
+    struct lock_client *c = of_link(l);
+    run(c, r ? rsn_sm_reply(&c->m, r, lab_now_ns()) : rsn_sm_lost(&c->m, why, lab_now_ns()));
 }
 
-static void send_cmd(struct rsn_gc *a)
+static void connected(struct redis_alink *l, bool ok, const struct lab_err *err)
 {
-    redisAsyncContext *ac = a->seek.ac;
-    if (!ac || redisAsyncCommandArgv(ac, on_reply, a->client, a->m.argc, a->m.argv, NULL) !=
-                   REDIS_OK) {
-        run(a, rsn_sm_lost(&a->m, ac ? ac->errstr : "connection lost", lab_now_ns()));
-        return;
-    }
-    a->inflight = true;
-    a->cmd_deadline = lab_now_ns() + CMD_TIMEOUT_NS;
-    evloop_timer_at(a->L, &a->cmd_timer, a->cmd_deadline);
+    struct lock_client *c = of_link(l);
+    run(c, rsn_sm_reconnected(&c->m, ok, err, lab_now_ns()));
 }
 
-static void deliver(struct rsn_gc *a)
+static void run(struct lock_client *c, enum rsn_act act)
 {
-    struct rsn_sm *m = &a->m;
-    if (a->opened) {
-        lock_opened_fn done = a->opened;
-        a->opened = NULL;
-        done(a->arg, m->open_rc, &m->err);
-    } else if (a->acquired) {
-        lock_deliver_acquired(&a->acquired, a->arg, m->status, &m->err);
-    } else if (a->released) {
-        lock_deliver_released(&a->released, a->arg, m->release, &m->err);
-    }
-}
-
-static void run(struct rsn_gc *a, enum rsn_act act)
-{
-    struct rsn_sm *m = &a->m;
+    struct rsn_sm *m = &c->m;
     for (;;) {
         m->watch = RS_WATCH_NONE; /* no watchdog in groups */
         switch (act) {
         case RSN_SEND:
-            send_cmd(a);
+            redis_alink_send(&c->link, m->argc, m->argv);
             return;
         case RSN_RECONNECT:
-            arm(a, T_CONNECT, 0);
+            redis_alink_reconnect(&c->link);
             return;
         case RSN_SUBSCRIBE:
-            if (rsn_ps_join(&a->ps) != 0) {
+            if (rsn_ps_join(&c->ps) != 0) {
                 struct lab_err err;
                 lab_err_set(&err, ENOMEM, "out of memory");
                 act = rsn_sm_ps_failed(m, &err, lab_now_ns());
                 continue;
             }
-            if (rsn_ps_ready(&a->ps)) {
+            if (rsn_ps_ready(&c->ps)) {
                 act = rsn_sm_subscribed(m, lab_now_ns());
                 continue;
             }
-            arm(a, T_WAIT, m->wake_at); /* first: a failure below re-arms it */
-            rsn_ps_subscribe(&a->ps);
+            evloop_timer_at(c->L, &c->timer, m->wake_at); /* first: a failure may cancel it */
+            rsn_ps_subscribe(&c->ps);
             return;
         case RSN_WAIT: {
             int64_t exit_ns, arrive_ns;
-            if (!rsn_ps_ready(&a->ps)) { /* the subscription went while it tried */
+            if (!rsn_ps_ready(&c->ps)) { /* the subscription went while it tried */
                 act = rsn_sm_ps_lost(m, "pub/sub connection lost", lab_now_ns());
                 continue;
             }
-            if (rsn_ps_take_permit(&a->ps, &exit_ns, &arrive_ns)) {
+            if (rsn_ps_take_permit(&c->ps, &exit_ns, &arrive_ns)) {
                 act = rsn_sm_message(m, exit_ns, arrive_ns, lab_now_ns());
                 continue;
             }
-            rsn_ps_park(&a->ps);
-            arm(a, T_WAIT, m->wake_at);
+            rsn_ps_park(&c->ps);
+            evloop_timer_at(c->L, &c->timer, m->wake_at);
             return;
         }
         case RSN_DONE:
-            if (a->acquired)
-                rsn_ps_leave(&a->ps);
-            if (a->in_hook)
-                arm(a, T_DELIVER, 0);
-            else
-                deliver(a);
+            if (c->k.acquired)
+                rsn_ps_leave(&c->ps);
+            redis_caller_done(&c->k, m->open_rc, m->status, m->release, &m->err);
             return;
         }
     }
-}
-
-static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
-{
-    struct lock_client *c = priv;
-    struct rsn_gc *a = c ? gc(c) : NULL;
-    if (!a || ac != a->seek.ac || !a->inflight || a->seek.checking)
-        return;
-    a->inflight = false;
-    evloop_timer_cancel(a->L, &a->cmd_timer);
-    redisReply *r = reply;
-    if (!r) {
-        a->seek.ac = NULL; /* hiredis frees it after this */
-        run(a, rsn_sm_lost(&a->m, ac->errstr[0] ? ac->errstr : "connection lost",
-                           lab_now_ns()));
-        return;
-    }
-    struct rsn_reply rr;
-    rsn_reply_from_hiredis(r, &rr);
-    run(a, rsn_sm_reply(&a->m, &rr, lab_now_ns()));
 }
 
 static void on_timer(struct ev_timer *t)
 {
-    struct rsn_gc *a = (struct rsn_gc *)((char *)t - offsetof(struct rsn_gc, timer));
-    enum tkind kind = a->tkind;
-    a->tkind = T_NONE;
-    switch (kind) {
-    case T_DELIVER:
-        deliver(a);
-        break;
-    case T_CONNECT:
-        if (a->seek.ac)
-            a->client->reconnects++;
-        redis_seek_start(&a->seek);
-        break;
-    case T_WAIT:
-        if (!awaits_ps(a))
-            break;
-        rsn_ps_unpark(&a->ps);
-        run(a, rsn_sm_timer(&a->m, lab_now_ns()));
-        break;
-    case T_NONE:
-        break;
-    }
-}
-
-static void on_cmd_timeout(struct ev_timer *t)
-{
-    struct rsn_gc *a = (struct rsn_gc *)((char *)t - offsetof(struct rsn_gc, cmd_timer));
-    if (!a->inflight)
+    struct lock_client *c = (struct lock_client *)((char *)t - offsetof(struct lock_client, timer));
+    if (!awaits_ps(c))
         return;
-    if (lab_now_ns() < a->cmd_deadline) { /* the run's stop made it due early */
-        evloop_timer_at(a->L, &a->cmd_timer, a->cmd_deadline);
-        return;
-    }
-    a->inflight = false;
-    redis_seek_drop(&a->seek.ac);
-    run(a, rsn_sm_lost(&a->m, "command timed out", lab_now_ns()));
+    rsn_ps_unpark(&c->ps);
+    run(c, rsn_sm_timer(&c->m, lab_now_ns()));
 }
 
 /* ---------------------------------------------------------------- hooks */
@@ -281,17 +174,11 @@ static void rsn_group_close(struct lock_client *c)
 {
     if (!c)
         return;
-    struct rsn_gc *a = gc(c);
-    a->opened = NULL;
-    a->acquired = NULL;
-    a->released = NULL;
-    a->inflight = false;
-    rsn_ps_leave(&a->ps);
-    evloop_timer_cancel(a->L, &a->timer);
-    evloop_timer_cancel(a->L, &a->cmd_timer);
-    redis_seek_close(&a->seek);
-    rsn_hub_put(a->ps.hub);
-    free(a);
+    redis_caller_close(&c->k);
+    rsn_ps_leave(&c->ps);
+    evloop_timer_cancel(c->L, &c->timer);
+    redis_alink_close(&c->link);
+    rsn_hub_put(c->ps.hub);
     free(c);
 }
 
@@ -307,34 +194,29 @@ static int rsn_group_open(struct lock_client **out, const struct lock_env *env,
         return -1;
     }
     struct lock_client *c = calloc(1, sizeof *c);
-    struct rsn_gc *a = calloc(1, sizeof *a);
-    struct rsn_hub *hub = c && a ? rsn_hub_get(loop, err) : NULL;
+    struct rsn_hub *hub = c ? rsn_hub_get(loop, err) : NULL;
     if (!hub) {
-        if (!c || !a)
+        if (!c)
             lab_err_set(err, ENOMEM, "out of memory");
         free(c);
-        free(a);
         return -1;
     }
     c->env = env;
-    c->ext = a;
-    a->client = c;
-    a->L = loop;
-    a->ps = (struct rsn_member){.hub = hub, .env = env, .m = &a->m, .subscribed = ps_subscribed,
+    c->L = loop;
+    c->ps = (struct rsn_member){.hub = hub, .env = env, .m = &c->m, .subscribed = ps_subscribed,
                                 .woken = ps_woken, .down = ps_down};
-    rsn_ps_init(&a->ps); /* the client's owner is current (the group opens it so) */
-    evloop_timer_init(&a->timer, on_timer);
-    evloop_timer_init(&a->cmd_timer, on_cmd_timeout);
-    redis_seek_init(&a->seek, loop, env, "Redis", c, on_down, found);
-    snprintf(c->token, sizeof c->token, "%s", rsn_hub_token(hub));
+    rsn_ps_init(&c->ps); /* the client's owner is current (the group opens it so) */
+    evloop_timer_init(&c->timer, on_timer);
+    redis_caller_init(&c->k, loop);
+    redis_alink_init(&c->link, loop, env, replied, connected);
     char owner[80];
     snprintf(owner, sizeof owner, "%s:%d", rsn_hub_token(hub), env->client_id + 1);
-    rsn_sm_init(&a->m, env, owner);
-    a->opened = opened;
-    a->arg = arg;
-    a->in_hook = true;
-    run(a, rsn_sm_open(&a->m, lab_now_ns()));
-    a->in_hook = false;
+    rsn_sm_init(&c->m, env, owner);
+    c->k.opened = opened;
+    c->k.arg = arg;
+    c->k.in_hook = true;
+    run(c, rsn_sm_open(&c->m, lab_now_ns()));
+    c->k.in_hook = false;
     *out = c;
     return 0;
 }
@@ -342,23 +224,21 @@ static int rsn_group_open(struct lock_client **out, const struct lock_env *env,
 static void rsn_group_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                               lock_acquired_fn done, void *arg)
 {
-    struct rsn_gc *a = gc(c);
-    a->acquired = done;
-    a->arg = arg;
-    a->in_hook = true;
-    run(a, rsn_sm_acquire(&a->m, key, wait_ns, lab_now_ns()));
-    a->in_hook = false;
+    c->k.acquired = done;
+    c->k.arg = arg;
+    c->k.in_hook = true;
+    run(c, rsn_sm_acquire(&c->m, key, wait_ns, lab_now_ns()));
+    c->k.in_hook = false;
 }
 
 static void rsn_group_release(struct lock_client *c, const char *key, lock_released_fn done,
                               void *arg)
 {
-    struct rsn_gc *a = gc(c);
-    a->released = done;
-    a->arg = arg;
-    a->in_hook = true;
-    run(a, rsn_sm_release(&a->m, key, lab_now_ns()));
-    a->in_hook = false;
+    c->k.released = done;
+    c->k.arg = arg;
+    c->k.in_hook = true;
+    run(c, rsn_sm_release(&c->m, key, lab_now_ns()));
+    c->k.in_hook = false;
 }
 
 const struct lock_async_ops rsn_group_ops = {

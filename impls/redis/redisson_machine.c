@@ -83,19 +83,6 @@ int rsn_channel(char *out, size_t len, const char *key, struct lab_err *err)
     return 0;
 }
 
-/* The fence counter next to the lock: "<key>:fence", as redis_common.h's
- * REDIS_FENCE_SUFFIX names it for every Redis design (that header brings
- * hiredis, which the machine does without). */
-static int fence_key(char *out, size_t len, const char *key, struct lab_err *err)
-{
-    int n = snprintf(out, len, "%s:fence", key);
-    if (n < 0 || (size_t)n >= len) {
-        lab_err_set(err, ENAMETOOLONG, "lock key too long for its fence counter");
-        return -1;
-    }
-    return 0;
-}
-
 void rsn_sm_init(struct rsn_sm *m, const struct lock_env *env, const char *owner)
 {
     const struct rsn_options *opt = env->options;
@@ -256,16 +243,15 @@ static enum rsn_act taken(struct rsn_sm *m, int64_t now)
 
 /* The acquire script's answer: nil granted or the PTTL; fenced, {1, token}
  * or {0, PTTL}. */
-static enum rsn_act on_try(struct rsn_sm *m, const struct rsn_reply *rr, int64_t now)
+static enum rsn_act on_try(struct rsn_sm *m, const struct redis_sm_reply *r, int64_t now)
 {
-    const struct redis_sm_reply *r = &rr->r;
     bool granted = r->type == RSM_NIL;
     bool pttl = r->type == RSM_INTEGER;
     long long v = r->integer;
     if (m->fencing) {
-        granted = rr->pair && rr->first == 1;
-        pttl = rr->pair && rr->first == 0;
-        v = rr->second;
+        granted = r->pair && r->first == 1;
+        pttl = r->pair && r->first == 0;
+        v = r->second;
     }
     if (!granted && !pttl) {
         lab_err_set(&m->err, EPROTO, "redisson: acquire script returned reply type %d",
@@ -315,9 +301,8 @@ static enum rsn_act script_loaded(struct rsn_sm *m, const struct redis_sm_reply 
     return done(m);
 }
 
-static enum rsn_act on_answer(struct rsn_sm *m, const struct rsn_reply *rr, int64_t now)
+static enum rsn_act on_answer(struct rsn_sm *m, const struct redis_sm_reply *r, int64_t now)
 {
-    const struct redis_sm_reply *r = &rr->r;
     switch (m->step) {
     case RS_LOAD_ACQUIRE:
     case RS_LOAD_RELEASE:
@@ -327,7 +312,7 @@ static enum rsn_act on_answer(struct rsn_sm *m, const struct rsn_reply *rr, int6
         m->renewed = r->type == RSM_INTEGER ? r->integer == 1 : -1;
         return done(m);
     case RS_TRY:
-        return on_try(m, rr, now);
+        return on_try(m, r, now);
     case RS_RELEASE:
         if (r->type == RSM_NIL)
             return released(m, RELEASE_NOT_OWNER, true);
@@ -383,7 +368,7 @@ enum rsn_act rsn_sm_acquire(struct rsn_sm *m, const char *key, int64_t wait_ns, 
         return acquired(m, LOCK_ERROR);
     }
     if (rsn_channel(m->channel, sizeof m->channel, key, &m->err) != 0 ||
-        (m->fencing && fence_key(m->fence_key, sizeof m->fence_key, key, &m->err) != 0))
+        (m->fencing && redis_fence_key(m->fence_key, sizeof m->fence_key, key, &m->err) != 0))
         return acquired(m, LOCK_ERROR);
     return attempt(m, now);
 }
@@ -405,16 +390,15 @@ enum rsn_act rsn_sm_release(struct rsn_sm *m, const char *key, int64_t now)
     return send_step(m, RS_RELEASE);
 }
 
-enum rsn_act rsn_sm_reply(struct rsn_sm *m, const struct rsn_reply *rr, int64_t now)
+enum rsn_act rsn_sm_reply(struct rsn_sm *m, const struct redis_sm_reply *r, int64_t now)
 {
-    const struct redis_sm_reply *r = &rr->r;
     if (m->op == RS_OP_NONE || m->step == RS_SUBSCRIBING || m->step == RS_WAITING)
         return RSN_DONE; /* no command of ours in flight: nothing it could answer */
     if (r->type == RSM_ERROR) {
         bool script = m->step == RS_TRY || m->step == RS_RELEASE || m->step == RS_RENEW;
         return next(m, redis_lane_error(&m->lane, r->str ? r->str : "error", script, &m->err));
     }
-    return on_answer(m, rr, now);
+    return on_answer(m, r, now);
 }
 
 enum rsn_act rsn_sm_lost(struct rsn_sm *m, const char *why, int64_t now)

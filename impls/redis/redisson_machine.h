@@ -9,7 +9,7 @@
  * and client groups on the event loop (redisson_drive_group.c: a command
  * connection per logical client; one pub/sub connection per group shared
  * as one Redisson JVM shares its subscriptions, redisson_pubsub.c). Both find the store the
- * same way, the sentinels' master included (redis_drive.h's search in
+ * same way, the sentinels' master included (redis_link.h's search in
  * groups, redis_store_open in a process), and feed the machine the same
  * events, so a grouped client answers a reply as a lone one does.
  * tests/test_redisson_machine.c feeds it scripted events, with no server.
@@ -67,15 +67,7 @@
 #include <stdint.h>
 
 #include "lock.h"
-#include "redis_machine.h" /* struct redis_sm_reply */
-
-/* A reply as the machine reads it: the simple machine's, and an array of
- * two integers (the fenced acquire script's answer) as a pair. */
-struct rsn_reply {
-    struct redis_sm_reply r;
-    bool pair;
-    long long first, second;
-};
+#include "redis_machine.h" /* struct redis_sm_reply (a pair: the fenced grant) */
 
 enum rsn_act { RSN_SEND, RSN_RECONNECT, RSN_SUBSCRIBE, RSN_WAIT, RSN_DONE };
 
@@ -162,7 +154,7 @@ enum rsn_act rsn_sm_acquire(struct rsn_sm *m, const char *key, int64_t wait_ns, 
 enum rsn_act rsn_sm_release(struct rsn_sm *m, const char *key, int64_t now);
 
 /* The command connection's events. */
-enum rsn_act rsn_sm_reply(struct rsn_sm *m, const struct rsn_reply *r, int64_t now);
+enum rsn_act rsn_sm_reply(struct rsn_sm *m, const struct redis_sm_reply *r, int64_t now);
 enum rsn_act rsn_sm_lost(struct rsn_sm *m, const char *why, int64_t now);
 enum rsn_act rsn_sm_reconnected(struct rsn_sm *m, bool ok, const struct lab_err *err,
                                 int64_t now);

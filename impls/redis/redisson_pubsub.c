@@ -6,8 +6,8 @@
  * The connection is a plain non-blocking hiredis context on the loop (not
  * a hiredis asynchronous one: its socket is peeked for the handoff split's
  * arrival stamp before hiredis reads it), opened at the first SUBSCRIBE,
- * to the single server or to the master the sentinels name (the group
- * drivers' search, redis_drive_seek.c, whose checked connection gives the
+ * to the single server or to the master the sentinels name (the loop
+ * links' search, redis_link_seek.c, whose checked connection gives the
  * address). Every channel wanted is subscribed on a new connection. When
  * the connection goes, every subscription goes with it: entries are
  * marked unsubscribed and each member waiting on the pub/sub is told
@@ -32,7 +32,7 @@
 #include <hiredis/hiredis.h>
 
 #include "handoff_split.h"
-#include "redis_drive.h"
+#include "redis_link.h"
 
 /* One channel of the group: Redisson's RedissonLockEntry. */
 struct rsn_entry {

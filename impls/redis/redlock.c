@@ -44,7 +44,7 @@
  * redlock_common.c's), in either mode: redlock_drive_block.c and
  * redlock_drive_group.c move the commands. This file is the design's table.
  */
-#include "redlock_drive.h"
+#include "redis_drive.h"
 
 const struct lock_ops lock_redlock = {
     .name = "redlock",

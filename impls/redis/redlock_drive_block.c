@@ -16,7 +16,7 @@
  * (EOF, reset) is reported RL_BROKEN. Round trips count one per master a
  * command was written to. SLEEP is a sleep cut short by the run's stop.
  */
-#include "redlock_drive.h"
+#include "redis_drive.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -27,7 +27,7 @@
 #include <hiredis/hiredis.h>
 
 #include "redis_conn.h"
-#include "redis_drive.h"
+#include "redis_link.h"
 
 struct master {
     const struct lock_endpoint *ep;
@@ -41,7 +41,7 @@ struct master {
 struct lock_client {
     const struct lock_env *env;
     struct rl_sm sm;
-    struct master *m;   /* sm.p.n of them */
+    struct master m[REDLOCK_MAX_MASTERS]; /* sm.p.n of them */
 };
 
 static void set_timeout_ns(redisContext *rc, int64_t ns)
@@ -211,9 +211,8 @@ void rl_block_close(struct lock_client *c)
 {
     if (!c)
         return;
-    for (int i = 0; c->m && i < c->sm.p.n; i++)
+    for (int i = 0; i < c->sm.p.n; i++)
         master_drop(c, i);
-    free(c->m);
     free(c);
 }
 
@@ -228,12 +227,6 @@ int rl_block_open(struct lock_client **out, const struct lock_env *env, struct l
     c->env = env;
     if (rl_sm_init(&c->sm, env, NULL, err) != 0) {
         free(c);
-        return -1;
-    }
-    c->m = calloc((size_t)c->sm.p.n, sizeof *c->m);
-    if (!c->m) {
-        free(c);
-        lab_err_set(err, ENOMEM, "out of memory");
         return -1;
     }
     for (int i = 0; i < c->sm.p.n; i++)

@@ -27,7 +27,7 @@
  * of the run still reaches the masters. An outcome found inside the hook
  * that started an operation is delivered from the loop.
  */
-#include "redlock_drive.h"
+#include "redis_drive.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -37,7 +37,7 @@
 #include <string.h>
 
 #include "evloop_redis.h"
-#include "redis_drive.h"
+#include "redis_link.h"
 
 struct amaster {
     struct lock_client *c;
@@ -52,18 +52,13 @@ struct lock_client {
     const struct lock_env *env;
     struct evloop *L;
     struct rl_sm sm;
-    struct amaster *m;         /* sm.p.n of them */
+    struct amaster m[REDLOCK_MAX_MASTERS]; /* sm.p.n of them */
     int pending;               /* masters the round still waits for */
     unsigned gen;              /* rounds ended so far */
     int64_t fan_deadline;
     struct ev_timer fan_timer; /* the round's deadline */
-    struct ev_timer pause;     /* SLEEP, or an outcome delivered from the loop */
-    bool deliver;              /* the pause timer delivers the outcome */
-    bool in_hook;
-    lock_opened_fn opened;
-    lock_acquired_fn acquired;
-    lock_released_fn released;
-    void *arg;
+    struct ev_timer pause;     /* SLEEP */
+    struct redis_caller k;
 };
 
 static void run(struct lock_client *c, enum rl_act act);
@@ -262,20 +257,6 @@ static void on_fan_timer(struct ev_timer *t)
 
 /* ------------------------------------------------------------ the acts */
 
-static void deliver(struct lock_client *c)
-{
-    struct rl_sm *sm = &c->sm;
-    if (c->opened) {
-        lock_opened_fn done = c->opened;
-        c->opened = NULL;
-        done(c->arg, sm->open_rc, &sm->err);
-    } else if (c->acquired) {
-        lock_deliver_acquired(&c->acquired, c->arg, sm->status, &sm->err);
-    } else if (c->released) {
-        lock_deliver_released(&c->released, c->arg, sm->release, &sm->err);
-    }
-}
-
 static void run(struct lock_client *c, enum rl_act act)
 {
     switch (act) {
@@ -283,16 +264,10 @@ static void run(struct lock_client *c, enum rl_act act)
         round_start(c);
         return;
     case RL_SLEEP:
-        c->deliver = false;
         evloop_timer_at(c->L, &c->pause, c->sm.wake_at);
         return;
     case RL_DONE:
-        if (c->in_hook) {
-            c->deliver = true;
-            evloop_timer_at(c->L, &c->pause, 0);
-        } else {
-            deliver(c);
-        }
+        redis_caller_done(&c->k, c->sm.open_rc, c->sm.status, c->sm.release, &c->sm.err);
         return;
     }
 }
@@ -301,11 +276,6 @@ static void on_pause(struct ev_timer *t)
 {
     struct lock_client *c = (struct lock_client *)((char *)t - offsetof(struct lock_client,
                                                                           pause));
-    if (c->deliver) {
-        c->deliver = false;
-        deliver(c);
-        return;
-    }
     run(c, rl_sm_timer(&c->sm, lab_now_ns()));
 }
 
@@ -317,11 +287,11 @@ static void rl_group_close(struct lock_client *c)
         return;
     evloop_timer_cancel(c->L, &c->fan_timer);
     evloop_timer_cancel(c->L, &c->pause);
-    for (int i = 0; c->m && i < c->sm.p.n; i++) {
+    redis_caller_close(&c->k);
+    for (int i = 0; i < c->sm.p.n; i++) {
         c->m[i].pending = false;
         master_drop(&c->m[i]);
     }
-    free(c->m);
     free(c);
 }
 
@@ -339,25 +309,20 @@ static int rl_group_open(struct lock_client **out, const struct lock_env *env,
         free(c);
         return -1;
     }
-    c->m = calloc((size_t)c->sm.p.n, sizeof *c->m);
-    if (!c->m) {
-        free(c);
-        lab_err_set(err, ENOMEM, "out of memory");
-        return -1;
-    }
     c->env = env;
     c->L = loop;
-    c->opened = opened;
-    c->arg = arg;
+    redis_caller_init(&c->k, loop);
+    c->k.opened = opened;
+    c->k.arg = arg;
     evloop_timer_init(&c->fan_timer, on_fan_timer);
     evloop_timer_init(&c->pause, on_pause);
     for (int i = 0; i < c->sm.p.n; i++) {
         c->m[i].c = c;
         c->m[i].idx = i;
     }
-    c->in_hook = true;
+    c->k.in_hook = true;
     run(c, rl_sm_open(&c->sm, lab_now_ns()));
-    c->in_hook = false;
+    c->k.in_hook = false;
     *out = c;
     return 0;
 }
@@ -365,21 +330,21 @@ static int rl_group_open(struct lock_client **out, const struct lock_env *env,
 static void rl_group_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                              lock_acquired_fn done, void *arg)
 {
-    c->acquired = done;
-    c->arg = arg;
-    c->in_hook = true;
+    c->k.acquired = done;
+    c->k.arg = arg;
+    c->k.in_hook = true;
     run(c, rl_sm_acquire(&c->sm, key, wait_ns, lab_now_ns()));
-    c->in_hook = false;
+    c->k.in_hook = false;
 }
 
 static void rl_group_release(struct lock_client *c, const char *key, lock_released_fn done,
                              void *arg)
 {
-    c->released = done;
-    c->arg = arg;
-    c->in_hook = true;
+    c->k.released = done;
+    c->k.arg = arg;
+    c->k.in_hook = true;
     run(c, rl_sm_release(&c->sm, key, lab_now_ns()));
-    c->in_hook = false;
+    c->k.in_hook = false;
 }
 
 const struct lock_async_ops rl_group_ops = {

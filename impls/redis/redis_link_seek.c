@@ -1,8 +1,7 @@
 /*
- * redis_drive_seek.c - finding the Redis store on the event loop, for the
- * group drivers (redis_drive.h): the simple designs' (redis_drive_group.c)
- * and redisson's (redisson_drive_group.c, its command connections and its
- * group's pub/sub connection).
+ * redis_link_seek.c - finding the Redis store on the event loop
+ * (redis_link.h), for the loop link (redis_link_loop.c) and redisson's
+ * group pub/sub connection (redisson_pubsub.c).
  *
  * A single server is connected to at once. With sentinels the store is
  * found as the blocking redis_store_open finds it: ask each sentinel for
@@ -11,7 +10,7 @@
  * REDIS_SENTINEL_RETRY_NS until REDIS_SENTINEL_SEARCH_NS has passed or the
  * run stops (redis_common.h: the same steps and times in either mode).
  */
-#include "redis_drive.h"
+#include "redis_link.h"
 
 #include <errno.h>
 #include <stddef.h>
