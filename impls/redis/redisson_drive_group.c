@@ -59,36 +59,12 @@ static struct lock_client *of_member(struct rsn_member *me)
     return (struct lock_client *)((char *)me - offsetof(struct lock_client, ps));
 }
 
-static void ps_subscribed(struct rsn_member *me)
+/* The hub fed the machine an event of the pub/sub: its next act. */
+static void ps_next(struct rsn_member *me, enum rsn_act act)
 {
     struct lock_client *c = of_member(me);
-    if (c->m.step != RS_SUBSCRIBING)
-        return;
     evloop_timer_cancel(c->L, &c->timer);
-    run(c, rsn_sm_subscribed(&c->m, lab_now_ns()));
-}
-
-static void ps_woken(struct rsn_member *me, int64_t exit_ns, int64_t arrive_ns)
-{
-    struct lock_client *c = of_member(me);
-    if (c->m.step != RS_WAITING)
-        return;
-    evloop_timer_cancel(c->L, &c->timer);
-    run(c, rsn_sm_message(&c->m, exit_ns, arrive_ns, lab_now_ns()));
-}
-
-static void ps_down(struct rsn_member *me, enum rsn_ps_event ev, const char *why)
-{
-    struct lock_client *c = of_member(me);
-    if (!awaits_ps(c))
-        return;
-    evloop_timer_cancel(c->L, &c->timer);
-    struct lab_err err;
-    lab_err_set(&err, ev == RSN_PS_FAILED ? EHOSTUNREACH : EIO, "redis pub/sub: %s", why);
-    int64_t now = lab_now_ns();
-    run(c, ev == RSN_PS_LOST    ? rsn_sm_ps_lost(&c->m, err.msg, now)
-           : ev == RSN_PS_ERROR ? rsn_sm_ps_error(&c->m, err.msg, now)
-                                : rsn_sm_ps_failed(&c->m, &err, now));
+    run(c, act);
 }
 
 /* ---------------------------------------------------------------- commands */
@@ -123,33 +99,11 @@ static void run(struct lock_client *c, enum rsn_act act)
             redis_alink_reconnect(&c->link);
             return;
         case RSN_SUBSCRIBE:
-            if (rsn_ps_join(&c->ps) != 0) {
-                struct lab_err err;
-                lab_err_set(&err, ENOMEM, "out of memory");
-                act = rsn_sm_ps_failed(m, &err, lab_now_ns());
+        case RSN_WAIT:
+            if (rsn_ps_act(&c->ps, &act, lab_now_ns()))
                 continue;
-            }
-            if (rsn_ps_ready(&c->ps)) {
-                act = rsn_sm_subscribed(m, lab_now_ns());
-                continue;
-            }
-            evloop_timer_at(c->L, &c->timer, m->wake_at); /* first: a failure may cancel it */
-            rsn_ps_subscribe(&c->ps);
-            return;
-        case RSN_WAIT: {
-            int64_t exit_ns, arrive_ns;
-            if (!rsn_ps_ready(&c->ps)) { /* the subscription went while it tried */
-                act = rsn_sm_ps_lost(m, "pub/sub connection lost", lab_now_ns());
-                continue;
-            }
-            if (rsn_ps_take_permit(&c->ps, &exit_ns, &arrive_ns)) {
-                act = rsn_sm_message(m, exit_ns, arrive_ns, lab_now_ns());
-                continue;
-            }
-            rsn_ps_park(&c->ps);
             evloop_timer_at(c->L, &c->timer, m->wake_at);
             return;
-        }
         case RSN_DONE:
             if (c->k.acquired)
                 rsn_ps_leave(&c->ps);
@@ -203,9 +157,7 @@ static int rsn_group_open(struct lock_client **out, const struct lock_env *env,
     }
     c->env = env;
     c->L = loop;
-    c->ps = (struct rsn_member){.hub = hub, .env = env, .m = &c->m, .subscribed = ps_subscribed,
-                                .woken = ps_woken, .down = ps_down};
-    rsn_ps_init(&c->ps); /* the client's owner is current (the group opens it so) */
+    rsn_ps_init(&c->ps, hub, env, &c->m, ps_next); /* the client's owner is current */
     evloop_timer_init(&c->timer, on_timer);
     redis_caller_init(&c->k, loop);
     redis_alink_init(&c->link, loop, env, replied, connected);

@@ -1,7 +1,7 @@
 /*
- * redisson_pubsub.c - one Redisson JVM's PublishSubscribe for a client
- * group (redisson_pubsub.h): the group's pub/sub connection, its entries
- * and their semaphores.
+ * redisson_pubsub.c - one Redisson JVM's PublishSubscribe on an event
+ * loop (redisson_pubsub.h): the hub's pub/sub connection, its entries and
+ * their semaphores, and what each event means to a waiting machine.
  *
  * The connection is a plain non-blocking hiredis context on the loop (not
  * a hiredis asynchronous one: its socket is peeked for the handoff split's
@@ -12,8 +12,9 @@
  * the connection goes, every subscription goes with it: entries are
  * marked unsubscribed and each member waiting on the pub/sub is told
  * (down); a member trying the lock meanwhile finds its entry unsubscribed
- * when it next waits. Whether the connection was made at all is its
- * socket's state when it first became writable. Messages are counted as
+ * when it next waits. The connection was made once its socket became
+ * writable without an error, took a whole write, or gave bytes (a cut
+ * after that is a loss, not a failure to connect). Messages are counted as
  * notifications of the member they wake, or of the entry's latest
  * subscriber when they wake nobody; SUBSCRIBE and UNSUBSCRIBE as round
  * trips of the member that sent them. The connection and the search are
@@ -66,6 +67,7 @@ struct rsn_hub {
 static struct rsn_hub *hubs;
 
 enum { HAND_NONE, HAND_SUBSCRIBED, HAND_WOKEN, HAND_DOWN };
+enum { PS_LOST, PS_ERROR, PS_FAILED }; /* how the connection went */
 
 static bool awaits(const struct rsn_member *me)
 {
@@ -74,19 +76,28 @@ static bool awaits(const struct rsn_member *me)
 
 /* ---------------------------------------------------------------- members */
 
-/* An event to its member, from the loop and as its owner: held, the
- * member gets it once released. */
+/* An event to its member's machine, from the loop and as its owner:
+ * held, the member gets it once released; a machine no longer waiting
+ * for it (its own clock came first) drops it. */
 static void hand_over(struct ev_timer *t)
 {
     struct rsn_member *me = (struct rsn_member *)((char *)t - offsetof(struct rsn_member, later));
+    struct rsn_sm *m = me->m;
     int what = me->hand;
+    int64_t now = lab_now_ns();
     me->hand = HAND_NONE;
-    if (what == HAND_SUBSCRIBED)
-        me->subscribed(me);
-    else if (what == HAND_WOKEN)
-        me->woken(me, me->exit_ns, me->arrive_ns);
-    else if (what == HAND_DOWN)
-        me->down(me, me->ev, me->why);
+    if (what == HAND_SUBSCRIBED && m->step == RS_SUBSCRIBING) {
+        me->next(me, rsn_sm_subscribed(m, now));
+    } else if (what == HAND_WOKEN && m->step == RS_WAITING) {
+        me->next(me, rsn_sm_message(m, me->exit_ns, me->arrive_ns, now));
+    } else if (what == HAND_DOWN && awaits(me)) {
+        struct lab_err err;
+        lab_err_set(&err, me->ev == PS_FAILED ? EHOSTUNREACH : EIO, "redis pub/sub: %s",
+                    me->why);
+        me->next(me, me->ev == PS_LOST    ? rsn_sm_ps_lost(m, err.msg, now)
+                     : me->ev == PS_ERROR ? rsn_sm_ps_error(m, err.msg, now)
+                                          : rsn_sm_ps_failed(m, &err, now));
+    }
 }
 
 static void hand(struct rsn_member *me, int what)
@@ -116,20 +127,22 @@ static void unqueue(struct rsn_member *me)
     me->parked = false;
 }
 
-void rsn_ps_init(struct rsn_member *me)
+void rsn_ps_init(struct rsn_member *me, struct rsn_hub *h, const struct lock_env *env,
+                 struct rsn_sm *m, void (*next)(struct rsn_member *me, enum rsn_act act))
 {
-    me->owner = evloop_owner_current(me->hub->L);
+    *me = (struct rsn_member){.hub = h, .env = env, .m = m, .next = next,
+                              .owner = evloop_owner_current(h->L)};
     evloop_timer_init(&me->later, hand_over);
 }
 
 /* ---------------------------------------------------------------- the connection */
 
-static void ps_down(struct rsn_hub *h, enum rsn_ps_event ev, const char *why);
+static void ps_down(struct rsn_hub *h, int ev, const char *why);
 static void ps_on_reply(struct rsn_hub *h, redisReply *r, int64_t arrival);
 
-static enum rsn_ps_event broke(const struct rsn_hub *h)
+static int broke(const struct rsn_hub *h)
 {
-    return h->connected ? RSN_PS_LOST : RSN_PS_FAILED;
+    return h->connected ? PS_LOST : PS_FAILED;
 }
 
 /* The group's socket: nobody's, whichever client's call arms it. */
@@ -147,6 +160,8 @@ static void ps_flush(struct rsn_hub *h)
         ps_down(h, broke(h), h->ps->errstr);
         return;
     }
+    if (done) /* all written: the socket is connected */
+        h->connected = true;
     watch(h, EV_READ | (done ? 0 : EV_WRITE));
 }
 
@@ -173,7 +188,7 @@ static void ps_on_io(struct ev_io *io, unsigned events)
     for (;;) {
         void *reply = NULL;
         if (redisGetReplyFromReader(h->ps, &reply) != REDIS_OK) {
-            ps_down(h, RSN_PS_LOST, h->ps->errstr);
+            ps_down(h, PS_LOST, h->ps->errstr);
             return;
         }
         if (!reply)
@@ -215,7 +230,7 @@ static void ps_connect(struct rsn_hub *h, const char *host, int port)
                  ps ? ps->errstr : "out of memory");
         if (ps)
             redisFree(ps);
-        ps_down(h, RSN_PS_FAILED, why);
+        ps_down(h, PS_FAILED, why);
         return;
     }
     handoff_split_arm(ps->fd);
@@ -235,7 +250,7 @@ static void ps_found(struct redis_seek *s, bool ok, const struct lab_err *err)
     struct rsn_hub *h = (struct rsn_hub *)((char *)s - offsetof(struct rsn_hub, seek));
     h->seeking = false;
     if (!ok) {
-        ps_down(h, RSN_PS_FAILED, err ? err->msg : "no master found");
+        ps_down(h, PS_FAILED, err ? err->msg : "no master found");
         return;
     }
     char host[64];
@@ -270,7 +285,7 @@ static void ps_open(struct rsn_hub *h, const struct lock_env *env)
 }
 
 /* The connection is gone (or never came), every subscription with it. */
-static void ps_down(struct rsn_hub *h, enum rsn_ps_event ev, const char *why)
+static void ps_down(struct rsn_hub *h, int ev, const char *why)
 {
     if (h->ps) {
         watch(h, 0);
@@ -319,7 +334,7 @@ static void ps_on_reply(struct rsn_hub *h, redisReply *r, int64_t arrival)
     if (r->type == REDIS_REPLY_ERROR) {
         char why[200];
         snprintf(why, sizeof why, "%s", r->str);
-        ps_down(h, RSN_PS_ERROR, why);
+        ps_down(h, PS_ERROR, why);
         return;
     }
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 ||
@@ -344,7 +359,7 @@ static void ps_on_reply(struct rsn_hub *h, redisReply *r, int64_t arrival)
     }
 }
 
-int rsn_ps_join(struct rsn_member *me)
+static int join(struct rsn_member *me)
 {
     struct rsn_hub *h = me->hub;
     if (me->entry)
@@ -370,13 +385,13 @@ int rsn_ps_join(struct rsn_member *me)
     return 0;
 }
 
-bool rsn_ps_ready(const struct rsn_member *me)
+static bool ready(const struct rsn_member *me)
 {
     const struct rsn_entry *e = me->entry;
     return e && me->hub->ps && e->want && e->sent && e->pending == 0;
 }
 
-void rsn_ps_subscribe(struct rsn_member *me)
+static void subscribe(struct rsn_member *me)
 {
     struct rsn_entry *e = me->entry;
     if (!e || e->want)
@@ -389,7 +404,7 @@ void rsn_ps_subscribe(struct rsn_member *me)
         ps_open(me->hub, me->env);
 }
 
-bool rsn_ps_take_permit(struct rsn_member *me, int64_t *exit_ns, int64_t *arrive_ns)
+static bool take_permit(struct rsn_member *me, int64_t *exit_ns, int64_t *arrive_ns)
 {
     struct rsn_entry *e = me->entry;
     if (!e || e->permits == 0)
@@ -400,7 +415,7 @@ bool rsn_ps_take_permit(struct rsn_member *me, int64_t *exit_ns, int64_t *arrive
     return true;
 }
 
-void rsn_ps_park(struct rsn_member *me)
+static void park(struct rsn_member *me)
 {
     struct rsn_entry *e = me->entry;
     if (!e || me->parked)
@@ -413,6 +428,36 @@ void rsn_ps_park(struct rsn_member *me)
     else
         e->park_head = me;
     e->park_tail = me;
+}
+
+bool rsn_ps_act(struct rsn_member *me, enum rsn_act *act, int64_t now)
+{
+    struct rsn_sm *m = me->m;
+    int64_t exit_ns, arrive_ns;
+    if (*act == RSN_SUBSCRIBE) {
+        if (join(me) != 0) {
+            struct lab_err err;
+            lab_err_set(&err, ENOMEM, "out of memory");
+            *act = rsn_sm_ps_failed(m, &err, now);
+            return true;
+        }
+        if (ready(me)) {
+            *act = rsn_sm_subscribed(m, now);
+            return true;
+        }
+        subscribe(me); /* a failure is handed over as any later one */
+        return false;
+    }
+    if (!ready(me)) { /* the subscription went while it tried */
+        *act = rsn_sm_ps_lost(m, "pub/sub connection lost", now);
+        return true;
+    }
+    if (take_permit(me, &exit_ns, &arrive_ns)) {
+        *act = rsn_sm_message(m, exit_ns, arrive_ns, now);
+        return true;
+    }
+    park(me);
+    return false;
 }
 
 void rsn_ps_unpark(struct rsn_member *me)
