@@ -9,7 +9,6 @@
  * The protocol is redis_machine.c's (REDIS_SM_CHECK_THEN_SET), in either
  * mode.
  */
-#include "redis_common.h"
 #include "redis_drive.h"
 
 static const struct redis_sm_design cts = {.kind = REDIS_SM_CHECK_THEN_SET,

@@ -18,8 +18,7 @@ bool redis_says_master(const redisReply *r)
  * connect to it and check that it says so, as Redisson's and Jedis's
  * sentinel clients do. While a failover is under way the sentinels still
  * name the dead master, or a replica not yet promoted: ask again. The
- * group drivers' search on the loop (redis_link_seek.c) takes the same
- * steps. */
+ * loop links' search (redis_link_seek.c) takes the same steps. */
 static redisContext *sentinel_store_open(const char *what, const struct lock_env *env,
                                          int timeout_ms, struct lab_err *err)
 {

@@ -9,7 +9,6 @@
  *
  * The protocol is redis_machine.c's (REDIS_SM_GET_DEL), in either mode.
  */
-#include "redis_common.h"
 #include "redis_drive.h"
 
 static const struct redis_sm_design sgd = {.kind = REDIS_SM_GET_DEL, .name = "redis-get-del"};

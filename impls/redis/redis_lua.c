@@ -13,7 +13,6 @@
  *
  * The protocol is redis_machine.c's (REDIS_SM_LUA), in either mode.
  */
-#include "redis_common.h"
 #include "redis_drive.h"
 #include "test_slow.h"
 

@@ -11,7 +11,6 @@
  * The protocol is redis_machine.c's (REDIS_SM_WATCHDOG with its hold
  * count), in either mode.
  */
-#include "redis_common.h"
 #include "redis_drive.h"
 
 static const struct redis_sm_design rre = {.kind = REDIS_SM_WATCHDOG, .name = "redis-reentrant",

@@ -18,7 +18,6 @@
  */
 #include <errno.h>
 
-#include "redis_common.h"
 #include "redis_drive.h"
 
 #define RSCR_SCRIPT_MAX 4096 /* bytes of a script, with its NUL */

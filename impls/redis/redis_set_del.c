@@ -7,7 +7,6 @@
  *
  * The protocol is redis_machine.c's (REDIS_SM_SET_DEL), in either mode.
  */
-#include "redis_common.h"
 #include "redis_drive.h"
 
 static const struct redis_sm_design ssd = {.kind = REDIS_SM_SET_DEL, .name = "redis-set-del"};

@@ -9,7 +9,6 @@
  * The protocol is redis_machine.c's (REDIS_SM_SETNX_EXPIRE), in either
  * mode, with its failpoint after-setnx between the two commands.
  */
-#include "redis_common.h"
 #include "redis_drive.h"
 
 static const struct redis_sm_design sne = {.kind = REDIS_SM_SETNX_EXPIRE,

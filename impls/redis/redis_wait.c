@@ -16,7 +16,6 @@
  */
 #include <stdio.h>
 
-#include "redis_common.h"
 #include "redis_drive.h"
 
 /* redis-wait's own settings (lock.wait_replicas, lock.wait_timeout). */

@@ -11,7 +11,6 @@
  * the renewals on the watchdog thread one process per client, on a timer
  * of each client's in groups.
  */
-#include "redis_common.h"
 #include "redis_drive.h"
 
 static const struct redis_sm_design rwd = {.kind = REDIS_SM_WATCHDOG, .name = "redis-watchdog"};

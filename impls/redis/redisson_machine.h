@@ -3,15 +3,15 @@
  * without I/O: its scripts, what each reply and each pub/sub event means,
  * the hold count, the lease, the fencing token and the handoff split.
  *
- * The two drivers around it only move bytes: one process per client on
- * blocking hiredis connections (redisson_drive_block.c: a command
- * connection and a pub/sub connection of its own, the watchdog thread),
- * and client groups on the event loop (redisson_drive_group.c: a command
- * connection per logical client; one pub/sub connection per group shared
- * as one Redisson JVM shares its subscriptions, redisson_pubsub.c). Both find the store the
- * same way, the sentinels' master included (redis_link.h's search in
- * groups, redis_store_open in a process), and feed the machine the same
- * events, so a grouped client answers a reply as a lone one does.
+ * The two drivers around it only move bytes: one process per client
+ * (redisson_drive_block.c: a blocking command link, the watchdog thread)
+ * and client groups (redisson_drive_group.c: a loop link per logical
+ * client). The pub/sub side is one Redisson JVM's PublishSubscribe in
+ * either mode (redisson_pubsub.c: a process's own, or one shared by a
+ * group as one JVM shares its subscriptions), which feeds the machine its
+ * events. Both modes find the store the same way, the sentinels' master
+ * included (redis_link.h), and feed the machine the same events, so a
+ * grouped client answers a reply as a lone one does.
  * tests/test_redisson_machine.c feeds it scripted events, with no server.
  *
  * The calls each return the next act:
@@ -44,6 +44,9 @@
  *   found anew, SCRIPT LOAD and EVALSHA again after -NOSCRIPT once per
  *   operation, any other error a failure) is the lane's, redis_lane.h,
  *   shared with the simple designs' machine;
+ * - the pub/sub connection is made at the first SUBSCRIBE, in either
+ *   mode (Redisson's PublishSubscribe takes one when a listener first
+ *   subscribes; the blocking form used to open it with the client);
  * - a pub/sub connection that breaks after it was made is replaced and
  *   the channel subscribed again, as long as the wait lasts, and once the
  *   subscription is confirmed the lock is tried at once (the unlock

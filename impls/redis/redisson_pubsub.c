@@ -46,7 +46,7 @@ struct rsn_entry {
     struct lock_stats *stats;   /* where a message that woke nobody is counted */
     int64_t msg_exit_ns, msg_arrive_ns; /* the latest message's stamps (a permit's) */
     struct rsn_member *members_head;
-    struct rsn_member *park_head, *park_tail; /* parked waiters, the longest first */
+    uint64_t parks;             /* members parked so far: each one's place in the queue */
     struct rsn_entry *next;
 };
 
@@ -109,23 +109,6 @@ static void hand(struct rsn_member *me, int what)
     evloop_owner_enter(L, prev);
 }
 
-/* Off its entry's semaphore queue. */
-static void unqueue(struct rsn_member *me)
-{
-    struct rsn_entry *e = me->entry;
-    if (!me->parked)
-        return;
-    if (me->pprev)
-        me->pprev->pnext = me->pnext;
-    else
-        e->park_head = me->pnext;
-    if (me->pnext)
-        me->pnext->pprev = me->pprev;
-    else
-        e->park_tail = me->pprev;
-    me->pprev = me->pnext = NULL;
-    me->parked = false;
-}
 
 void rsn_ps_init(struct rsn_member *me, struct rsn_hub *h, const struct lock_env *env,
                  struct rsn_sm *m, void (*next)(struct rsn_member *me, enum rsn_act act))
@@ -300,7 +283,7 @@ static void ps_down(struct rsn_hub *h, int ev, const char *why)
         for (struct rsn_member *me = e->members_head; me; me = me->mnext) {
             if (!awaits(me))
                 continue; /* a member trying the lock finds it unsubscribed at its wait */
-            unqueue(me);
+            me->parked = 0;
             me->ev = ev;
             snprintf(me->why, sizeof me->why, "%s", why && why[0] ? why : "connection lost");
             hand(me, HAND_DOWN);
@@ -312,7 +295,10 @@ static void ps_down(struct rsn_hub *h, int ev, const char *why)
 
 static void entry_message(struct rsn_entry *e, int64_t exit_ns, int64_t arrive_ns)
 {
-    struct rsn_member *me = e->park_head;
+    struct rsn_member *me = NULL; /* the member parked longest */
+    for (struct rsn_member *m = e->members_head; m; m = m->mnext)
+        if (m->parked && (!me || m->parked < me->parked))
+            me = m;
     e->msg_exit_ns = exit_ns;
     e->msg_arrive_ns = arrive_ns;
     if (!me) { /* a permit for the next to wait */
@@ -323,7 +309,7 @@ static void entry_message(struct rsn_entry *e, int64_t exit_ns, int64_t arrive_n
         return;
     }
     me->env->stats->notifications++;
-    unqueue(me);
+    me->parked = 0;
     me->exit_ns = exit_ns;
     me->arrive_ns = arrive_ns;
     hand(me, HAND_WOKEN);
@@ -417,17 +403,8 @@ static bool take_permit(struct rsn_member *me, int64_t *exit_ns, int64_t *arrive
 
 static void park(struct rsn_member *me)
 {
-    struct rsn_entry *e = me->entry;
-    if (!e || me->parked)
-        return;
-    me->parked = true;
-    me->pnext = NULL;
-    me->pprev = e->park_tail;
-    if (e->park_tail)
-        e->park_tail->pnext = me;
-    else
-        e->park_head = me;
-    e->park_tail = me;
+    if (me->entry && !me->parked)
+        me->parked = ++me->entry->parks;
 }
 
 bool rsn_ps_act(struct rsn_member *me, enum rsn_act *act, int64_t now)
@@ -462,7 +439,7 @@ bool rsn_ps_act(struct rsn_member *me, enum rsn_act *act, int64_t now)
 
 void rsn_ps_unpark(struct rsn_member *me)
 {
-    unqueue(me);
+    me->parked = 0;
     me->hand = HAND_NONE;
     evloop_timer_cancel(me->hub->L, &me->later);
 }

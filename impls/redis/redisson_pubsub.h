@@ -49,8 +49,8 @@ struct rsn_member {
     /* the hub's */
     struct ev_owner *owner;      /* its client's */
     struct rsn_entry *entry;     /* the entry it waits through, or NULL */
-    struct rsn_member *mprev, *mnext, *pprev, *pnext;
-    bool parked;
+    struct rsn_member *mprev, *mnext; /* its entry's members */
+    uint64_t parked;             /* its place in the entry's semaphore queue, 0: none */
     struct ev_timer later;       /* hands the event below over, as owner */
     int hand;                    /* the event not yet handed over, 0: none */
     int ev;                      /* a lost connection: how */
