@@ -71,8 +71,10 @@ for impl in redis-lua redisson; do
     expect_violation "split-brain $impl" "results.scenario=split-brain,impl=$impl"
     read -r n last <<< "$(grants split-brain $impl 0 0 cut healed)"
     echo "split-brain $impl: the old master granted client 0 $n times after the cut, the last $last ms into it"
-    in_range "split-brain $impl: the old master granted until near the heal (ms into the 4.5 s cut)" \
-        "$last" 3500 4600
+    # (grants counts up to the heal as the engine recorded it, so no upper
+    # bound: a heal recorded late lets a grant at 4.6 s still count)
+    expect_gt "split-brain $impl: the old master granted until near the heal (ms into the 4.5 s cut)" \
+        "$last" 3499
     read -r n _ <<< "$(grants split-brain $impl 0 other cut healed)"
     expect_gt "split-brain $impl: the majority was granted by the new master during the cut" "$n" 0
 done
