@@ -1,23 +1,25 @@
-# it_gc_pause.sh - the shipped gc-pause scenario, every design of it, on
-# real servers: each lock with a lease (redis-lua, the watchdog designs
-# redis-watchdog and redisson, redlock, zk-sequential's session) loses the
+# it_gc_pause.sh - the shipped gc-pause scenario, retimed, on real servers,
+# for the designs no other test pauses so: each lock with a lease (redis-lua,
+# the watchdog designs redis-watchdog and redisson, redlock) loses the
 # lock to a holder frozen three times past its lease, and its late write
 # loses sales; fenced, the stock store refuses the frozen holder's late
 # writes and the stock stays exact; redlock has no sound token and its
-# fenced step runs unfenced. The session locks of MariaDB and PostgreSQL
-# (mysql-get-lock, pg-advisory, pg-for-update) have no lease: the frozen
+# fenced step runs unfenced. A session lock (pg-for-update's transaction)
+# has no lease: the frozen
 # holder keeps its lock, the others wait the pause out, nobody overlaps.
 # These are the rows of the gc-pause tables in docs/benchmarks.md ("gc-pause",
 # "PostgreSQL designs across the shipped scenarios"); the run also checks the file's own expect lines (exit 0).
 . "$(dirname "$0")/lib.sh"
 
 # The etcd designs' rows (a lease lost to the pause, fenced by the create
-# revision) are it_etcd's, on a shorter file of the same shape: they are
-# left out here to keep CI's time (each design is two 10 s runs).
+# revision) are it_etcd's, on a shorter file of the same shape; zk-sequential,
+# mysql-get-lock and pg-advisory under the same pause are it_modes's, in both
+# client modes: they are left out here to keep CI's time (each design is two
+# 5.3 s runs).
 # The shipped file as it is but for its timing: two of its 1.5 s pauses
 # instead of four, every 1.6 s instead of every 2 s (a pause ends 100 ms
 # before the next one), and the run ends about half a second after the
-# last one ends: 5.3 s a run instead of 10 (75 s of CI's time over 16
+# last one ends: 5.3 s a run instead of 10 (50 s of CI's time over 10
 # runs). Each pause is aimed at the holder, so each one alone loses a lease
 # (or, for the session locks, makes a waiter wait it out).
 GC=$WORK/gc-pause.yaml
@@ -26,10 +28,9 @@ sed -e 's/^run: {max_duration: 10s}$/run: {max_duration: 5300ms}/' \
     "$SRC/scenarios/gc-pause.yaml" > "$GC"
 expect_eq "gc-pause: the shipped file's run and pauses, retimed" \
     "$(grep -c '^run: {max_duration: 5300ms}$\|{every: 1600ms, count: 2, action: pause, target: holder, duration: 1500ms}' "$GC")" 2
-run_ok "gc-pause" "$GC" \
-    --impl redis-lua,redis-watchdog,redisson,redlock,zk-sequential,mysql-get-lock,pg-advisory,pg-for-update
-expect_eq "gc-pause: every design ran twice" "$(jget "$S" results)" 16
-for impl in redis-lua redis-watchdog redisson redlock zk-sequential; do
+run_ok "gc-pause" "$GC" --impl redis-lua,redis-watchdog,redisson,redlock,pg-for-update
+expect_eq "gc-pause: every design ran twice" "$(jget "$S" results)" 10
+for impl in redis-lua redis-watchdog redisson redlock; do
     steps="off on"
     [ $impl = redlock ] && steps="off unsupported"
     for fencing in $steps; do
@@ -53,7 +54,7 @@ done
 expect_eq "gc-pause: redlock runs its fenced step unfenced" \
     "$(jget "$S" "results.impl=redlock,fencing=unsupported.safety.stale_writes_rejected")" 0
 # a session lock belongs to the session, which a pause does not end
-for impl in mysql-get-lock pg-advisory pg-for-update; do
+for impl in pg-for-update; do
     for fencing in off unsupported; do
         r="results.impl=$impl,fencing=$fencing"
         expect_safe "gc-pause $impl fencing $fencing" "$r"
