@@ -268,8 +268,10 @@ static void ps_open(struct rsn_hub *h, const struct lock_env *env)
 }
 
 /* The connection is gone (or never came), every subscription with it. */
-static void ps_down(struct rsn_hub *h, int ev, const char *why)
+static void ps_down(struct rsn_hub *h, int ev, const char *why_in)
 {
+    char why[200]; /* (often the connection's own errstr, freed below) */
+    snprintf(why, sizeof why, "%s", why_in && why_in[0] ? why_in : "connection lost");
     if (h->ps) {
         watch(h, 0);
         redisFree(h->ps);
@@ -285,7 +287,7 @@ static void ps_down(struct rsn_hub *h, int ev, const char *why)
                 continue; /* a member trying the lock finds it unsubscribed at its wait */
             me->parked = 0;
             me->ev = ev;
-            snprintf(me->why, sizeof me->why, "%s", why && why[0] ? why : "connection lost");
+            snprintf(me->why, sizeof me->why, "%s", why);
             hand(me, HAND_DOWN);
         }
     }
