@@ -35,12 +35,12 @@
 #include <stdlib.h>
 
 #include "etcd_aconn.h"
+#include "lock_caller.h"
 
 enum tkind {
     T_NONE,
     T_SLEEP,    /* the machine's SLEEP */
-    T_DEADLINE, /* a stream's deadline (or the run's stop) */
-    T_DELIVER   /* an outcome found inside a hook */
+    T_DEADLINE  /* a stream's deadline (or the run's stop) */
 };
 
 struct etcd_group {
@@ -51,14 +51,10 @@ struct etcd_group {
     struct ev_timer timer;   /* enum tkind */
     enum tkind tkind;
     struct ev_timer ka_timer;
-    bool in_hook;            /* inside open/acquire/release: deliver from the loop */
     /* the session clients of this process, for close */
     struct etcd_group *next, *prev;
     bool listed, revoked;
-    lock_opened_fn opened;
-    lock_acquired_fn acquired;
-    lock_released_fn released;
-    void *arg;
+    struct lock_caller k;    /* who waits for the operation */
 };
 
 static struct etcd_group *sessions; /* this process's grouped session clients */
@@ -75,18 +71,6 @@ static void arm(struct etcd_group *g, enum tkind kind, int64_t at)
 {
     g->tkind = kind;
     evloop_timer_at(g->L, &g->timer, at);
-}
-
-static void deliver(struct lock_client *c)
-{
-    struct etcd_group *g = c->gr;
-    struct etcd_sm *m = &c->sm;
-    if (g->opened)
-        lock_deliver_opened(&g->opened, g->arg, 0, &m->err);
-    else if (g->acquired)
-        lock_deliver_acquired(&g->acquired, g->arg, m->status, &m->err);
-    else if (g->released)
-        lock_deliver_released(&g->released, g->arg, m->release, &m->err);
 }
 
 /* ------------------------------------------------------------ the keep-alive lane */
@@ -174,10 +158,7 @@ static void run(struct lock_client *c, enum etcd_sm_act act)
         arm(g, T_SLEEP, m->wake_at);
         return;
     case ETCD_SM_DONE:
-        if (g->in_hook)
-            arm(g, T_DELIVER, 0);
-        else
-            deliver(c);
+        lock_caller_done(&g->k, 0, m->status, m->release, &m->err);
         return;
     case ETCD_SM_IGNORED:
         return;
@@ -197,9 +178,6 @@ static void on_timer(struct ev_timer *t)
     case T_DEADLINE: /* the budget ran out, or the run stops: the stream is abandoned */
         etcd_aconn_cancel(g->ec);
         run(c, etcd_sm_stream_end(&c->sm, 0, NULL, lab_now_ns()));
-        break;
-    case T_DELIVER:
-        deliver(c);
         break;
     case T_NONE:
         break;
@@ -257,6 +235,7 @@ int etcd_group_open(struct lock_client **out, const struct lock_env *env, struct
     c->gr = g;
     g->c = c;
     g->L = loop;
+    lock_caller_init(&g->k, loop);
     evloop_timer_init(&g->timer, on_timer);
     evloop_timer_init(&g->ka_timer, on_ka_timer);
     g->ec = etcd_aconn_new(loop, env->servers->conn, ETCD_CALL_TIMEOUT_MS, err);
@@ -274,9 +253,9 @@ int etcd_group_open(struct lock_client **out, const struct lock_env *env, struct
         sessions = g;
         g->listed = true;
     }
-    g->opened = opened;
-    g->arg = arg;
-    arm(g, T_DELIVER, 0); /* opened, from the loop */
+    lock_caller_begin(&g->k, opened, NULL, NULL, arg);
+    lock_caller_done(&g->k, 0, LOCK_GRANTED, RELEASE_OK, &(struct lab_err){0}); /* from the loop */
+    lock_caller_end(&g->k);
     *out = c;
     return 0;
 }
@@ -285,22 +264,18 @@ void etcd_group_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                         lock_acquired_fn done, void *arg)
 {
     struct etcd_group *g = c->gr;
-    g->acquired = done;
-    g->arg = arg;
-    g->in_hook = true;
+    lock_caller_begin(&g->k, NULL, done, NULL, arg);
     run(c, etcd_sm_acquire(&c->sm, key, wait_ns, lab_now_ns()));
-    g->in_hook = false;
+    lock_caller_end(&g->k);
 }
 
 void etcd_group_release(struct lock_client *c, const char *key, lock_released_fn done,
                         void *arg)
 {
     struct etcd_group *g = c->gr;
-    g->released = done;
-    g->arg = arg;
-    g->in_hook = true;
+    lock_caller_begin(&g->k, NULL, NULL, done, arg);
     run(c, etcd_sm_release(&c->sm, key, lab_now_ns()));
-    g->in_hook = false;
+    lock_caller_end(&g->k);
 }
 
 /* Free c; revoke: give its session back first (with every other session
@@ -322,6 +297,7 @@ static void group_free(struct lock_client *c, bool revoke)
     }
     evloop_timer_cancel(g->L, &g->timer);
     evloop_timer_cancel(g->L, &g->ka_timer);
+    lock_caller_close(&g->k);
     etcd_aconn_free(g->kc);
     etcd_aconn_free(g->ec);
     etcd_sm_free(&c->sm);

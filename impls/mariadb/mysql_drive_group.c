@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "evloop.h"
+#include "lock_caller.h"
 
 #define IO_GUARD_NS (10LL * 1000000000)     /* a wait without a library timeout: look again */
 #define CONNECTING_MAX 32                    /* handshakes under way at once in a process */
@@ -71,10 +72,7 @@ struct mysql_group {
     int turn;                  /* 1 + its slot in turns[]; 0: none */
     bool queued;               /* waiting for a turn (next_waiting links the queue) */
     struct mysql_group *next_waiting;
-    lock_opened_fn opened;
-    lock_acquired_fn acquired;
-    lock_released_fn released;
-    void *arg;
+    struct lock_caller k;      /* who waits (handed over from the kick, never in a hook) */
 };
 
 /* The process's handshakes under way, and the clients waiting for a turn
@@ -274,24 +272,12 @@ static void connect_start(struct lock_client *c)
 
 /* ------------------------------------------------------------ the loop's callbacks */
 
-static void deliver(struct lock_client *c)
-{
-    struct mysql_group *g = c->g;
-    struct mysql_sm *m = &c->sm;
-    if (g->opened)
-        lock_deliver_opened(&g->opened, g->arg, m->open_rc, &m->err);
-    else if (g->acquired)
-        lock_deliver_acquired(&g->acquired, g->arg, m->status, &m->err);
-    else if (g->released)
-        lock_deliver_released(&g->released, g->arg, m->release, &m->err);
-}
-
 static void on_kick(struct ev_defer *d)
 {
     struct mysql_group *g = (struct mysql_group *)((char *)d - offsetof(struct mysql_group, kick));
     struct lock_client *c = g->c;
     if (g->pending == MYSQL_SM_DONE) {
-        deliver(c);
+        lock_caller_done(&g->k, c->sm.open_rc, c->sm.status, c->sm.release, &c->sm.err);
     } else if (g->op != G_IDLE && g->op != G_TURN) {
         return; /* a turn handed over after the recheck took one */
     } else if (g->pending == MYSQL_SM_CONNECT) {
@@ -381,26 +367,27 @@ int mysql_group_open(struct lock_client **out, const struct lock_env *env, struc
     g->io = (struct ev_io){.fd = -1, .ready = on_io};
     evloop_timer_init(&g->timer, on_timer);
     g->kick.run = on_kick;
-    g->opened = opened;
-    g->arg = arg;
+    lock_caller_init(&g->k, loop);
+    lock_caller_begin(&g->k, opened, NULL, NULL, arg);
     run(c, mysql_sm_open(&c->sm, lab_now_ns()));
+    lock_caller_end(&g->k);
     return 0;
 }
 
 void mysql_group_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                          lock_acquired_fn done, void *arg)
 {
-    c->g->acquired = done;
-    c->g->arg = arg;
+    lock_caller_begin(&c->g->k, NULL, done, NULL, arg);
     run(c, mysql_sm_acquire(&c->sm, key, wait_ns, lab_now_ns()));
+    lock_caller_end(&c->g->k);
 }
 
 void mysql_group_release(struct lock_client *c, const char *key, lock_released_fn done,
                          void *arg)
 {
-    c->g->released = done;
-    c->g->arg = arg;
+    lock_caller_begin(&c->g->k, NULL, NULL, done, arg);
     run(c, mysql_sm_release(&c->sm, key, lab_now_ns()));
+    lock_caller_end(&c->g->k);
 }
 
 void mysql_group_close(struct lock_client *c)
@@ -409,6 +396,7 @@ void mysql_group_close(struct lock_client *c)
         return;
     struct mysql_group *g = c->g;
     evloop_defer_cancel(g->L, &g->kick);
+    lock_caller_close(&g->k);
     drop(c);
     free(g);
     free(c);

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "evloop.h"
+#include "lock_caller.h"
 
 #define WATCH_NS (1000LL * 1000000) /* a statement's timer, re-armed while it lasts */
 
@@ -36,18 +37,13 @@ struct pg_group {
     struct lock_client *c;
     struct evloop *L;
     struct ev_io io;       /* the session's socket (fd -1: none) */
-    struct ev_timer timer; /* the connect's deadline, a statement's stop watch, a later outcome */
+    struct ev_timer timer; /* the connect's deadline, a statement's stop watch */
     int64_t connect_deadline;
     bool connecting;       /* PQconnectPoll under way */
     bool inflight;         /* a statement's results are awaited */
     bool flushing;         /* PQflush has more to write */
-    bool in_hook;          /* inside open/acquire/release: deliver from the loop */
-    bool later;            /* the timer delivers the outcome */
     struct pg_gather acc;
-    lock_opened_fn opened;
-    lock_acquired_fn acquired;
-    lock_released_fn released;
-    void *arg;
+    struct lock_caller k;
 };
 
 static void run(struct lock_client *c, enum pg_sm_act act);
@@ -78,18 +74,6 @@ static void io_off(struct pg_group *g)
 }
 
 /* ------------------------------------------------------------ outcomes */
-
-static void deliver(struct lock_client *c)
-{
-    struct pg_group *g = c->g;
-    struct pg_sm *m = &c->sm;
-    if (g->opened)
-        lock_deliver_opened(&g->opened, g->arg, m->open_rc, &m->err);
-    else if (g->acquired)
-        lock_deliver_acquired(&g->acquired, g->arg, m->status, &m->err);
-    else if (g->released)
-        lock_deliver_released(&g->released, g->arg, m->release, &m->err);
-}
 
 /* The statement under way ended in act (its results, a loss, the stop). */
 static void ended(struct lock_client *c, enum pg_sm_act act)
@@ -219,12 +203,7 @@ static void run(struct lock_client *c, enum pg_sm_act act)
             c->pc = NULL;
             /* fall through */
         case PG_SM_DONE:
-            if (g->in_hook) {
-                g->later = true;
-                evloop_timer_at(g->L, &g->timer, 0);
-            } else {
-                deliver(c);
-            }
+            lock_caller_done(&g->k, c->sm.open_rc, c->sm.status, c->sm.release, &c->sm.err);
             return;
         case PG_SM_IGNORED:
             return;
@@ -279,10 +258,7 @@ static void on_timer(struct ev_timer *t)
 {
     struct pg_group *g = (struct pg_group *)((char *)t - offsetof(struct pg_group, timer));
     struct lock_client *c = g->c;
-    if (g->later) {
-        g->later = false;
-        deliver(c);
-    } else if (g->connecting) {
+    if (g->connecting) {
         if (lab_now_ns() >= g->connect_deadline)
             connect_failed(c, "timeout expired");
         else
@@ -318,11 +294,10 @@ int pg_group_open(struct lock_client **out, const struct lock_env *env, struct e
     g->io = (struct ev_io){.fd = -1, .ready = on_io};
     evloop_timer_init(&g->timer, on_timer);
     pg_sm_init(&c->sm, d, env);
-    g->opened = opened;
-    g->arg = arg;
-    g->in_hook = true;
+    lock_caller_init(&g->k, loop);
+    lock_caller_begin(&g->k, opened, NULL, NULL, arg);
     run(c, pg_sm_open(&c->sm));
-    g->in_hook = false;
+    lock_caller_end(&g->k);
     *out = c;
     return 0;
 }
@@ -331,21 +306,17 @@ void pg_group_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                       lock_acquired_fn done, void *arg)
 {
     struct pg_group *g = c->g;
-    g->acquired = done;
-    g->arg = arg;
-    g->in_hook = true;
+    lock_caller_begin(&g->k, NULL, done, NULL, arg);
     run(c, pg_sm_acquire(&c->sm, key, wait_ns));
-    g->in_hook = false;
+    lock_caller_end(&g->k);
 }
 
 void pg_group_release(struct lock_client *c, const char *key, lock_released_fn done, void *arg)
 {
     struct pg_group *g = c->g;
-    g->released = done;
-    g->arg = arg;
-    g->in_hook = true;
+    lock_caller_begin(&g->k, NULL, NULL, done, arg);
     run(c, pg_sm_release(&c->sm, key));
-    g->in_hook = false;
+    lock_caller_end(&g->k);
 }
 
 void pg_group_close(struct lock_client *c)
@@ -354,6 +325,7 @@ void pg_group_close(struct lock_client *c)
         return;
     struct pg_group *g = c->g;
     evloop_timer_cancel(g->L, &g->timer);
+    lock_caller_close(&g->k);
     io_off(g);
     pg_gather_clear(&g->acc);
     PQfinish(c->pc);

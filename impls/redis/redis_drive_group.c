@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lock_caller.h"
 #include "redis_link.h"
 #include "watchdog.h"
 
@@ -45,7 +46,7 @@ struct lock_client {
     unsigned gen, renew_gen; /* bumped by every arm and disarm; the renewal's */
     int64_t armed_at, renew_sent;
     char watch_key[256];
-    struct redis_caller k;
+    struct lock_caller k;
 };
 
 static void run(struct lane *l, enum redis_sm_act act);
@@ -146,7 +147,7 @@ static void run(struct lane *l, enum redis_sm_act act)
             }
             if (c->k.opened && m->open_rc == 0 && c->renew.m) /* its script loaded */
                 redis_sm_init_renewal(&c->renewal, m);
-            redis_caller_done(&c->k, m->open_rc, m->status, m->release, &m->err);
+            lock_caller_done(&c->k, m->open_rc, m->status, m->release, &m->err);
             return;
         }
     }
@@ -188,7 +189,7 @@ int redis_group_open(struct lock_client **out, const struct lock_env *env, struc
     }
     c->env = env;
     c->L = loop;
-    redis_caller_init(&c->k, loop);
+    lock_caller_init(&c->k, loop);
     evloop_timer_init(&c->watch_timer, on_watch_timer);
     lane_init(&c->cmd, c, &c->m);
     int rc = lab_random_hex(c->token, 16);
@@ -202,11 +203,9 @@ int redis_group_open(struct lock_client **out, const struct lock_env *env, struc
         lane_init(&c->renew, c, &c->renewal);
         watch_plan_init(&c->plan, env->ttl_ns);
     }
-    c->k.opened = opened;
-    c->k.arg = arg;
-    c->k.in_hook = true;
+    lock_caller_begin(&c->k, opened, NULL, NULL, arg);
     run(&c->cmd, redis_sm_open(&c->m, lab_now_ns()));
-    c->k.in_hook = false;
+    lock_caller_end(&c->k);
     *out = c;
     return 0;
 }
@@ -214,21 +213,17 @@ int redis_group_open(struct lock_client **out, const struct lock_env *env, struc
 void redis_group_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                          lock_acquired_fn done, void *arg)
 {
-    c->k.acquired = done;
-    c->k.arg = arg;
-    c->k.in_hook = true;
+    lock_caller_begin(&c->k, NULL, done, NULL, arg);
     run(&c->cmd, redis_sm_acquire(&c->m, key, wait_ns, lab_now_ns()));
-    c->k.in_hook = false;
+    lock_caller_end(&c->k);
 }
 
 void redis_group_release(struct lock_client *c, const char *key, lock_released_fn done,
                          void *arg)
 {
-    c->k.released = done;
-    c->k.arg = arg;
-    c->k.in_hook = true;
+    lock_caller_begin(&c->k, NULL, NULL, done, arg);
     run(&c->cmd, redis_sm_release(&c->m, key, lab_now_ns()));
-    c->k.in_hook = false;
+    lock_caller_end(&c->k);
 }
 
 void redis_group_close(struct lock_client *c)
@@ -236,7 +231,7 @@ void redis_group_close(struct lock_client *c)
     if (!c)
         return;
     evloop_timer_cancel(c->L, &c->watch_timer);
-    redis_caller_close(&c->k);
+    lock_caller_close(&c->k);
     lane_close(&c->cmd);
     lane_close(&c->renew);
     free(c);

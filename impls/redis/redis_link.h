@@ -115,27 +115,4 @@ void redis_alink_send(struct redis_alink *l, int argc, const char **argv);
 void redis_alink_reconnect(struct redis_alink *l);
 void redis_alink_close(struct redis_alink *l);
 
-/* The caller of a group hook's operation, for every Redis group driver:
- * the hook sets its callback (and in_hook while inside the hook), the
- * driver hands the outcome over with redis_caller_done: at once, or from
- * the loop when found inside the hook itself (lock.h). */
-struct redis_caller {
-    struct evloop *L;
-    struct ev_timer later;
-    bool in_hook;
-    lock_opened_fn opened;
-    lock_acquired_fn acquired;
-    lock_released_fn released;
-    void *arg;
-    int open_rc;                 /* the outcome, kept for later */
-    enum lock_status status;
-    enum release_status release;
-    struct lab_err err;
-};
-void redis_caller_init(struct redis_caller *k, struct evloop *L);
-void redis_caller_done(struct redis_caller *k, int open_rc, enum lock_status st,
-                       enum release_status rs, const struct lab_err *err);
-/* Nobody waits any more (the client closes). */
-void redis_caller_close(struct redis_caller *k);
-
 #endif

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "lock_caller.h"
 #include "redis_link.h"
 #include "redisson_pubsub.h"
 
@@ -42,7 +43,7 @@ struct lock_client {
     struct redis_alink link;    /* the command connection */
     struct rsn_member ps;       /* its place in the group's pub/sub */
     struct ev_timer timer;      /* the wait at SUBSCRIBE or WAIT */
-    struct redis_caller k;
+    struct lock_caller k;
 };
 
 static void run(struct lock_client *c, enum rsn_act act);
@@ -107,7 +108,7 @@ static void run(struct lock_client *c, enum rsn_act act)
         case RSN_DONE:
             if (c->k.acquired)
                 rsn_ps_leave(&c->ps);
-            redis_caller_done(&c->k, m->open_rc, m->status, m->release, &m->err);
+            lock_caller_done(&c->k, m->open_rc, m->status, m->release, &m->err);
             return;
         }
     }
@@ -128,7 +129,7 @@ static void rsn_group_close(struct lock_client *c)
 {
     if (!c)
         return;
-    redis_caller_close(&c->k);
+    lock_caller_close(&c->k);
     rsn_ps_leave(&c->ps);
     evloop_timer_cancel(c->L, &c->timer);
     redis_alink_close(&c->link);
@@ -159,16 +160,14 @@ static int rsn_group_open(struct lock_client **out, const struct lock_env *env,
     c->L = loop;
     rsn_ps_init(&c->ps, hub, env, &c->m, ps_next); /* the client's owner is current */
     evloop_timer_init(&c->timer, on_timer);
-    redis_caller_init(&c->k, loop);
+    lock_caller_init(&c->k, loop);
     redis_alink_init(&c->link, loop, env, replied, connected);
     char owner[80];
     snprintf(owner, sizeof owner, "%s:%d", rsn_hub_token(hub), env->client_id + 1);
     rsn_sm_init(&c->m, env, owner);
-    c->k.opened = opened;
-    c->k.arg = arg;
-    c->k.in_hook = true;
+    lock_caller_begin(&c->k, opened, NULL, NULL, arg);
     run(c, rsn_sm_open(&c->m, lab_now_ns()));
-    c->k.in_hook = false;
+    lock_caller_end(&c->k);
     *out = c;
     return 0;
 }
@@ -176,21 +175,17 @@ static int rsn_group_open(struct lock_client **out, const struct lock_env *env,
 static void rsn_group_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                               lock_acquired_fn done, void *arg)
 {
-    c->k.acquired = done;
-    c->k.arg = arg;
-    c->k.in_hook = true;
+    lock_caller_begin(&c->k, NULL, done, NULL, arg);
     run(c, rsn_sm_acquire(&c->m, key, wait_ns, lab_now_ns()));
-    c->k.in_hook = false;
+    lock_caller_end(&c->k);
 }
 
 static void rsn_group_release(struct lock_client *c, const char *key, lock_released_fn done,
                               void *arg)
 {
-    c->k.released = done;
-    c->k.arg = arg;
-    c->k.in_hook = true;
+    lock_caller_begin(&c->k, NULL, NULL, done, arg);
     run(c, rsn_sm_release(&c->m, key, lab_now_ns()));
-    c->k.in_hook = false;
+    lock_caller_end(&c->k);
 }
 
 const struct lock_async_ops rsn_group_ops = {

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "evloop_redis.h"
+#include "lock_caller.h"
 #include "redis_link.h"
 
 struct amaster {
@@ -58,7 +59,7 @@ struct lock_client {
     int64_t fan_deadline;
     struct ev_timer fan_timer; /* the round's deadline */
     struct ev_timer pause;     /* SLEEP */
-    struct redis_caller k;
+    struct lock_caller k;
 };
 
 static void run(struct lock_client *c, enum rl_act act);
@@ -267,7 +268,7 @@ static void run(struct lock_client *c, enum rl_act act)
         evloop_timer_at(c->L, &c->pause, c->sm.wake_at);
         return;
     case RL_DONE:
-        redis_caller_done(&c->k, c->sm.open_rc, c->sm.status, c->sm.release, &c->sm.err);
+        lock_caller_done(&c->k, c->sm.open_rc, c->sm.status, c->sm.release, &c->sm.err);
         return;
     }
 }
@@ -287,7 +288,7 @@ static void rl_group_close(struct lock_client *c)
         return;
     evloop_timer_cancel(c->L, &c->fan_timer);
     evloop_timer_cancel(c->L, &c->pause);
-    redis_caller_close(&c->k);
+    lock_caller_close(&c->k);
     for (int i = 0; i < c->sm.p.n; i++) {
         c->m[i].pending = false;
         master_drop(&c->m[i]);
@@ -311,18 +312,16 @@ static int rl_group_open(struct lock_client **out, const struct lock_env *env,
     }
     c->env = env;
     c->L = loop;
-    redis_caller_init(&c->k, loop);
-    c->k.opened = opened;
-    c->k.arg = arg;
+    lock_caller_init(&c->k, loop);
     evloop_timer_init(&c->fan_timer, on_fan_timer);
     evloop_timer_init(&c->pause, on_pause);
     for (int i = 0; i < c->sm.p.n; i++) {
         c->m[i].c = c;
         c->m[i].idx = i;
     }
-    c->k.in_hook = true;
+    lock_caller_begin(&c->k, opened, NULL, NULL, arg);
     run(c, rl_sm_open(&c->sm, lab_now_ns()));
-    c->k.in_hook = false;
+    lock_caller_end(&c->k);
     *out = c;
     return 0;
 }
@@ -330,21 +329,17 @@ static int rl_group_open(struct lock_client **out, const struct lock_env *env,
 static void rl_group_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                              lock_acquired_fn done, void *arg)
 {
-    c->k.acquired = done;
-    c->k.arg = arg;
-    c->k.in_hook = true;
+    lock_caller_begin(&c->k, NULL, done, NULL, arg);
     run(c, rl_sm_acquire(&c->sm, key, wait_ns, lab_now_ns()));
-    c->k.in_hook = false;
+    lock_caller_end(&c->k);
 }
 
 static void rl_group_release(struct lock_client *c, const char *key, lock_released_fn done,
                              void *arg)
 {
-    c->k.released = done;
-    c->k.arg = arg;
-    c->k.in_hook = true;
+    lock_caller_begin(&c->k, NULL, NULL, done, arg);
     run(c, rl_sm_release(&c->sm, key, lab_now_ns()));
-    c->k.in_hook = false;
+    lock_caller_end(&c->k);
 }
 
 const struct lock_async_ops rl_group_ops = {

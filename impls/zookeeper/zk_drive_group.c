@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "evloop_post.h"
+#include "lock_caller.h"
 #include "zk_wire.h"
 
 struct zk_group {
@@ -42,13 +43,9 @@ struct zk_group {
     struct evloop_mailbox *box; /* its letters */
     atomic_int refs;            /* the client's own, and one per letter on its way */
     bool closed, crashing;
-    bool in_hook;               /* inside a hook: an outcome waits for the loop */
-    enum { W_NONE, W_SESSION, W_WAIT, W_DELIVER } waits; /* what the timer is for */
+    enum { W_NONE, W_SESSION, W_WAIT } waits; /* what the timer is for */
     struct ev_timer timer;
-    lock_opened_fn opened;
-    lock_acquired_fn acquired;
-    lock_released_fn released;
-    void *arg;
+    struct lock_caller k;       /* who waits for the operation */
 };
 
 /* A session's event context. */
@@ -212,18 +209,6 @@ static void request(struct lock_client *c)
 
 /* ------------------------------------------------------------ the machine's acts */
 
-static void deliver(struct lock_client *c)
-{
-    struct zk_group *g = c->gr;
-    struct zk_sm *m = &c->sm;
-    if (g->opened)
-        lock_deliver_opened(&g->opened, g->arg, m->open_rc, &m->err);
-    else if (g->acquired)
-        lock_deliver_acquired(&g->acquired, g->arg, m->status, &m->err);
-    else if (g->released)
-        lock_deliver_released(&g->released, g->arg, m->release, &m->err);
-}
-
 static void arm(struct zk_group *g, int waits, int64_t at)
 {
     g->waits = waits;
@@ -285,10 +270,7 @@ static void run(struct lock_client *c, enum zk_sm_act act)
             arm(g, W_WAIT, m->deadline);
             return;
         case ZK_SM_DONE:
-            if (g->in_hook)
-                arm(g, W_DELIVER, 0);
-            else
-                deliver(c);
+            lock_caller_done(&g->k, m->open_rc, m->status, m->release, &m->err);
             return;
         case ZK_SM_IGNORED:
             return;
@@ -329,9 +311,7 @@ static void on_timer(struct ev_timer *t)
     struct lock_client *c = g->c;
     int waits = g->waits;
     g->waits = W_NONE;
-    if (waits == W_DELIVER)
-        deliver(c);
-    else if (waits == W_WAIT)
+    if (waits == W_WAIT)
         run(c, zk_sm_timer(&c->sm, lab_now_ns())); /* the deadline, or the run stops */
     else if (waits == W_SESSION)
         run(c, ZK_SM_SESSION);
@@ -364,11 +344,10 @@ int zk_group_open(struct lock_client **out, const struct lock_env *env, struct e
     evloop_timer_init(&g->timer, on_timer);
     zk_sm_init(&c->sm, d, env, id);
     open_clients++;
-    g->opened = opened;
-    g->arg = arg;
-    g->in_hook = true;
+    lock_caller_init(&g->k, loop);
+    lock_caller_begin(&g->k, opened, NULL, NULL, arg);
     run(c, zk_sm_open(&c->sm, lab_now_ns()));
-    g->in_hook = false;
+    lock_caller_end(&g->k);
     *out = c;
     return 0;
 }
@@ -377,21 +356,17 @@ void zk_group_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                       lock_acquired_fn done, void *arg)
 {
     struct zk_group *g = c->gr;
-    g->acquired = done;
-    g->arg = arg;
-    g->in_hook = true;
+    lock_caller_begin(&g->k, NULL, done, NULL, arg);
     run(c, zk_sm_acquire(&c->sm, key, wait_ns, lab_now_ns()));
-    g->in_hook = false;
+    lock_caller_end(&g->k);
 }
 
 void zk_group_release(struct lock_client *c, const char *key, lock_released_fn done, void *arg)
 {
     struct zk_group *g = c->gr;
-    g->released = done;
-    g->arg = arg;
-    g->in_hook = true;
+    lock_caller_begin(&g->k, NULL, NULL, done, arg);
     run(c, zk_sm_release(&c->sm, key, lab_now_ns()));
-    g->in_hook = false;
+    lock_caller_end(&g->k);
 }
 
 void zk_group_close(struct lock_client *c)
@@ -401,6 +376,7 @@ void zk_group_close(struct lock_client *c)
     struct zk_group *g = c->gr;
     g->closed = true;
     evloop_timer_cancel(g->L, &g->timer);
+    lock_caller_close(&g->k);
     session_close(c); /* the session's nodes go with it (a crash's: at its timeout) */
     struct evloop_mailbox *box = g->box;
     g->box = NULL;
