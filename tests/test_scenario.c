@@ -351,6 +351,10 @@ static const struct bad_case {
     { "groups-across-hosts.yaml", "4:28",
       "puts client:1 (on b) in one process with client:0 (on a)" },
     { "faults-scalar.yaml", "3:9", "faults must be a sequence" },
+    { "faults-point-unknown.yaml", "4:66",
+      "faults[0].point: unknown value 'middle' (valid: grant: right after a grant, random: a "
+      "point drawn within the business time)" },
+    { "faults-point-not-holder.yaml", "4:5", "faults[0]: point goes with target: holder" },
     { "faults-role-typo.yaml", "4:36",
       "unknown target 'zookeeper-leeder' (valid: holder, client:N, random-client, redis, "
       "redis-master, redis-replica:I, sentinel:I, redis-node:I, zookeeper[:I], zookeeper-leader, "
@@ -740,6 +744,22 @@ static void test_faults_ii(void)
           "window without when: %s", err);
 }
 
+/* A holder target's point: grant by default, random when asked. */
+static void test_faults_point(void)
+{
+    static struct scenario s;
+    char err[512], path[64];
+    int rc = load_text("name: t\nimpls: [redis-lua]\nfaults:\n"
+                       "  - {at: 1s, action: pause, target: holder, duration: 1s}\n"
+                       "  - {at: 2s, action: kill, target: holder, point: random}\n"
+                       "  - {at: 3s, action: pause, target: holder, duration: 1s, point: grant}\n",
+                       &s, err, sizeof err, path);
+    CHECK(rc == 0, "point load: %s", err);
+    CHECK(rc == 0 && s.faults[0].point == FAULT_POINT_GRANT &&
+              s.faults[1].point == FAULT_POINT_RANDOM && s.faults[2].point == FAULT_POINT_GRANT,
+          "points: %d %d %d", s.faults[0].point, s.faults[1].point, s.faults[2].point);
+}
+
 /* Adapters: declared programs become implementations by name, read before
  * impls whatever the key order; their settings are their spec; the adapter
  * is found again in a copy of the scenario (its names outlive the loader). */
@@ -846,6 +866,7 @@ int main(int argc, char **argv)
     test_redisson_lease();
     test_design_options();
     test_faults_ii();
+    test_faults_point();
     test_adapters();
     return check_done();
 }

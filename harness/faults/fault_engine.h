@@ -44,10 +44,16 @@ struct faults {
     int64_t start;                        /* the start barrier */
     struct backend_role roles[BACKEND_MAX_ROLES]; /* servers the design runs on */
     int n_roles;
-    struct {
+    struct fault_due {
         int64_t due;                      /* next firing, INT64_MAX when done */
         int64_t window_end;               /* holder: give up waiting for one then */
         int fired;                        /* firings so far */
+        /* target: holder (fault_fire.c): the grants it may land on are
+         * those that came after the engine last looked (from due on) */
+        int64_t look_ns;                  /* when it last looked; 0: not yet */
+        int aim;                          /* point: random: the client aimed at, -1 none */
+        int64_t aim_enter_ns;             /* ... its grant */
+        int64_t aim_at_ns;                /* ... the point drawn to land at */
     } st[FAULT_SPECS_MAX];
     struct {
         int rec;                          /* its record */
@@ -60,6 +66,8 @@ struct faults {
         int spec, rec;                    /* its entry and its record */
         int64_t window_end;               /* stop waiting for a grant after the cut */
         int64_t unreplicated_at_cut;      /* the clients' lock_stats.unreplicated then */
+        int who;                          /* the client whose grant the kill aimed at, -1 */
+        bool inside_at_kill;              /* ... still inside that section after the kill */
         struct failover fo;               /* the backend's steps (backend.h) */
     } fo;
     struct fault_watches watch;           /* records kept open while the store recovers */

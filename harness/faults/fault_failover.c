@@ -1,19 +1,24 @@
 /*
  * fault_failover.c - failover: the store's replicas held back from the
- * master, the master killed once a client was granted after the cut, the
- * sentinels left to promote a replica that never saw that grant (the
+ * master, the master killed right after a client was granted once the
+ * replicas' older copy of the lock was gone (the grant on the master
+ * only, its holder a few milliseconds into its section), the sentinels
+ * left to promote a replica that never saw that grant (the
  * backend's steps, backend_ops.failover_step; Redis with sentinels). A row
  * of the action table (fault_action.h), the one action that goes on after
  * it fired: its steps are taken from every tick, and the end of a run sees
  * it through (or undoes it when interrupted).
  *
  * Its record has phases (cut, granted, killed, switched, writable,
- * rejoined) and says whether a fresh grant was lost; one that found none
- * to lose tested nothing and is `skipped`, never a `safe`.
+ * rejoined), how far into its holder's section the kill landed, and says
+ * whether a fresh grant was lost and whether its holder was still inside
+ * when the new master took writes; one that found none to lose tested
+ * nothing and is `skipped`, never a `safe`.
  */
 #include "fault_engine.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Grants the clients gave back so far because too few replicas had them. */
@@ -63,6 +68,7 @@ static enum fault_fire fire_failover(struct faults *F, int spec, struct server *
         F->fo.rec = idx;
         F->fo.window_end = now + f->window_ns;
         F->fo.unreplicated_at_cut = unreplicated_now(F);
+        F->fo.who = -1;
         snprintf(r->hit, sizeof r->hit, "%s", f->target_text);
     }
     fault_rec_publish(&F->rg->head->faults, idx);
@@ -76,6 +82,28 @@ static void add_phase(struct fault_record *r, const char *name, int64_t t)
         return;
     snprintf(r->phase[r->n_phases].name, sizeof r->phase[0].name, "%s", name);
     r->phase[r->n_phases++].at_ns = t;
+}
+
+/* When client i left the critical section it was granted at enter: 0
+ * while it is still inside, -1 when its log no longer shows it. */
+static int64_t holder_exit(const struct faults *F, int i, int64_t enter)
+{
+    const struct client_slot *sl = &F->rg->slots[i];
+    int ph = atomic_load(&sl->iv_phase);
+    if (sl->cur.enter_ns == enter)
+        return ph == IV_INSIDE || ph == IV_ENTERING ? 0 : sl->cur.exit_ns;
+    const struct oracle_interval *log = F->rg->iv + (int64_t)i * F->rg->iv_cap;
+    for (int64_t k = atomic_load(&sl->n_iv) - 1; k >= 0; k--)
+        if (log[k].enter_ns == enter)
+            return log[k].exit_ns;
+    return -1;
+}
+
+/* Is client i inside the section it was granted at enter? */
+static bool inside_at(const struct faults *F, int i, int64_t enter)
+{
+    const struct client_slot *sl = &F->rg->slots[i];
+    return atomic_load(&sl->iv_phase) == IV_INSIDE && sl->cur.enter_ns == enter;
 }
 
 /* Close the failover's record: its phases, what they took, and whether it
@@ -99,10 +127,14 @@ static void failover_record(struct faults *F, int rc, const struct lab_err *err,
     r->back_ns = fo->writable_ns; /* the new master took a write: it serves */
     int64_t refused = unreplicated_now(F) - F->fo.unreplicated_at_cut;
     bool lost = fo->granted_ns != 0;
-    char what[112];
+    char what[200];
     if (lost)
-        snprintf(what, sizeof what, "lost a fresh grant: client %d granted after the cut, "
-                 "not replicated", r->client);
+        snprintf(what, sizeof what, "lost a fresh grant: client %d granted %.2f s after the "
+                 "start, after the cut and the replicas' copy (%s), not replicated; killed %.2f ms "
+                 "into its section%s", r->client, (double)(fo->granted_ns - F->start) / 1e9,
+                 fo->copy_gone_ns <= fo->cut_ns ? "none held" : "expired",
+                 (double)(fo->killed_ns - fo->granted_ns) / 1e6,
+                 F->fo.inside_at_kill ? "" : ", which it had left");
     else if (!fo->killed_ns)
         snprintf(what, sizeof what, "no client was granted while replication was cut");
     else if (refused > 0)
@@ -110,47 +142,75 @@ static void failover_record(struct faults *F, int rc, const struct lab_err *err,
                  "no replica had acknowledged", (long long)refused);
     else
         snprintf(what, sizeof what, "found none to lose: no fresh grant reached the master in "
-                 "the %.1f s window", (double)F->s->faults[F->fo.spec].window_ns / 1e9);
+                 "the %.1f s window (none once the replicas' copy was gone)",
+                 (double)F->s->faults[F->fo.spec].window_ns / 1e9);
     r->outcome = rc != 1 ? FAULT_FAILED : lost || refused > 0 ? FAULT_DONE : FAULT_SKIPPED;
-    if (rc == 1)
+    if (rc == 1) {
         snprintf(r->note, sizeof r->note, "%s; switched %.2f s and writable %.2f s after the kill",
                  what, (double)(fo->switched_ns - fo->killed_ns) / 1e9,
                  (double)(fo->writable_ns - fo->killed_ns) / 1e9);
-    else
+        if (lost) {
+            int64_t left = holder_exit(F, r->client, fo->granted_ns);
+            if (left == 0)
+                fault_note_add(r, "its holder still inside when the new master took writes");
+            else if (left > 0)
+                fault_note_add(r, "its holder left %.2f s %s the new master took writes",
+                               (double)llabs(left - fo->writable_ns) / 1e9,
+                               left < fo->writable_ns ? "before" : "after");
+        }
+    } else
         snprintf(r->note, sizeof r->note, "%.90s; %.30s", what, err ? err->msg : "interrupted");
     F->fo.on = false;
 }
 
+/* The grant the kill aims at: a client inside a critical section it was
+ * granted after the cut and after the replicas' older copy of the lock
+ * expired (that grant is on the master alone), read from the shared
+ * slots; the latest such grant, so that its holder has the most of its
+ * section ahead. Its client, its grant in *enter; -1 none. */
+static int aim_grant(const struct faults *F, const struct failover *fo, int64_t *enter)
+{
+    int who = -1;
+    int64_t after = fo->copy_gone_ns > fo->cut_ns ? fo->copy_gone_ns : fo->cut_ns + 1;
+    for (int i = 0; i < F->n_clients; i++) {
+        const struct client_slot *sl = &F->rg->slots[i];
+        if (F->pids[i] <= 0 || atomic_load(&sl->iv_phase) != IV_INSIDE)
+            continue;
+        int64_t e = sl->cur.enter_ns;
+        if (e >= after && (who < 0 || e > *enter)) {
+            who = i;
+            *enter = e;
+        }
+    }
+    return who;
+}
+
 /* The next step of the failover under way; when the engine needs to look
- * again. A grant after the cut is read from the shared slots: a client
- * inside a critical section it entered after the replication was cut. */
+ * again. Once replication is cut, each look (every FAILOVER_POLL_NS) asks
+ * aim_grant; the first grant it finds, the master is killed at once. */
 static int64_t step_failover(struct faults *F, int64_t now)
 {
     if (!F->fo.on)
         return INT64_MAX;
     struct failover *fo = &F->fo.fo;
-    bool granted = false;
-    int64_t was_granted = fo->granted_ns;
-    int who = -1;
-    for (int i = 0; i < F->n_clients && !granted && fo->cut_ns && !fo->killed_ns; i++) {
-        const struct client_slot *sl = &F->rg->slots[i];
-        if (F->pids[i] > 0 && atomic_load(&sl->iv_phase) == IV_INSIDE &&
-            sl->cur.enter_ns > fo->cut_ns) {
-            granted = true;
-            who = i;
-        }
-    }
+    int64_t enter = 0;
+    int who = fo->cut_ns && !fo->killed_ns ? aim_grant(F, fo, &enter) : -1;
+    if (who >= 0)
+        fo->granted_ns = enter; /* the backend kills now */
     struct lab_err err = {0};
-    int rc = backend_of(F->ops)->failover_step(fo, granted, now >= F->fo.window_end, now, &err);
+    int rc = backend_of(F->ops)->failover_step(fo, who >= 0, now >= F->fo.window_end, now, &err);
     struct fault_record *r = fault_rec(F, F->fo.rec);
     if (!r->pid && fo->master_pid) {
         r->pid = fo->master_pid; /* from the cut on, errors are the fault's */
         snprintf(r->hit, sizeof r->hit, "%s (pid %d)", F->s->faults[F->fo.spec].target_text,
                  (int)r->pid);
     }
-    if (!was_granted && fo->granted_ns) {
+    if (who >= 0 && fo->killed_ns && fo->granted_ns) {
+        F->fo.who = who;
+        F->fo.inside_at_kill = inside_at(F, who, enter);
         r->client = who;
         r->holder = true;
+        r->in_section_ns = fo->killed_ns - enter;
     }
     if (rc == 0)
         return now + FAILOVER_POLL_NS;

@@ -7,7 +7,9 @@
  * (SIGKILL) would hit a user's process. A client target is always stopped
  * first and confirmed stopped (/proc/<pid>/stat says T) before anything else
  * is decided, so "it is inside its critical section" is read while it can
- * no longer leave. Servers come from the design's backend table by role;
+ * no longer leave; a `holder` target lands on a fresh grant (fire_holder:
+ * right after it, or at a point drawn within the business time, as the
+ * entry's point says). Servers come from the design's backend table by role;
  * the stock store is never one of them. A server entry with `when: holder`
  * waits (up to its window) until a client is inside its critical section,
  * as Kleppmann's counterexamples need the server hit while the lock is
@@ -120,8 +122,11 @@ void fault_kill_clients_of(struct region *rg, int i)
         fault_kill_one(rg, j);
 }
 
-/* Hit client i (already stopped) with spec's action: its row acts. */
-static void hit_client(struct faults *F, int spec, int i, int64_t now, bool inside)
+/* Hit client i (already stopped) with spec's action: its row acts.
+ * in_section: a holder stopped this far into its critical section (from
+ * its grant), -1 when not aimed at a holder's grant. */
+static void hit_client(struct faults *F, int spec, int i, int64_t now, bool inside,
+                       int64_t in_section)
 {
     const struct fault_spec *f = &F->s->faults[spec];
     struct fault_log *log = &F->rg->head->faults;
@@ -138,7 +143,11 @@ static void hit_client(struct faults *F, int spec, int i, int64_t now, bool insi
     r->one_client = fault_one_client(F, i);
     fault_hit_client_text(r, F->rg, i, pid);
     r->holder = inside;
+    r->in_section_ns = in_section;
     snprintf(r->note, sizeof r->note, "%s", inside ? "inside its critical section" : "");
+    if (in_section >= 0)
+        fault_note_add(r, "stopped %.2f ms after its grant (point: %s)",
+                       (double)in_section / 1e6, f->point == FAULT_POINT_RANDOM ? "random" : "grant");
     fault_action_of(f->action)->hit_client(F, r, i, inside); /* the loader saw it has one */
     fault_rec_publish(log, idx);
 }
@@ -161,11 +170,109 @@ static void skip_no_holder(struct faults *F, int spec, int64_t now)
                    (long long)(F->s->faults[spec].window_ns / 1000000));
 }
 
+/* ------------------------------------------------------------- holders */
+
+/* Is client i still inside the critical section it was granted at enter? */
+static bool inside_since(const struct faults *F, int i, int64_t enter)
+{
+    const struct client_slot *sl = &F->rg->slots[i];
+    return atomic_load(&sl->iv_phase) == IV_INSIDE && sl->cur.enter_ns == enter;
+}
+
+/* The clients inside a critical section granted at or after since (their
+ * grants in enter): grants the engine sees for the first time, since it
+ * looked last (client_cs.c sets enter_ns before the phase says INSIDE). */
+static int fresh_holders(struct faults *F, int64_t since, int *out, int64_t *enter)
+{
+    int n = alive_clients(F, out, true), k = 0;
+    for (int j = 0; j < n; j++) {
+        int64_t e = F->rg->slots[out[j]].cur.enter_ns;
+        if (e >= since) {
+            enter[k] = e;
+            out[k++] = out[j];
+        }
+    }
+    return k;
+}
+
+/* Stop client i and hit it if it is still inside the section it was
+ * granted at enter (else continue it: it left before the stop landed).
+ * The point recorded is when the stop was sent, from the grant. */
+static bool land_on_holder(struct faults *F, int spec, int i, int64_t enter)
+{
+    int64_t t = lab_now_ns();
+    if (!client_stop_confirmed(F, i) || !inside_since(F, i, enter)) {
+        fault_continue_client(F, i); /* whatever of its group did stop */
+        return false;
+    }
+    hit_client(F, spec, i, lab_now_ns(), true, t - enter);
+    return true;
+}
+
+/* A uniform draw in [0, n). */
+static int64_t draw_below(unsigned *rnd, int64_t n)
+{
+    if (n <= 0)
+        return 0;
+    uint64_t x = ((uint64_t)rand_r(rnd) << 31) ^ (uint64_t)rand_r(rnd);
+    return (int64_t)(x % (uint64_t)n);
+}
+
+/* target: holder. It lands at a stated point of a holder's critical
+ * section, on a grant that came once the entry was due and that the
+ * engine sees first at this look (it looks every HOLDER_POLL_NS): point
+ * grant, as soon as it sees it (before the business time; the counter and
+ * stock workloads read the resource at once, write it at the end); point
+ * random, at a point drawn uniformly within the business time after that
+ * grant (a holder that leaves first is let go, and the next grant aimed
+ * at). Within window, or skipped; an aim taken keeps it going past it. */
+static enum fault_fire fire_holder(struct faults *F, int spec, int64_t now)
+{
+    const struct fault_spec *f = &F->s->faults[spec];
+    int cand[SCN_MAX_CLIENTS];
+    int64_t enter[SCN_MAX_CLIENTS];
+    struct fault_due *st = &F->st[spec];
+    int64_t since = st->look_ns ? st->look_ns : st->due;
+    st->look_ns = now;
+    if (st->aim >= 0 && !inside_since(F, st->aim, st->aim_enter_ns))
+        st->aim = -1; /* it left before the point drawn */
+    if (st->aim < 0) {
+        int n = fresh_holders(F, since, cand, enter);
+        while (n > 0) {
+            int k = (int)(rand_r(&F->rnd) % (unsigned)n);
+            if (f->point == FAULT_POINT_RANDOM) {
+                st->aim = cand[k];
+                st->aim_enter_ns = enter[k];
+                st->aim_at_ns = enter[k] + draw_below(&F->rnd, F->s->business_ns);
+                break;
+            }
+            if (land_on_holder(F, spec, cand[k], enter[k]))
+                return FAULT_FIRED;
+            cand[k] = cand[--n];
+            enter[k] = enter[n];
+        }
+    }
+    if (st->aim >= 0) {
+        if (now < st->aim_at_ns)
+            return FAULT_RETRY;
+        int i = st->aim;
+        st->aim = -1;
+        if (land_on_holder(F, spec, i, st->aim_enter_ns))
+            return FAULT_FIRED;
+    }
+    if (now < st->window_end)
+        return FAULT_RETRY;
+    skip_no_holder(F, spec, now);
+    return FAULT_FIRED;
+}
+
 enum fault_fire fault_fire_client(struct faults *F, int spec, int64_t now)
 {
     const struct fault_spec *f = &F->s->faults[spec];
     int cand[SCN_MAX_CLIENTS];
     int n;
+    if (f->target == TARGET_HOLDER)
+        return fire_holder(F, spec, now);
     if (f->target == TARGET_CLIENT) {
         if (f->index >= F->n_clients || F->pids[f->index] <= 0 ||
             atomic_load(&F->rg->slots[f->index].fault_killed)) {
@@ -175,7 +282,7 @@ enum fault_fire fault_fire_client(struct faults *F, int spec, int64_t now)
         cand[0] = f->index;
         n = 1;
     } else {
-        n = alive_clients(F, cand, f->target == TARGET_HOLDER);
+        n = alive_clients(F, cand, false);
     }
     while (n > 0) {
         int k = (int)(rand_r(&F->rnd) % (unsigned)n);
@@ -186,19 +293,10 @@ enum fault_fire fault_fire_client(struct faults *F, int spec, int64_t now)
             continue; /* exited meanwhile */
         }
         bool inside = atomic_load(&F->rg->slots[i].iv_phase) == IV_INSIDE;
-        if (f->target == TARGET_HOLDER && !inside) {
-            fault_continue_client(F, i); /* it left before the stop landed */
-            continue;
-        }
-        hit_client(F, spec, i, lab_now_ns(), inside);
+        hit_client(F, spec, i, lab_now_ns(), inside, -1);
         return FAULT_FIRED;
     }
-    if (f->target == TARGET_HOLDER && now < F->st[spec].window_end)
-        return FAULT_RETRY;
-    if (f->target == TARGET_HOLDER)
-        skip_no_holder(F, spec, now);
-    else
-        fault_rec_skip(F, spec, now, false, "no client is running");
+    fault_rec_skip(F, spec, now, false, "no client is running");
     return FAULT_FIRED;
 }
 

@@ -103,6 +103,21 @@ static int load_when(struct opt_loader *L, const yaml_node_t *v, const char *kp)
     return 0;
 }
 
+/* point: where in a holder's critical section the fault lands. */
+static int load_point(struct opt_loader *L, const yaml_node_t *v, const char *kp)
+{
+    char shown[SHOW_MAX];
+    if (want_scalar(L, v, kp, "grant or random") != 0)
+        return -1;
+    const char *t = scalar_text(v);
+    if (strcmp(t, "grant") != 0 && strcmp(t, "random") != 0)
+        return fail_at(L, v, "%s: unknown value '%s' (valid: grant: right after a grant, "
+                             "random: a point drawn within the business time)", kp,
+                       show(shown, sizeof shown, t, v->data.scalar.length));
+    entry_of(L)->point = strcmp(t, "random") == 0 ? FAULT_POINT_RANDOM : FAULT_POINT_GRANT;
+    return 0;
+}
+
 /* One member of a partition's side: a host's name (checked against
  * hosts: once the file is read), client:N or a server role. */
 static int load_member(struct opt_loader *L, const yaml_node_t *v, const char *kp,
@@ -289,6 +304,9 @@ const struct opt fault_entry_opts[] = {
       .help = "fire when a client reaches this failpoint (locklab list --failpoints)" },
     { .name = "window", .type = OPT_DUR, FIELD(window_ns), .min = 1,
       .help = "how long a holder target or when: holder may wait for a holder (default 1s)" },
+    { .name = "point", .type = OPT_NODE, .fn = load_point,
+      .help = "target holder: where in its critical section the fault lands: grant (default: "
+              "right after a grant) or random (a point drawn within the business time)" },
     { .name = "offset", .type = OPT_NODE, .fn = load_offset,
       .help = "clock-jump: how far the server's wall clock moves (+ or -)" },
     { .name = "when", .type = OPT_NODE, .fn = load_when,
@@ -466,6 +484,8 @@ static int load_fault(struct opt_loader *L, const yaml_node_t *entry, const char
         return -1;
     if (f->target != TARGET_NET && (has_key(L, entry, "direction") || has_key(L, entry, "mode")))
         return fail_at(L, entry, "%s: direction and mode go with partition", kp);
+    if (f->target != TARGET_HOLDER && has_key(L, entry, "point"))
+        return fail_at(L, entry, "%s: point goes with target: holder", kp);
     f->seed_given = has_key(L, entry, "seed");
     if (!f->shape && (f->seed_given || f->pin[0]))
         return fail_at(L, entry, "%s: seed, minority and middle go with a partition's shape", kp);

@@ -30,6 +30,7 @@ struct fault_record *fault_rec_new(struct fault_log *log, const struct scenario 
     r->recovery_ns = -1;
     r->left_ns = -1;
     r->taken_ns = -1;
+    r->in_section_ns = -1;
     *idx = i;
     return r;
 }

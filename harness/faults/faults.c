@@ -51,6 +51,7 @@ struct faults *faults_begin(const struct scenario *s, const struct lock_ops *ops
     for (int i = 0; i < s->n_faults; i++) {
         const struct fault_spec *f = &s->faults[i];
         F->st[i].due = INT64_MAX;
+        F->st[i].aim = -1;
         if (f->target == TARGET_FAILPOINT) {
             if (!own_failpoint(f, ops))
                 fault_rec_skip(F, i, start, true, "failpoint of another design");
@@ -89,6 +90,8 @@ static void advance(struct faults *F, int spec, int64_t now)
 {
     const struct fault_spec *f = &F->s->faults[spec];
     F->st[spec].fired++;
+    F->st[spec].look_ns = 0; /* the next firing aims at a grant of its own */
+    F->st[spec].aim = -1;
     if (!f->every_ns || (f->count && F->st[spec].fired >= f->count)) {
         F->st[spec].due = INT64_MAX;
         return;

@@ -60,6 +60,9 @@ struct fault_record {
     int64_t leader_ns;      /* ... when a leader served again after the fault took the
                                store's away (an election), 0 when it never went */
     int64_t jump_ns;        /* clock-jump: how far the server's clock was seen to move */
+    int64_t in_section_ns;  /* a fault aimed at a holder (target: holder, a failover's
+                               kill): how far into that holder's critical section it
+                               landed, from its grant; -1 none */
 };
 
 /* Did r take a server's service away (a server fault that acted: not a

@@ -61,6 +61,27 @@ const char *report_fmt_us(char *buf, size_t n, int64_t us)
     return buf;
 }
 
+/* The faults aimed at a holder's grant: how far into the section they
+ * landed, "; on holders 0.41-1.20 ms after their grant", or "". */
+static void print_faults_aimed(const struct run_result *x, char *buf, size_t n)
+{
+    int64_t lo = INT64_MAX, hi = -1;
+    for (int i = 0; i < x->n_faults; i++) {
+        int64_t t = x->faults[i].in_section_ns;
+        if (t >= 0 && x->faults[i].outcome != FAULT_SKIPPED) {
+            lo = t < lo ? t : lo;
+            hi = t > hi ? t : hi;
+        }
+    }
+    if (hi < 0)
+        return;
+    if (lo == hi)
+        snprintf(buf, n, "; on a holder %.2f ms after its grant", (double)lo / 1e6);
+    else
+        snprintf(buf, n, "; on holders %.2f-%.2f ms after their grants", (double)lo / 1e6,
+                 (double)hi / 1e6);
+}
+
 /* One line on what the fault timeline did, when the scenario has one. */
 static void print_faults(FILE *f, const struct run_result *x)
 {
@@ -100,10 +121,13 @@ static void print_faults(FILE *f, const struct run_result *x)
             x->faults[i].taken_ns >= 0)
             snprintf(back, sizeof back, "; another client granted %s after the cut",
                      report_fmt_us(t, sizeof t, x->faults[i].taken_ns / 1000));
-    fprintf(f, "%20s   faults: %d landed, %d skipped, %d failed%s%s%s%s%s%s%s\n", "", n[FAULT_DONE],
+    char aimed[64] = "";
+    print_faults_aimed(x, aimed, sizeof aimed);
+    fprintf(f, "%20s   faults: %d landed, %d skipped, %d failed%s%s%s%s%s%s%s%s\n", "", n[FAULT_DONE],
             n[FAULT_SKIPPED], n[FAULT_FAILED], not_used ? " (others not for this design)" : "",
             rec[0] ? "; recovery " : "", rec, back, elect, errs,
-            x->unrecovered_kills ? "; a killed holder's lock was never granted again" : "");
+            x->unrecovered_kills ? "; a killed holder's lock was never granted again" : "",
+            aimed);
     if (x->unavailable) {
         const struct fault_record *u = &x->faults[x->unavailable_fault];
         fprintf(f, "%20s   unavailable: no grant after fault %d (%s %s at %.2f s), %s; %lld lock "

@@ -117,6 +117,8 @@ static json_t *faults_json(const struct run_result *r)
             json_object_set_new(o, "grace_ms", json_integer(f->grace_ns / 1000000));
             json_object_set_new(o, "errors_after", json_integer(f->errors_after));
         }
+        if (f->in_section_ns >= 0) /* aimed at a holder: how far into its section it landed */
+            json_object_set_new(o, "in_section_ms", json_real((double)f->in_section_ns / 1e6));
         if (f->action == FAULT_CLOCK_JUMP) /* what the server's own clock did */
             json_object_set_new(o, "clock_jump_ms", json_real((double)f->jump_ns / 1e6));
         json_array_append_new(a, o);

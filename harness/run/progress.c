@@ -171,6 +171,8 @@ static void fault_line(const struct fault_record *r, int64_t start, bool ended)
             r->target, what, at);
     if (!ended && r->hit[0])
         fprintf(stderr, " on %s", r->hit);
+    if (!ended && r->in_section_ns >= 0) /* aimed at a holder's grant */
+        fprintf(stderr, ", %.2f ms into its section", (double)r->in_section_ns / 1e6);
     if (ended)
         fprintf(stderr, " (lasted %.2fs)", (double)(r->end_ns - r->start_ns) / 1e9);
     if (r->note[0] && (r->outcome == FAULT_SKIPPED || r->outcome == FAULT_FAILED))

@@ -70,6 +70,10 @@ struct fault_spec {
     int64_t latency_ns;
     int64_t jitter_ns;
     int line, column;       /* where the entry starts in its file (1-based), for warnings */
+    /* target: holder: the point of the holder's critical section the fault
+     * lands at: right after a grant that came once it was due (default),
+     * or a point drawn uniformly within the business time after one */
+    enum { FAULT_POINT_GRANT = 0, FAULT_POINT_RANDOM } point;
 };
 
 #endif

@@ -79,7 +79,9 @@ struct failover {
     char key[160];          /* the lock key (set by the engine) */
     int64_t cut_ns;         /* replication to every replica cut */
     int64_t copy_gone_ns;   /* the replicas' copy of the lock key expires (INT64_MAX never) */
-    int64_t granted_ns;     /* a client was granted after the cut (0: none was) */
+    int64_t granted_ns;     /* the grant the kill was aimed at: when the client was
+                               granted, after the cut and after copy_gone_ns (set by the
+                               engine before the step that kills; 0: none came) */
     int64_t killed_ns;      /* the master killed, the replicas continued */
     int64_t switched_ns;    /* the sentinels name another master */
     int64_t writable_ns;    /* the new master took a write */
@@ -189,8 +191,9 @@ struct backend_ops {
     /* The failover fault (NULL: this store has no replicated topology).
      * step is called again and again from the fault engine: cut the
      * replication, wait for a grant after the cut (granted: a client that
-     * was granted after fo->cut_ns is inside now; window_over: stop
-     * waiting), kill the master, follow the switch; 1 when done, 0 not yet,
+     * was granted after fo->cut_ns and fo->copy_gone_ns is inside now, its
+     * grant in fo->granted_ns: kill at once; window_over: stop waiting),
+     * kill the master, follow the switch; 1 when done, 0 not yet,
      * -1 failed with err filled. abort undoes what a failover still holds
      * stopped or down (interrupted runs). */
     int (*failover_step)(struct failover *fo, bool granted, bool window_over, int64_t now,

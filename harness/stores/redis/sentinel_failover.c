@@ -12,10 +12,12 @@
  *      written from now on can reach a replica: a write already in a
  *      stopped replica's socket buffer would otherwise survive;
  *   2. granted: wait until a client is inside a critical section it was
- *      granted after the cut (the fault engine says so) and the lock the
- *      replicas hold from before the cut, if any, has expired, or the
- *      entry's window closes (recorded: no such grant came);
- *   3. killed: SIGKILL the master, continue the replicas;
+ *      granted after the cut and after the lock the replicas hold from
+ *      before the cut, if any, expired (the fault engine says so, with the
+ *      grant's time in fo->granted_ns), or the entry's window closes
+ *      (recorded: no such grant came);
+ *   3. killed: at once, SIGKILL the master, continue the replicas: the
+ *      holder of that grant is a few milliseconds into its section;
  *   4. switched: the sentinels name another master;
  *   5. writable: that master takes a write;
  *   6. rejoined: the old master is started again as a replica of the new
@@ -108,9 +110,13 @@ static int cut(struct sentinel_group *g, struct failover *fo, int64_t now, struc
     return 0;
 }
 
-static void kill_master(struct sentinel_group *g, struct failover *fo, bool granted, int64_t now)
+/* Kill the master (granted: right after the grant the engine aims at, in
+ * fo->granted_ns; else the window closed with none) and continue the
+ * replicas. */
+static void kill_master(struct sentinel_group *g, struct failover *fo, bool granted)
 {
-    fo->granted_ns = granted ? now : 0;
+    if (!granted)
+        fo->granted_ns = 0; /* (else the engine's: when the grant it aims at came) */
     servers_kill(&g->redis[fo->master]);
     continue_replicas(g, fo);
     fo->killed_ns = lab_now_ns();
@@ -140,8 +146,9 @@ int sentinel_failover_step(struct sentinel_group *g, struct failover *fo, bool g
     case PH_START:
         return cut(g, fo, now, err) == 0 ? 0 : -1;
     case PH_CUT:
-        if ((granted && now >= fo->copy_gone_ns) || window_over)
-            kill_master(g, fo, granted && now >= fo->copy_gone_ns, now);
+        granted = granted && fo->granted_ns >= fo->copy_gone_ns && fo->granted_ns > fo->cut_ns;
+        if (granted || window_over)
+            kill_master(g, fo, granted);
         return 0;
     case PH_KILLED: {
         int m = sentinel_master(g, NULL);
