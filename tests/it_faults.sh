@@ -40,21 +40,33 @@ expect_gt "the overlap is counted" "$(jget "$S" $r.safety.violations)" 0
 expect_eq "three pause records" "$(jget "$S" $r.faults)" 3
 for i in 0 1 2; do
     expect_eq "pause $i landed" "$(jget "$S" $r.faults.$i.outcome)" done
-    expect_eq "pause $i hit a holder" "$(jget "$S" $r.faults.$i.note)" "inside its critical section"
+    expect_eq "pause $i hit a holder" "$(jget "$S" $r.faults.$i.note)" \
+        "inside its critical section; stopped $(jget "$S" $r.faults.$i.in_section_ms | awk '{printf "%.2f", $1}') ms after its grant (point: grant)"
+    # point: grant (the default): on a grant the engine saw first at its
+    # look (every 1 ms), as the record itself measures it from the grant
+    in_range "pause $i landed right after a grant (ms into the section)" \
+        "$(jget "$S" $r.faults.$i.in_section_ms)" 0 10
     expect_gt "pause $i names the pid" "$(jget "$S" $r.faults.$i.pid)" 0
 done
 for d in $(durations $r); do in_range "a pause lasts its duration" "$d" 595 750; done
 expect_gt "redis-set-del paused: the lock deleted under its next holder" \
     "$(jget "$S" results.impl=redis-set-del.ops.release_deleted_other)" 0
 
-# ... and the same pauses inside a lease that outlasts them invent nothing.
+# ... and the same pauses inside a lease that outlasts them invent nothing;
+# a fourth at a random point of the section lands inside its 20 ms business.
 sed -e 's/name: pause/name: pause-held/; s/ttl: 200ms/ttl: 5s/' \
-    -e 's/expect: .*/expect: {"*": safe}/' "$D/pause.yaml" > "$D/held.yaml"
+    -e 's/expect: .*/expect: {"*": safe}/' \
+    -e 's/^faults:$/faults:\n  - {at: 3500ms, action: pause, target: holder, duration: 100ms, point: random}/' \
+    "$D/pause.yaml" > "$D/held.yaml"
 run_ok "pause-held" "$D/held.yaml"
 for impl in redis-lua redis-set-del; do
     r=results.impl=$impl
     expect_safe "$impl paused inside a 5 s lease" $r
-    expect_eq "$impl: three pauses landed" "$(jget "$S" $r.faults)" 3
+    expect_eq "$impl: four pauses landed" "$(jget "$S" $r.faults)" 4
+    expect_eq "$impl: the random point is said" \
+        "$(jget "$S" "$r.faults.3.note" | grep -c '(point: random)$')" 1
+    in_range "$impl: ... and lies within the business time (ms)" \
+        "$(jget "$S" "$r.faults.3.in_section_ms")" 0 30
     expect_eq "$impl: counter exact despite the pauses" "$(jget "$S" $r.workload.final_value)" \
         "$(jget "$S" $r.ops.acquired)"
 done
