@@ -12,6 +12,7 @@ int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_explore(int argc, char **argv);
 int cmd_baseline(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 

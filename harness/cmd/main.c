@@ -2,6 +2,7 @@
  * main.c - locklab's entry point: dispatch to a subcommand.
  *
  *   locklab run SCENARIO.yaml... [options]   run scenarios, print the table
+ *   locklab explore FILE.yaml... [options]   random fault schedules, shrunk breaks
  *   locklab list                             implementations and scenarios
  *   locklab bench overhead [options]         harness overhead vs a bare loop
  *   locklab bench handoff [options]          handoff gaps: polling, backoff, pub/sub
@@ -30,6 +31,8 @@ static void usage(FILE *f)
             "commands:\n"
             "  run SCENARIO.yaml...   run scenarios and report verdicts (exit 0 when every\n"
             "                         expectation holds, 1 when one fails)\n"
+            "  explore FILE.yaml...   draw random fault schedules from a file's explore:\n"
+            "                         section; shrink what breaks a design to a repro file\n"
             "  list                   show the lock implementations and shipped scenarios\n"
             "  bench overhead         compare a bare hiredis loop with locklab (harness cost)\n"
             "  bench handoff          handoff gaps of polling, backoff and pub/sub designs\n"
@@ -61,6 +64,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "explore"))
+        return cmd_explore(argc - 1, argv + 1);
     if (!strcmp(cmd, "list"))
         return cmd_list(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))

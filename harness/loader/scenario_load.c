@@ -111,6 +111,15 @@ static const struct opt arrival_opts[] = {
     { .name = NULL }
 };
 
+/* An explore file (docs/explore.md) is read by `locklab explore`, which
+ * comments its explore: block out before this loader sees the rest: here
+ * the section means the file was given to the wrong command. */
+static int load_explore_refused(struct opt_loader *L, const yaml_node_t *v, const char *kp)
+{
+    (void)kp;
+    return fail_at(L, v, "an explore file: run it with `locklab explore` (docs/explore.md)");
+}
+
 /* The top level. Its backends row gets its sections, one per store with
  * settings, from the registry (load_stores.c) before the table is read:
  * top_rows(). */
@@ -139,6 +148,8 @@ static struct opt top_opts[] = {
     { .name = "faults", .type = OPT_NODE, .fn = load_faults, .help = "faults to inject" },
     { .name = "expect", .type = OPT_NODE, .fn = load_expect, .flags = OPT_LATE,
       .help = "the verdict expected of each implementation" },
+    { .name = "explore", .type = OPT_NODE, .fn = load_explore_refused,
+      .help = "locklab explore: the fault actions its schedules draw from (docs/explore.md)" },
     { .name = NULL }
 };
 

@@ -1,0 +1,987 @@
+/*
+ * cmd_explore.c - `locklab explore FILE.yaml...`: draw random fault
+ * schedules from each file's explore: section, run every design of the file
+ * under each (the servers started once for the invocation, as `run` does),
+ * and when a design ends with a verdict its expect: does not allow, shrink
+ * the schedule to the smallest that still breaks it (a candidate is kept
+ * when it fails in one of k runs), measure how often that one reproduces
+ * (n runs), and write it out as <run>/repro-<design>.yaml, a plain scenario
+ * `locklab run` reproduces.
+ *
+ * A trial's scenario is text: the file with its explore: block commented
+ * out and a generated faults: list appended (harness/explore/), read by the
+ * one loader; a repro file is that text with impls: and expect: narrowed to
+ * the design, under a comment saying where it came from. The run folder,
+ * <out>/<stamp>-explore-<name>/, keeps report.md: every trial (schedule,
+ * verdict, at stake), each shrink path and what each design came to.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "backend.h"
+#include "backends.h"
+#include "cli.h"
+#include "explore.h"
+#include "lex.h"
+#include "lock.h"
+#include "net.h"
+#include "plan.h"
+#include "runner.h"
+#include "scenario_load.h"
+#include "stop.h"
+
+#define XPL_FILES_MAX 16
+#define XPL_SHRINK_STEPS_MAX 60
+
+struct xopts {
+    int trials;          /* --trials N (default 20; with --budget alone: until it is spent) */
+    bool trials_given;
+    int64_t budget_ns;   /* --budget DUR: 0 none */
+    uint64_t seed;       /* --seed S */
+    bool seed_given;
+    const char *out;     /* --out DIR */
+    int k, n;            /* -k re-runs per shrink candidate, -n reproduction runs */
+    bool quiet;
+};
+
+/* One trial of one design, for the report. */
+struct xtrial {
+    int trial;
+    int design;
+    char schedule[320];
+    enum verdict verdict;
+    bool pass;
+    int at_stake;        /* faults that put the lock at stake; -1: not known (the run
+                          * result does not record it yet: issue 32's fault records) */
+};
+
+/* What became of one design. */
+struct xdesign {
+    const struct lock_ops *ops;
+    int trials;          /* trials it ran */
+    int at_stake;        /* of those, how many put the lock at stake; -1: not known */
+    int broke;           /* the trial that broke it, 0: held */
+    enum verdict verdict, expected;
+    int shrink_steps;
+    bool shrink_cut;     /* the budget stopped the shrinking */
+    char path[8][160];   /* the shrink path, a line a kept step */
+    int n_path;
+    int repro_fails, repro_runs;
+    struct xschedule final;
+    char repro[1600];
+};
+
+struct xfile {
+    const char *path;
+    char *text;          /* the file as written */
+    size_t len;
+    char *base;          /* ... its explore: block commented out */
+    struct explore_spec sp;
+    struct scenario *s;  /* base as loaded */
+    struct scenario *probe; /* base with an entry of every action: what the servers need */
+    int n_designs;
+    struct xdesign d[SCN_MAX_IMPLS];
+    struct xtrial *t;
+    int n_t, cap_t;
+    char dir[1400];      /* its run folder */
+};
+
+struct xctx {
+    const struct xopts *o;
+    struct run_env env;
+    struct run_result *res;
+    struct scenario *cur;
+    int64_t deadline;    /* CLOCK_MONOTONIC, 0: none */
+    char tmp[1500];      /* where a trial's text is written */
+};
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static bool over_budget(const struct xctx *c)
+{
+    return lab_stop || (c->deadline && now_ns() >= c->deadline);
+}
+
+static void explore_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: locklab explore FILE.yaml... [options]\n"
+            "\n"
+            "Draw random fault schedules from each file's explore: section, run every\n"
+            "design of the file under each, and shrink a schedule that breaks a design's\n"
+            "expectation to the smallest that still does: written as\n"
+            "RUN_DIR/repro-<design>.yaml, a scenario `locklab run` reproduces.\n"
+            "\n"
+            "options:\n"
+            "  --trials N         schedules to draw (default 20)\n"
+            "  --budget DUR       stop drawing (and shrinking) after this long, as 10m;\n"
+            "                     alone, trials go on until it is spent\n"
+            "  --seed S           the generator's seed (default: from the clock, printed)\n"
+            "  --out DIR          results root (default: results); the run goes to\n"
+            "                     DIR/<stamp>-explore-<name>/\n"
+            "  -k N               runs of a shrink candidate, kept when one fails (default 3)\n"
+            "  -n N               runs measuring the shrunk schedule's reproduction rate\n"
+            "                     (default 10)\n"
+            "  --quiet            no progress lines: only what broke\n"
+            "  -h, --help         this text\n"
+            "\n"
+            "exit codes: 0 no design broke, 1 a design broke (repro written), 2 bad usage\n"
+            "or file (nothing started), 3 a server would not start, 130 interrupted\n");
+}
+
+static int count_arg(const char *opt, const char *v, int lo, int hi, int *out)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (*v == '\0' || *end || x < lo || x > hi) {
+        fprintf(stderr, "locklab: explore: %s wants a number from %d to %d, not '%s'\n", opt, lo,
+                hi, v);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct xopts *o)
+{
+    static const struct option longopts[] = {
+        {"trials", required_argument, NULL, 't'}, {"budget", required_argument, NULL, 'b'},
+        {"seed", required_argument, NULL, 's'},   {"out", required_argument, NULL, 'o'},
+        {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    memset(o, 0, sizeof *o);
+    o->trials = 20;
+    o->out = "results";
+    o->k = 3;
+    o->n = 10;
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "hqk:n:", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 't':
+            if (count_arg("--trials", optarg, 1, 1000000, &o->trials) != 0)
+                return -1;
+            o->trials_given = true;
+            break;
+        case 'b':
+            if (duration_parse(optarg, &o->budget_ns) != 0 || o->budget_ns <= 0) {
+                fprintf(stderr, "locklab: explore: --budget wants a duration, as 10m, not "
+                                "'%s'\n", optarg);
+                return -1;
+            }
+            break;
+        case 's': {
+            char *end;
+            errno = 0;
+            o->seed = strtoull(optarg, &end, 10);
+            if (*optarg == '\0' || *end || errno || *optarg == '-') {
+                fprintf(stderr, "locklab: explore: --seed wants a number, not '%s'\n", optarg);
+                return -1;
+            }
+            o->seed_given = true;
+            break;
+        }
+        case 'o': o->out = optarg; break;
+        case 'k':
+            if (count_arg("-k", optarg, 1, 100, &o->k) != 0)
+                return -1;
+            break;
+        case 'n':
+            if (count_arg("-n", optarg, 1, 1000, &o->n) != 0)
+                return -1;
+            break;
+        case 'q': o->quiet = true; break;
+        case 'h': explore_usage(stdout); return 1;
+        default:
+            fprintf(stderr, "locklab: explore: unknown or incomplete option '%s'\n\n",
+                    argv[optind - 1]);
+            explore_usage(stderr);
+            return -1;
+        }
+    }
+    if (o->budget_ns && !o->trials_given)
+        o->trials = 1000000;
+    if (!o->seed_given)
+        o->seed = (uint64_t)time(NULL) % 1000000007ULL;
+    return 0;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "locklab: %s: cannot open: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap + 1);
+    for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+        n += got;
+        if (n == cap) {
+            char *more = realloc(buf, 2 * cap + 1);
+            if (!more) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = more;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!buf) {
+        fprintf(stderr, "locklab: out of memory\n");
+        return NULL;
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+static int write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    int rc = fputs(text, f) < 0 ? -1 : 0;
+    return fclose(f) != 0 ? -1 : rc;
+}
+
+/* a followed by b (malloc'd; NULL: out of memory) */
+static char *concat(const char *a, const char *b)
+{
+    size_t x = strlen(a), y = strlen(b);
+    char *out = malloc(x + y + 2);
+    if (!out)
+        return NULL;
+    memcpy(out, a, x);
+    size_t k = x;
+    if (x && a[x - 1] != '\n')
+        out[k++] = '\n';
+    memcpy(out + k, b, y + 1);
+    return out;
+}
+
+/* Load text (written to tmp) as a scenario; the loader's messages name
+ * shown instead of tmp, whose lines are the file's own. quiet: the
+ * loader's warnings (a trial's, the same for every trial) are not shown. */
+static int load_text(const char *tmp, const char *shown, const char *text, struct scenario *out,
+                     bool quiet)
+{
+    char err[4096];
+    if (write_text(tmp, text) != 0) {
+        fprintf(stderr, "locklab: cannot write %s: %s\n", tmp, strerror(errno));
+        return -1;
+    }
+    int saved = -1;
+    if (quiet) {
+        fflush(stderr);
+        saved = dup(STDERR_FILENO);
+        FILE *null = fopen("/dev/null", "w");
+        if (null) {
+            dup2(fileno(null), STDERR_FILENO);
+            fclose(null);
+        }
+    }
+    int rc = scenario_load(tmp, out, err, sizeof err);
+    if (saved >= 0) {
+        fflush(stderr);
+        dup2(saved, STDERR_FILENO);
+        close(saved);
+    }
+    if (rc != 0) {
+        size_t t = strlen(tmp);
+        fprintf(stderr, "%s%s\n", strncmp(err, tmp, t) == 0 ? shown : "",
+                strncmp(err, tmp, t) == 0 ? err + t : err);
+    }
+    return rc;
+}
+
+/* Is name a role of the designs' stores, as a fault target spells it? */
+static bool known_role(const struct scenario *s, const char *name, char *roles, size_t n)
+{
+    roles[0] = '\0';
+    bool found = false;
+    const struct backend_ops *seen[SCN_MAX_IMPLS];
+    int n_seen = 0;
+    for (int j = 0; j < s->n_impls; j++) {
+        const struct backend_ops *be = backend_of(scenario_impl(s, s->impls[j]));
+        bool dup = !be || !be->role_names;
+        for (int i = 0; i < n_seen && !dup; i++)
+            dup = seen[i] == be;
+        if (dup)
+            continue;
+        seen[n_seen++] = be;
+        for (const struct backend_role_name *r = be->role_names; r->name; r++) {
+            size_t u = strlen(roles), l = strlen(r->name);
+            snprintf(roles + u, n - u, "%s%s%s", *roles ? ", " : "", r->name,
+                     r->indexed == 2 ? ":I" : r->indexed == 1 ? "[:I]" : "");
+            if (strncmp(name, r->name, l) == 0 &&
+                ((name[l] == '\0' && r->indexed < 2) || (name[l] == ':' && r->indexed > 0)))
+                found = true;
+        }
+    }
+    return found;
+}
+
+/* The roles every design of s could be aimed at before its servers run
+ * (a role a name alone takes; an indexed one at 0), for the checks made
+ * before anything starts. */
+static void static_roles(const struct scenario *s, struct explore_env *env)
+{
+    for (int j = 0; j < s->n_impls; j++) {
+        const struct backend_ops *be = backend_of(scenario_impl(s, s->impls[j]));
+        for (const struct backend_role_name *r = be && be->role_names ? be->role_names : NULL;
+             r && r->name && env->n_roles < XPL_TARGETS_MAX; r++) {
+            char name[XPL_NAME_MAX];
+            snprintf(name, sizeof name, r->indexed == 2 ? "%s:0" : "%s", r->name);
+            bool dup = false;
+            for (int i = 0; i < env->n_roles && !dup; i++)
+                dup = !strcmp(env->roles[i], name);
+            if (dup)
+                continue;
+            env->role_clock[env->n_roles] = r->clock;
+            snprintf(env->roles[env->n_roles++], XPL_NAME_MAX, "%s", name);
+        }
+    }
+}
+
+/* The roles of the servers the designs of s run on, asked of the running
+ * stores (backend_ops.roles). */
+static void running_roles(const struct scenario *s, struct explore_env *env)
+{
+    env->n_roles = 0;
+    for (int j = 0; j < s->n_impls; j++) {
+        const struct lock_ops *ops = scenario_impl(s, s->impls[j]);
+        const struct backend_ops *be = backend_of(ops);
+        struct backend_role r[XPL_TARGETS_MAX];
+        int n = be && be->roles ? be->roles(ops, s, r, XPL_TARGETS_MAX) : 0;
+        for (int i = 0; i < n && env->n_roles < XPL_TARGETS_MAX; i++) {
+            char name[XPL_NAME_MAX];
+            if (r[i].index >= 0)
+                snprintf(name, sizeof name, "%s:%d", r[i].name, r[i].index);
+            else
+                snprintf(name, sizeof name, "%s", r[i].name);
+            bool dup = false;
+            for (int k = 0; k < env->n_roles && !dup; k++)
+                dup = !strcmp(env->roles[k], name);
+            if (dup)
+                continue;
+            bool clock = false;
+            for (const struct backend_role_name *rn = be->role_names; rn && rn->name; rn++)
+                clock |= !strcmp(rn->name, r[i].name) && rn->clock;
+            env->role_clock[env->n_roles] = clock;
+            snprintf(env->roles[env->n_roles++], XPL_NAME_MAX, "%s", name);
+        }
+    }
+}
+
+static void scenario_env(const struct scenario *s, struct explore_env *env)
+{
+    memset(env, 0, sizeof *env);
+    env->ttl_ns = s->ttl_ns;
+    env->business_ns = s->business_ns;
+    env->run_ns = s->max_duration_ns;
+    for (int h = 0; h < s->n_hosts && env->n_hosts < XPL_TARGETS_MAX; h++)
+        snprintf(env->hosts[env->n_hosts++], XPL_NAME_MAX, "%s", s->hosts[h].name);
+}
+
+/* A schedule with one entry of every action the section draws: loaded
+ * before anything starts, it checks the actions against the file (a
+ * failover needs the sentinel topology, a clock-jump a Redis server) and
+ * tells the stores what to start with (a clock shim). */
+static void probe_schedule(const struct explore_spec *sp, struct xschedule *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int a = 0; a < XA_COUNT; a++) {
+        if (!(sp->actions & (1u << a)))
+            continue;
+        struct xfault *f = &out->f[out->n++];
+        f->action = (enum xaction)a;
+        f->count = 1;
+        f->at_ns = sp->at[0] > 0 ? sp->at[0] : 1000000;
+        f->duration_ns = sp->duration[0] > 0 ? sp->duration[0] : 1000000;
+        const char *t = sp->n_client ? sp->client[0] : sp->server[0];
+        if (a == XA_KILL || a == XA_PAUSE)
+            f->duration_ns = a == XA_PAUSE ? f->duration_ns : 0;
+        if (a == XA_RESTART)
+            t = sp->server[0];
+        if (a == XA_FAILOVER) {
+            t = "redis-master";
+            f->duration_ns = 0;
+        }
+        if (a == XA_CLOCK_JUMP) {
+            t = sp->clock[0];
+            f->offset_ns = sp->lease_ns;
+            f->duration_ns = 0;
+        }
+        if (a == XA_PARTITION)
+            t = sp->isolate[0];
+        if (a == XA_DELAY) {
+            t = sp->hosts[0];
+            snprintf(f->target2, sizeof f->target2, "%s", sp->hosts[1]);
+            f->latency_ns = 1000000;
+        }
+        snprintf(f->target, sizeof f->target, "%s", t);
+    }
+}
+
+/* Read, check and load one explore file; nothing starts. 0 or -1. */
+static int prepare_file(struct xfile *x, const char *tmp)
+{
+    char err[4096];
+    struct xtop top[XPL_TOP_MAX];
+    int n_top = 0;
+    if (!(x->text = read_file(x->path, &x->len)))
+        return -1;
+    if (explore_top_keys(x->text, x->len, x->path, top, &n_top, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    for (int i = 0; i < n_top; i++)
+        if (strcmp(top[i].key, "faults") == 0) {
+            fprintf(stderr, "%s:%d:%d: an explore file has no faults: of its own (its "
+                            "schedules are drawn from explore:); move the entries out, or run "
+                            "the file with `locklab run` without its explore: section\n",
+                    x->path, top[i].line, top[i].column);
+            return -1;
+        }
+    if (explore_spec_read(x->text, x->len, x->path, &x->sp, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    if (!(x->base = explore_comment_key(x->text, x->len, top, n_top, "explore")) ||
+        !(x->s = calloc(1, sizeof *x->s)) || !(x->probe = calloc(1, sizeof *x->probe))) {
+        fprintf(stderr, "locklab: out of memory\n");
+        return -1;
+    }
+    if (load_text(tmp, x->path, x->base, x->s, false) != 0)
+        return -1;
+    struct scenario *s = x->s;
+    if (s->n_expect == 0) {
+        fprintf(stderr, "%s: explore needs expect: (what each design must show; a verdict "
+                        "outside it is a break)\n", x->path);
+        return -1;
+    }
+    if (s->n_client_steps > 1 || s->n_key_modes > 1 || s->n_fence_modes > 1) {
+        fprintf(stderr, "%s: explore runs one step: give one clients count, one lock.keys "
+                        "and one workload.fencing (no sweeps)\n", x->path);
+        return -1;
+    }
+    for (int i = 0; i < x->sp.n_targets; i++) {
+        const char *t = x->sp.targets[i];
+        char roles[1024];
+        if (!strcmp(t, "holder") || !strcmp(t, "random-client") || !strncmp(t, "client:", 7) ||
+            known_role(s, t, roles, sizeof roles))
+            continue;
+        fprintf(stderr, "%s:%d:%d: explore.targets: '%s' is no server role of the designs' "
+                        "stores (roles: %s) nor a client target (holder, random-client, "
+                        "client:N)\n", x->path, x->sp.target_line[i], x->sp.target_column[i], t,
+                roles);
+        return -1;
+    }
+    /* resolved once against the roles a name takes, for the checks and
+     * the probe; again against the running servers once they run */
+    struct explore_env env;
+    scenario_env(s, &env);
+    static_roles(s, &env);
+    if (explore_spec_resolve(&x->sp, &env, x->path, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    struct xschedule probe;
+    char yaml[4096];
+    probe_schedule(&x->sp, &probe);
+    explore_faults_yaml(&probe, yaml, sizeof yaml);
+    char *text = concat(x->base, yaml);
+    if (!text) {
+        fprintf(stderr, "locklab: out of memory\n");
+        return -1;
+    }
+    int rc = load_text(tmp, x->path, text, x->probe, true);
+    free(text);
+    if (rc != 0) {
+        fprintf(stderr, "%s:%d:%d: explore: the loader refused a fault these actions make "
+                        "(above: its line is past the file's end, in the generated faults:)\n",
+                x->path, x->sp.line, x->sp.column);
+        return -1;
+    }
+    x->n_designs = s->n_impls;
+    for (int j = 0; j < s->n_impls; j++) {
+        x->d[j].ops = scenario_impl(s, s->impls[j]);
+        x->d[j].expected = scenario_expected(s, s->impls[j]);
+        x->d[j].at_stake = -1;
+    }
+    return 0;
+}
+
+/* Run design ops once on text. 0 with *v and *pass, -1 when the run
+ * could not be made (message printed). */
+static int run_text(struct xctx *c, const struct xfile *x, const char *text,
+                    const struct lock_ops *ops, enum verdict *v, bool *pass)
+{
+    struct scenario *s = calloc(1, sizeof *s);
+    if (!s || load_text(c->tmp, c->tmp, text, s, true) != 0) {
+        if (!s)
+            fprintf(stderr, "locklab: out of memory\n");
+        free(s);
+        return -1;
+    }
+    struct plan_step st[PLAN_MAX_STEPS];
+    plan_steps(s, st);
+    plan_apply(s, &st[0], c->cur);
+    struct lab_err err = {0};
+    int rc = runner_run(c->cur, ops, &c->env, &lab_stop, c->res, &err);
+    run_result_free_holds(c->res);
+    free(s);
+    if (rc != 0) {
+        if (!lab_stop)
+            fprintf(stderr, "locklab: %s on %s: %s\n", ops->name, x->path, err.msg);
+        return -1;
+    }
+    *v = c->res->verdict;
+    *pass = c->res->pass;
+    return 0;
+}
+
+static char *schedule_text(const struct xfile *x, const struct xschedule *sch)
+{
+    char yaml[8192];
+    explore_faults_yaml(sch, yaml, sizeof yaml);
+    return concat(x->base, yaml);
+}
+
+/* Does sch still break design d: a failure in one of k runs, with the
+ * verdict of the break (a violation shrunk into a blocked run would be
+ * another finding)? 1 yes, 0 no, -1 the run could not be made. */
+static int still_breaks(struct xctx *c, const struct xfile *x, const struct xdesign *d,
+                        const struct xschedule *sch)
+{
+    char *text = schedule_text(x, sch);
+    if (!text)
+        return -1;
+    int rc = 0;
+    for (int r = 0; r < c->o->k && rc == 0 && !lab_stop; r++) {
+        enum verdict v;
+        bool pass;
+        if (run_text(c, x, text, d->ops, &v, &pass) != 0)
+            rc = -1;
+        else if (!pass && v == d->verdict)
+            rc = 1;
+    }
+    free(text);
+    return rc;
+}
+
+/* Shrink d's failing schedule (d->final) step by step: the first candidate
+ * that still breaks it is kept, until none does or the budget is spent.
+ * 0, or -1 when a run could not be made. */
+static int shrink(struct xctx *c, struct xfile *x, struct xdesign *d, FILE *log)
+{
+    struct xschedule *cand = malloc(sizeof *cand * XPL_CANDIDATES_MAX);
+    char (*why)[96] = malloc(sizeof *why * XPL_CANDIDATES_MAX);
+    int rc = cand && why ? 0 : -1;
+    for (bool more = true; more && rc == 0 && d->shrink_steps < XPL_SHRINK_STEPS_MAX;) {
+        int n = explore_candidates(&x->sp, &d->final, cand, why);
+        more = false;
+        for (int i = 0; i < n && rc == 0; i++) {
+            if (over_budget(c)) {
+                d->shrink_cut = true;
+                break;
+            }
+            int b = still_breaks(c, x, d, &cand[i]);
+            if (b < 0) {
+                rc = -1;
+            } else if (b > 0) {
+                d->final = cand[i];
+                if (d->n_path < 8)
+                    snprintf(d->path[d->n_path++], sizeof d->path[0], "%s", why[i]);
+                d->shrink_steps++;
+                if (log) {
+                    char sh[320];
+                    explore_short(&d->final, sh, sizeof sh);
+                    fprintf(log, "  shrink %s: %s -> %s\n", d->ops->name, why[i], sh);
+                }
+                more = true;
+                break;
+            }
+        }
+    }
+    free(cand);
+    free(why);
+    return rc;
+}
+
+/* How often d's final schedule breaks it, with the same verdict, in n runs. */
+static int reproduce(struct xctx *c, const struct xfile *x, struct xdesign *d)
+{
+    char *text = schedule_text(x, &d->final);
+    if (!text)
+        return -1;
+    d->repro_fails = d->repro_runs = 0;
+    for (int r = 0; r < c->o->n && !lab_stop; r++) {
+        enum verdict v;
+        bool pass;
+        if (run_text(c, x, text, d->ops, &v, &pass) != 0) {
+            free(text);
+            return -1;
+        }
+        d->repro_runs++;
+        d->repro_fails += !pass && v == d->verdict;
+    }
+    free(text);
+    return 0;
+}
+
+/* text with top-level key commented out (its lines kept), freeing text. */
+static char *comment_out(char *text, const char *key)
+{
+    struct xtop top[XPL_TOP_MAX];
+    int n = 0;
+    char err[512];
+    if (!text || explore_top_keys(text, strlen(text), "repro", top, &n, err, sizeof err) != 0) {
+        free(text);
+        return NULL;
+    }
+    char *out = explore_comment_key(text, strlen(text), top, n, key);
+    free(text);
+    return out;
+}
+
+/* <dir>/repro-<design>.yaml: the shrunk schedule's text, impls: and
+ * expect: narrowed to the design (the expectation it broke kept, so that
+ * `locklab run` fails on it as the trial did), under a comment saying
+ * where it came from. */
+static int write_repro(const struct xctx *c, const struct xfile *x, struct xdesign *d)
+{
+    char *text = schedule_text(x, &d->final);
+    text = comment_out(comment_out(text, "impls"), "expect");
+    if (!text)
+        return -1;
+    char sh[400], head[2048], tail[256];
+    explore_short(&d->final, sh, sizeof sh);
+    int len = snprintf(head, sizeof head,
+             "# locklab explore: a schedule that breaks %s, shrunk.\n"
+             "# from: %s, seed %" PRIu64 ", trial %d (%s where %s was expected)\n"
+             "# shrunk in %d step%s%s: %s\n"
+             "# reproduced: %d of %d runs (%s)\n"
+             "# `locklab run` on this file fails while %s breaks; to keep it as a known\n"
+             "# weakness instead, expect {%s: %s}. The file's explore: block, impls: and\n"
+             "# expect: are commented out below; the schedule is the faults: list at the end.\n",
+             d->ops->name, x->path, c->o->seed, d->broke, verdict_name(d->verdict),
+             verdict_name(d->expected), d->shrink_steps, d->shrink_steps == 1 ? "" : "s",
+             d->shrink_cut ? " (stopped by the budget)" : "", sh, d->repro_fails, d->repro_runs,
+             verdict_name(d->verdict), d->ops->name, d->ops->name, verdict_name(d->verdict));
+    for (int i = 0; i < d->n_path && len > 0 && (size_t)len < sizeof head; i++)
+        len += snprintf(head + len, sizeof head - (size_t)len, "#   step %d: %s\n", i + 1,
+                        d->path[i]);
+    snprintf(tail, sizeof tail, "impls: [%s]\nexpect: {%s: %s}\n", d->ops->name, d->ops->name,
+             verdict_name(d->expected));
+    /* the faults: list stays last: put impls and expect before it */
+    char *faults = strstr(text, "\nfaults:");
+    int rc = -1;
+    snprintf(d->repro, sizeof d->repro, "%s/repro-%s.yaml", x->dir, d->ops->name);
+    FILE *f = fopen(d->repro, "w");
+    if (f && faults) {
+        fputs(head, f);
+        fwrite(text, 1, (size_t)(faults - text) + 1, f);
+        fputs(tail, f);
+        fputs(faults + 1, f);
+        rc = ferror(f) ? -1 : 0;
+    }
+    if (f && fclose(f) != 0)
+        rc = -1;
+    free(text);
+    if (rc != 0)
+        fprintf(stderr, "locklab: cannot write %s: %s\n", d->repro, strerror(errno));
+    return rc;
+}
+
+static int add_trial(struct xfile *x, const struct xtrial *t)
+{
+    if (x->n_t == x->cap_t) {
+        int cap = x->cap_t ? 2 * x->cap_t : 64;
+        struct xtrial *more = realloc(x->t, sizeof *more * (size_t)cap);
+        if (!more)
+            return -1;
+        x->t = more;
+        x->cap_t = cap;
+    }
+    x->t[x->n_t++] = *t;
+    return 0;
+}
+
+/* <out>/<stamp>-explore-<name>/ */
+static int make_dir(const struct xopts *o, struct xfile *x)
+{
+    char stamp[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    if (atomic_file_mkdir_p(o->out) != 0) {
+        fprintf(stderr, "locklab: cannot create %s: %s\n", o->out, strerror(errno));
+        return -1;
+    }
+    for (int k = 1; k < 100; k++) {
+        if (k == 1)
+            snprintf(x->dir, sizeof x->dir, "%s/%s-explore-%s", o->out, stamp, x->s->name);
+        else
+            snprintf(x->dir, sizeof x->dir, "%s/%s-explore-%s-%d", o->out, stamp, x->s->name, k);
+        if (mkdir(x->dir, 0755) == 0)
+            return 0;
+        if (errno != EEXIST)
+            break;
+    }
+    fprintf(stderr, "locklab: cannot create %s: %s\n", x->dir, strerror(errno));
+    return -1;
+}
+
+static void design_line(FILE *f, const struct xdesign *d)
+{
+    if (d->broke) {
+        char sh[400];
+        explore_short(&d->final, sh, sizeof sh);
+        fprintf(f, "%s: broke in trial %d: %s where %s was expected; shrunk in %d step%s%s to "
+                   "%d entr%s: %s; reproduced %d of %d; %s\n",
+                d->ops->name, d->broke, verdict_name(d->verdict), verdict_name(d->expected),
+                d->shrink_steps, d->shrink_steps == 1 ? "" : "s",
+                d->shrink_cut ? " (the budget stopped it)" : "", d->final.n,
+                d->final.n == 1 ? "y" : "ies", sh, d->repro_fails, d->repro_runs, d->repro);
+    } else if (d->at_stake >= 0) {
+        fprintf(f, "%s: held in %d trials that put it at stake (of %d)\n", d->ops->name,
+                d->at_stake, d->trials);
+    } else {
+        /* TODO(issue 32): the run result's per-fault "at stake" records fill
+         * at_stake; until then only the number of trials is known */
+        fprintf(f, "%s: held in %d trials (how many put the lock at stake: not recorded yet)\n",
+                d->ops->name, d->trials);
+    }
+}
+
+static void write_report(const struct xctx *c, const struct xfile *x, int64_t took_ns)
+{
+    char path[1500];
+    snprintf(path, sizeof path, "%s/report.md", x->dir);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "locklab: cannot write %s: %s\n", path, strerror(errno));
+        return;
+    }
+    fprintf(f, "# locklab explore: %s\n\nfile: %s  \nseed: %" PRIu64 "  \ntrials: %d  \n"
+               "took: %.1f s\n\n## What each design came to\n\n",
+            x->s->name, x->path, c->o->seed, x->n_t ? x->t[x->n_t - 1].trial : 0,
+            (double)took_ns / 1e9);
+    for (int j = 0; j < x->n_designs; j++) {
+        fputs("- ", f);
+        design_line(f, &x->d[j]);
+        for (int i = 0; i < x->d[j].n_path; i++)
+            fprintf(f, "  - shrink step %d: %s\n", i + 1, x->d[j].path[i]);
+    }
+    fprintf(f, "\n## Every trial\n\n| trial | design | schedule | verdict | expected | at stake |\n"
+               "|---|---|---|---|---|---|\n");
+    for (int i = 0; i < x->n_t; i++) {
+        const struct xtrial *t = &x->t[i];
+        char stake[16];
+        snprintf(stake, sizeof stake, "%d", t->at_stake);
+        fprintf(f, "| %d | %s | %s | %s | %s | %s |\n", t->trial, x->d[t->design].ops->name,
+                t->schedule, verdict_name(t->verdict), t->pass ? "met" : "NOT MET",
+                t->at_stake < 0 ? "?" : stake);
+    }
+    fclose(f);
+}
+
+/* Explore one file: trials until the count or the budget, every design
+ * not yet broken under each. Returns an exit code. */
+static int explore_file(struct xctx *c, struct xfile *x)
+{
+    const struct xopts *o = c->o;
+    struct explore_env env;
+    char err[4096];
+    scenario_env(x->s, &env);
+    running_roles(x->s, &env);
+    if (explore_spec_resolve(&x->sp, &env, x->path, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return LAB_EXIT_USAGE;
+    }
+    if (make_dir(o, x) != 0)
+        return LAB_EXIT_ENV;
+    snprintf(c->tmp, sizeof c->tmp, "%s/trial.yaml", x->dir);
+    char logpath[1500];
+    snprintf(logpath, sizeof logpath, "%s/shrink.log", x->dir);
+    FILE *log = fopen(logpath, "w");
+    if (!o->quiet)
+        printf("explore %s: seed %" PRIu64 ", %s%d designs; results in %s\n", x->path, o->seed,
+               "", x->n_designs, x->dir);
+    struct xrng rng;
+    xrng_seed(&rng, o->seed);
+    int64_t t0 = now_ns();
+    int code = LAB_EXIT_OK, left = x->n_designs;
+    for (int trial = 1; trial <= o->trials && left > 0 && !over_budget(c); trial++) {
+        struct xschedule sch;
+        explore_draw(&x->sp, &rng, &sch);
+        char sh[320];
+        explore_short(&sch, sh, sizeof sh);
+        char *text = schedule_text(x, &sch);
+        if (!text)
+            return LAB_EXIT_ENV;
+        for (int j = 0; j < x->n_designs && !lab_stop; j++) {
+            struct xdesign *d = &x->d[j];
+            if (d->broke)
+                continue;
+            enum verdict v;
+            bool pass;
+            if (run_text(c, x, text, d->ops, &v, &pass) != 0) {
+                free(text);
+                if (log)
+                    fclose(log);
+                return lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
+            }
+            d->trials++;
+            struct xtrial t = {.trial = trial, .design = j, .verdict = v, .pass = pass,
+                               .at_stake = -1};
+            snprintf(t.schedule, sizeof t.schedule, "%s", sh);
+            if (add_trial(x, &t) != 0) {
+                free(text);
+                return LAB_EXIT_ENV;
+            }
+            if (!o->quiet || !pass) {
+                char count[32];
+                snprintf(count, sizeof count, o->trials < 1000000 ? "%d/%d" : "%d", trial,
+                         o->trials);
+                char what[64];
+                snprintf(what, sizeof what, "BREAKS: expected %s", verdict_name(d->expected));
+                printf("trial %-7s %-16s %s  %s  %s\n", count, d->ops->name, sh, verdict_name(v),
+                       pass ? "ok" : what);
+                fflush(stdout);
+            }
+            if (pass)
+                continue;
+            d->broke = trial;
+            d->verdict = v;
+            d->final = sch;
+            left--;
+            code = LAB_EXIT_EXPECT;
+            if (log)
+                fprintf(log, "%s broke in trial %d: %s (%s)\n", d->ops->name, trial, sh,
+                        verdict_name(v));
+            if (shrink(c, x, d, log) != 0 || reproduce(c, x, d) != 0) {
+                free(text);
+                if (log)
+                    fclose(log);
+                return lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
+            }
+            write_repro(c, x, d);
+            if (!o->quiet) {
+                fputs("  ", stdout);
+                design_line(stdout, d);
+                fflush(stdout);
+            }
+        }
+        free(text);
+    }
+    if (log)
+        fclose(log);
+    unlink(c->tmp);
+    write_report(c, x, now_ns() - t0);
+    for (int j = 0; j < x->n_designs; j++)
+        if (!x->d[j].broke || o->quiet)
+            design_line(o->quiet && x->d[j].broke ? stderr : stdout, &x->d[j]);
+    if (!o->quiet)
+        printf("report: %s/report.md\n", x->dir);
+    return lab_stop ? LAB_EXIT_INTERRUPTED : code;
+}
+
+int cmd_explore(int argc, char **argv)
+{
+    struct xopts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc != 0)
+        return rc > 0 ? LAB_EXIT_OK : LAB_EXIT_USAGE;
+    int n = argc - optind;
+    if (n <= 0 || n > XPL_FILES_MAX) {
+        fprintf(stderr, n <= 0 ? "locklab: explore: no file given\n\n"
+                               : "locklab: explore: at most 16 files\n\n");
+        explore_usage(stderr);
+        return LAB_EXIT_USAGE;
+    }
+    struct xfile *files = calloc((size_t)n, sizeof *files);
+    struct xctx c = {.o = &o};
+    const char *tmpdir = getenv("TMPDIR");
+    snprintf(c.tmp, sizeof c.tmp, "%s/locklab-explore-%d.yaml", tmpdir && *tmpdir ? tmpdir : "/tmp",
+             (int)getpid());
+    int code = files ? LAB_EXIT_OK : LAB_EXIT_ENV;
+    for (int i = 0; files && i < n; i++) {
+        files[i].path = argv[optind + i];
+        if (prepare_file(&files[i], c.tmp) != 0)
+            code = LAB_EXIT_USAGE;
+    }
+    unlink(c.tmp);
+    struct scenario *probes[XPL_FILES_MAX];
+    for (int i = 0; code == LAB_EXIT_OK && i < n; i++)
+        probes[i] = files[i].probe;
+    if (code == LAB_EXIT_OK) {
+        stop_install();
+        struct backends b;
+        backends_init(&b);
+        for (int i = 0; i < n; i++)
+            backends_plan(&b, probes[i]);
+        struct lab_err err = {0};
+        c.res = malloc(sizeof *c.res);
+        c.cur = malloc(sizeof *c.cur);
+        if (!c.res || !c.cur) {
+            fprintf(stderr, "locklab: out of memory\n");
+            code = LAB_EXIT_ENV;
+        } else if (net_up(probes, n, &err) != 0 || net_delay_up(probes, n, &err) != 0) {
+            fprintf(stderr, "locklab: %s\n", err.msg);
+            code = err.code == EINVAL ? LAB_EXIT_USAGE : LAB_EXIT_ENV;
+            net_delay_down();
+            net_down();
+        } else if (backends_start(&b, &lab_stop, &err) != 0) {
+            fprintf(stderr, "locklab: %s\n", err.msg);
+            code = lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
+            net_delay_down();
+            net_down();
+        } else {
+            c.env.stock.host = b.stock_srv.host;
+            c.env.stock.port = b.stock_srv.port;
+            if (o.budget_ns)
+                c.deadline = now_ns() + o.budget_ns;
+            for (int i = 0; i < n && !lab_stop; i++) {
+                int fc = explore_file(&c, &files[i]);
+                if (fc > code)
+                    code = fc;
+                if (fc == LAB_EXIT_ENV || fc == LAB_EXIT_USAGE)
+                    break;
+            }
+            backends_stop(&b);
+            net_delay_down();
+            net_down();
+        }
+        free(c.res);
+        free(c.cur);
+    }
+    for (int i = 0; files && i < n; i++) {
+        free(files[i].text);
+        free(files[i].base);
+        free(files[i].s);
+        free(files[i].probe);
+        free(files[i].t);
+    }
+    free(files);
+    return lab_stop ? LAB_EXIT_INTERRUPTED : code;
+}
