@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 
 # top first; harness/stores/<store>/ belongs to harness/stores
-ROOMS="harness/cmd harness/report harness/run harness/loader harness/faults harness/plot
+ROOMS="harness/cmd harness/explore harness/report harness/run harness/loader harness/faults harness/plot
 harness/net harness/stores harness/oracle harness/scenario harness/proc impls harness/clockshim common"
 
 cat > "$WORK/layers.py" <<'PY'

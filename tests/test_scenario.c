@@ -290,7 +290,7 @@ static const struct bad_case {
 } bad_cases[] = {
     { "unknown-key-top.yaml", "3:1",
       "unknown key 'client' in the top-level mapping (expected one of: name, description, "
-      "adapters, impls, backends, clients, run, lock, workload, arrival, hosts, faults, expect)" },
+      "adapters, impls, backends, clients, run, lock, workload, arrival, hosts, faults, expect, explore)" },
     { "unknown-key-nested.yaml", "5:3",
       "unknown key 'ttls' in lock (expected one of: key, ttl, wait, retry_interval, retry, watchdog_lease, script, wait_replicas, wait_timeout, on_disconnect, etcd_keepalive, keys)" },
     { "unknown-key-deep.yaml", "3:20",

@@ -12,7 +12,7 @@
  * out and a generated faults: list appended (harness/explore/), read by the
  * one loader; a repro file is that text with impls: and expect: narrowed to
  * the design, under a comment saying where it came from. The run folder,
- * <out>/<stamp>-explore-<name>/, keeps report.md: every trial (schedule,
+ * <out>/<stamp>-explore-<name>/, keeps report.txt: every trial (schedule,
  * verdict, at stake), each shrink path and what each design came to.
  */
 #include <errno.h>
@@ -776,7 +776,7 @@ static void design_line(FILE *f, const struct xdesign *d)
 static void write_report(const struct xctx *c, const struct xfile *x, int64_t took_ns)
 {
     char path[1500];
-    snprintf(path, sizeof path, "%s/report.md", x->dir);
+    snprintf(path, sizeof path, "%s/report.txt", x->dir);
     FILE *f = fopen(path, "w");
     if (!f) {
         fprintf(stderr, "locklab: cannot write %s: %s\n", path, strerror(errno));
@@ -902,7 +902,7 @@ static int explore_file(struct xctx *c, struct xfile *x)
         if (!x->d[j].broke || o->quiet)
             design_line(o->quiet && x->d[j].broke ? stderr : stdout, &x->d[j]);
     if (!o->quiet)
-        printf("report: %s/report.md\n", x->dir);
+        printf("report: %s/report.txt\n", x->dir);
     return lab_stop ? LAB_EXIT_INTERRUPTED : code;
 }
 
