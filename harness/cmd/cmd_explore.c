@@ -73,10 +73,12 @@ struct xdesign {
     enum verdict verdict, expected;
     int shrink_steps;
     bool shrink_cut;     /* the budget stopped the shrinking */
-    char path[8][160];   /* the shrink path, a line a kept step */
+    char path[16][160];  /* the shrink path, a line a kept step (the first 16) */
     int n_path;
     int repro_fails, repro_runs;
     struct xschedule final;
+    char *base;          /* the file's text as shrinking left it (fewer clients,
+                          * shorter business and run); NULL: the file's own */
     char repro[1600];
 };
 
@@ -558,11 +560,13 @@ static int run_text(struct xctx *c, const struct xfile *x, const char *text,
     return 0;
 }
 
-static char *schedule_text(const struct xfile *x, const struct xschedule *sch)
+/* The text d runs: the file's (as shrinking left it for d) with sch. */
+static char *schedule_text(const struct xfile *x, const struct xdesign *d,
+                           const struct xschedule *sch)
 {
     char yaml[8192];
     explore_faults_yaml(sch, yaml, sizeof yaml);
-    return concat(x->base, yaml);
+    return concat(d && d->base ? d->base : x->base, yaml);
 }
 
 /* Does sch still break design d: a failure in one of k runs, with the
@@ -571,7 +575,7 @@ static char *schedule_text(const struct xfile *x, const struct xschedule *sch)
 static int still_breaks(struct xctx *c, const struct xfile *x, const struct xdesign *d,
                         const struct xschedule *sch)
 {
-    char *text = schedule_text(x, sch);
+    char *text = schedule_text(x, d, sch);
     if (!text)
         return -1;
     int rc = 0;
@@ -608,7 +612,7 @@ static int shrink(struct xctx *c, struct xfile *x, struct xdesign *d, FILE *log)
                 rc = -1;
             } else if (b > 0) {
                 d->final = cand[i];
-                if (d->n_path < 8)
+                if (d->n_path < 16)
                     snprintf(d->path[d->n_path++], sizeof d->path[0], "%s", why[i]);
                 d->shrink_steps++;
                 if (log) {
@@ -626,10 +630,96 @@ static int shrink(struct xctx *c, struct xfile *x, struct xdesign *d, FILE *log)
     return rc;
 }
 
+#define MS INT64_C(1000000)
+
+/* base with the scalar at key replaced by a smaller value (why says
+ * which), or NULL when key is not in the text or is as small as it goes:
+ * clients halved (at least 2: one client has nobody to overlap with),
+ * workload.business halved (to 0 below 2 ms), run.max_duration cut to
+ * three quarters (never before the schedule's last fault ends plus twice
+ * the lease, at least 500 ms). */
+static char *knob_candidate(const char *base, const char *key, const struct xfile *x,
+                            const struct xschedule *sch, char *why, size_t n)
+{
+    size_t a, b, len = strlen(base);
+    if (explore_scalar_at(base, len, key, &a, &b) != 0 || b <= a || b - a > 60)
+        return NULL;
+    char old[64], with[64];
+    memcpy(old, base + a, b - a);
+    old[b - a] = '\0';
+    int64_t v;
+    if (!strcmp(key, "clients")) {
+        if (int_scan(old, &v) != 0 || v <= 2)
+            return NULL;
+        snprintf(with, sizeof with, "%" PRId64, v / 2 < 2 ? 2 : v / 2);
+    } else if (!strcmp(key, "workload.business")) {
+        if (duration_parse(old, &v) != 0 || v < 2 * MS)
+            return NULL;
+        explore_dur(with, sizeof with, v / 2 / MS * MS);
+    } else {
+        if (duration_parse(old, &v) != 0)
+            return NULL;
+        int64_t end = 0, lease = 2 * x->sp.lease_ns > 500 * MS ? 2 * x->sp.lease_ns : 500 * MS;
+        for (int i = 0; i < sch->n; i++) {
+            const struct xfault *f = &sch->f[i];
+            if (f->at_ns * f->count + f->duration_ns > end)
+                end = f->at_ns * f->count + f->duration_ns;
+        }
+        int64_t to = v * 3 / 4 / MS * MS;
+        if (to < end + lease)
+            to = (end + lease + MS - 1) / MS * MS;
+        if (to >= v - 100 * MS)
+            return NULL;
+        explore_dur(with, sizeof with, to);
+    }
+    snprintf(why, n, "%s %s instead of %s", key, with, old);
+    return explore_splice(base, len, a, b, with);
+}
+
+/* After the schedule: fewer clients, shorter business, a shorter run, each
+ * kept when the design still breaks (explore_scalar_at finds the value
+ * where the author wrote it; a key the file does not give is left alone). */
+static int shrink_text(struct xctx *c, struct xfile *x, struct xdesign *d, FILE *log)
+{
+    static const char *const knobs[] = {"clients", "workload.business", "run.max_duration"};
+    int rc = 0;
+    for (bool more = true; more && rc == 0 && d->shrink_steps < XPL_SHRINK_STEPS_MAX;) {
+        more = false;
+        for (size_t k = 0; k < sizeof knobs / sizeof knobs[0] && rc == 0; k++) {
+            if (over_budget(c)) {
+                d->shrink_cut = true;
+                return 0;
+            }
+            char why[96];
+            char *cand = knob_candidate(d->base ? d->base : x->base, knobs[k], x, &d->final,
+                                        why, sizeof why);
+            if (!cand)
+                continue;
+            char *keep = d->base;
+            d->base = cand;
+            int b = still_breaks(c, x, d, &d->final);
+            if (b > 0) {
+                free(keep);
+                if (d->n_path < 16)
+                    snprintf(d->path[d->n_path++], sizeof d->path[0], "%s", why);
+                d->shrink_steps++;
+                if (log)
+                    fprintf(log, "  shrink %s: %s\n", d->ops->name, why);
+                more = true;
+                break;
+            }
+            d->base = keep;
+            free(cand);
+            rc = b < 0 ? -1 : 0;
+        }
+    }
+    return rc;
+}
+
 /* How often d's final schedule breaks it, with the same verdict, in n runs. */
 static int reproduce(struct xctx *c, const struct xfile *x, struct xdesign *d)
 {
-    char *text = schedule_text(x, &d->final);
+    char *text = schedule_text(x, d, &d->final);
     if (!text)
         return -1;
     d->repro_fails = d->repro_runs = 0;
@@ -668,7 +758,7 @@ static char *comment_out(char *text, const char *key)
  * where it came from. */
 static int write_repro(const struct xctx *c, const struct xfile *x, struct xdesign *d)
 {
-    char *text = schedule_text(x, &d->final);
+    char *text = schedule_text(x, d, &d->final);
     text = comment_out(comment_out(text, "impls"), "expect");
     if (!text)
         return -1;
@@ -836,7 +926,7 @@ static int explore_file(struct xctx *c, struct xfile *x)
         explore_draw(&x->sp, &rng, &sch);
         char sh[320];
         explore_short(&sch, sh, sizeof sh);
-        char *text = schedule_text(x, &sch);
+        char *text = schedule_text(x, NULL, &sch);
         if (!text)
             return LAB_EXIT_ENV;
         for (int j = 0; j < x->n_designs && !lab_stop; j++) {
@@ -879,7 +969,8 @@ static int explore_file(struct xctx *c, struct xfile *x)
             if (log)
                 fprintf(log, "%s broke in trial %d: %s (%s)\n", d->ops->name, trial, sh,
                         verdict_name(v));
-            if (shrink(c, x, d, log) != 0 || reproduce(c, x, d) != 0) {
+            if (shrink(c, x, d, log) != 0 ||
+                (!d->shrink_cut && shrink_text(c, x, d, log) != 0) || reproduce(c, x, d) != 0) {
                 free(text);
                 if (log)
                     fclose(log);
@@ -981,6 +1072,8 @@ int cmd_explore(int argc, char **argv)
         free(files[i].s);
         free(files[i].probe);
         free(files[i].t);
+        for (int j = 0; j < files[i].n_designs; j++)
+            free(files[i].d[j].base);
     }
     free(files);
     return lab_stop ? LAB_EXIT_INTERRUPTED : code;
