@@ -752,10 +752,11 @@ static char *comment_out(char *text, const char *key)
     return out;
 }
 
-/* <dir>/repro-<design>.yaml: the shrunk schedule's text, impls: and
- * expect: narrowed to the design (the expectation it broke kept, so that
- * `locklab run` fails on it as the trial did), under a comment saying
- * where it came from. */
+/* <dir>/repro-<design>.yaml: the shrunk schedule's text, impls: narrowed
+ * to the design and expect: set to the verdict that broke it (so that CI
+ * can keep the file: `locklab run` passes while the design still breaks
+ * so, and a design that stops breaking shows as a changed verdict), under
+ * a comment saying where it came from. */
 static int write_repro(const struct xctx *c, const struct xfile *x, struct xdesign *d)
 {
     char *text = schedule_text(x, d, &d->final);
@@ -769,18 +770,19 @@ static int write_repro(const struct xctx *c, const struct xfile *x, struct xdesi
              "# from: %s, seed %" PRIu64 ", trial %d (%s where %s was expected)\n"
              "# shrunk in %d step%s%s: %s\n"
              "# reproduced: %d of %d runs (%s)\n"
-             "# `locklab run` on this file fails while %s breaks; to keep it as a known\n"
-             "# weakness instead, expect {%s: %s}. The file's explore: block, impls: and\n"
-             "# expect: are commented out below; the schedule is the faults: list at the end.\n",
+             "# expect: is what broke, so `locklab run` on this file passes while %s still\n"
+             "# breaks so (exit 0), and fails when it holds; the expectation it broke was\n"
+             "# {%s: %s}. The file's explore: block, impls: and expect: are commented out\n"
+             "# below; the schedule is the faults: list at the end.\n",
              d->ops->name, x->path, c->o->seed, d->broke, verdict_name(d->verdict),
              verdict_name(d->expected), d->shrink_steps, d->shrink_steps == 1 ? "" : "s",
              d->shrink_cut ? " (stopped by the budget)" : "", sh, d->repro_fails, d->repro_runs,
-             verdict_name(d->verdict), d->ops->name, d->ops->name, verdict_name(d->verdict));
+             verdict_name(d->verdict), d->ops->name, d->ops->name, verdict_name(d->expected));
     for (int i = 0; i < d->n_path && len > 0 && (size_t)len < sizeof head; i++)
         len += snprintf(head + len, sizeof head - (size_t)len, "#   step %d: %s\n", i + 1,
                         d->path[i]);
     snprintf(tail, sizeof tail, "impls: [%s]\nexpect: {%s: %s}\n", d->ops->name, d->ops->name,
-             verdict_name(d->expected));
+             verdict_name(d->verdict));
     /* the faults: list stays last: put impls and expect before it */
     char *faults = strstr(text, "\nfaults:");
     int rc = -1;
