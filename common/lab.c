@@ -36,6 +36,7 @@ static const char *const verdict_names[] = {
     [VERDICT_NONE] = "none",     [VERDICT_SAFE] = "safe",   [VERDICT_VIOLATION] = "violation",
     [VERDICT_BLOCKED] = "blocked", [VERDICT_ERROR] = "error", [VERDICT_FENCED] = "fenced",
     [VERDICT_UNAVAILABLE] = "unavailable", [VERDICT_TOKEN_REGRESSED] = "token-regressed",
+    [VERDICT_NOT_EXERCISED] = "not-exercised",
     [VERDICT_ANY] = "any",
 };
 

@@ -47,6 +47,8 @@ enum verdict {
                           * the service never came back (or the design wedged) */
     VERDICT_TOKEN_REGRESSED, /* the fenced resource refused a rightful holder: the
                               * fencing token went backwards (a store restarted empty) */
+    VERDICT_NOT_EXERCISED, /* nothing went wrong, but no fault put the lock at stake:
+                            * the run tested nothing of it (at_stake.h) */
     VERDICT_ANY        /* expectation only: any verdict is accepted */
 };
 

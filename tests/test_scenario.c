@@ -317,7 +317,7 @@ static const struct bad_case {
     { "impls-duplicate.yaml", "2:26", "implementation 'redis-lua' is listed twice in impls (first at 2:9)" },
     { "unknown-verdict.yaml", "4:14",
       "unknown verdict 'fine' for expect.redis-lua (expected one of: safe, violation, "
-      "blocked, error, fenced, unavailable, token-regressed, any)" },
+      "blocked, error, fenced, unavailable, token-regressed, not-exercised, any)" },
     { "fencing-counter.yaml", "3:36",
       "workload.fencing needs kind stock (the stock store is the resource that checks the "
       "tokens)" },

@@ -79,6 +79,39 @@ static void test_order(void)
     free(r);
 }
 
+/* not-exercised: faults that could put the lock at stake landed and none
+ * did; it only ever replaces safe. */
+static void test_not_exercised(void)
+{
+    struct run_result *r = calloc(1, sizeof *r);
+    if (!r)
+        return;
+    r->acquired = 10;
+    r->stake_judged = 2;
+    CHECK(verdict_of(r) == VERDICT_NOT_EXERCISED, "two faults, neither at stake");
+    r->stake_yes = 1;
+    CHECK(verdict_of(r) == VERDICT_SAFE, "one at stake and held: safe");
+    r->stake_yes = 0;
+    r->timeouts = 1;
+    CHECK(verdict_of(r) == VERDICT_BLOCKED, "timeouts outrank not-exercised");
+    r->timeouts = 0;
+    r->unavailable = true;
+    CHECK(verdict_of(r) == VERDICT_UNAVAILABLE, "so does unavailable");
+    r->unavailable = false;
+    r->faults_missed = 1;
+    CHECK(verdict_of(r) == VERDICT_ERROR, "and a fault that never landed");
+    r->faults_missed = 0;
+    r->oracle.violations = 1;
+    CHECK(verdict_of(r) == VERDICT_VIOLATION, "overlap is never not-exercised");
+    r->oracle.violations = 0;
+    r->stake_judged = 0;
+    CHECK(verdict_of(r) == VERDICT_SAFE, "no fault of those kinds (a holder killed): safe");
+    CHECK(verdict_parse("not-exercised") == VERDICT_NOT_EXERCISED &&
+              strcmp(verdict_name(VERDICT_NOT_EXERCISED), "not-exercised") == 0,
+          "the word");
+    free(r);
+}
+
 /* The cross-check (harness/oracle/cross_check.c): the live counter
  * replayed from the logs. Key 0: A enters (seq 0), B enters (1, finds A
  * inside), A exits (2), B exits (3): one overlap, two holders at most. */
@@ -118,6 +151,7 @@ int main(void)
 {
     test_fenced();
     test_order();
+    test_not_exercised();
     test_cross_check();
     return check_done();
 }

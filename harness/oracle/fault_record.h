@@ -19,6 +19,11 @@
 
 enum fault_outcome { FAULT_DONE = 0, FAULT_SKIPPED, FAULT_FAILED, FAULT_ACTIVE };
 
+/* Did a fault put the lock at stake (at_stake.h)? n/a: not a fault that
+ * can cost a working holder its lock (a holder killed, a non-holder hit,
+ * a failpoint), or it never landed. */
+enum fault_stake { STAKE_NA = 0, STAKE_NO, STAKE_YES };
+
 /* What one firing of a fault did, in a run. */
 struct fault_record {
     int spec;               /* index in the scenario's faults */
@@ -63,6 +68,13 @@ struct fault_record {
     int64_t in_section_ns;  /* a fault aimed at a holder (target: holder, a failover's
                                kill): how far into that holder's critical section it
                                landed, from its grant; -1 none */
+    /* at stake, judged after the run from the intervals (at_stake.c) */
+    enum fault_stake at_stake;
+    int64_t stake_from_ns;  /* the window: from the lock's end under its holder (another's
+                               grant, or the store serving again) ... */
+    int64_t stake_to_ns;    /* ... to that holder's exit; both 0 when none */
+    int stake_waiters;      /* other clients asking in the window */
+    char stake_why[144];    /* in words, yes or no */
 };
 
 /* Did r take a server's service away (a server fault that acted: not a

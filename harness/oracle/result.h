@@ -168,6 +168,9 @@ struct run_result {
                                  overlapped (the token went backwards) */
     char first_error[192];    /* the first error any client hit */
     struct cpu_use cpu;       /* where the run's CPU time went (cpu.h) */
+    int stake_judged;         /* faults that landed and could put the lock at stake
+                                 (at_stake.h: judged yes or no) */
+    int stake_yes;           /* ... those that did (at_stake yes) */
 };
 
 /* Free res->holds (and forget it). */

@@ -7,7 +7,9 @@
  * (violation), a lab inconsistency (error), a service that never came
  * back after a server fault (unavailable), a killed holder nobody followed
  * (blocked), a fault that never landed and client or backend errors
- * (error), timeouts (blocked), and safe only when none of these is there.
+ * (error), timeouts (blocked), faults that could put the lock at stake of
+ * which none did (not-exercised), and safe only when none of these is
+ * there.
  * docs/verdicts.md says the same for users.
  */
 #ifndef LOCKLAB_VERDICT_H

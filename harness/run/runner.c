@@ -19,6 +19,7 @@
 #include "cpu.h"
 #include "fault.h"
 #include "workload.h"
+#include "at_stake.h"
 #include "cross_check.h"
 #include "verdict.h"
 
@@ -456,6 +457,25 @@ static void collect_faults(const struct scenario *s, struct region *rg, struct r
     }
 }
 
+/* Whether each fault put the lock at stake (at_stake.h), and how many
+ * could and did. Sorts all by key and entry. 0 or -ENOMEM. */
+static int judge_stakes(const struct scenario *s, struct run_result *res,
+                        struct oracle_interval *all, int64_t n_iv)
+{
+    at_stake_sort(all, (size_t)n_iv);
+    for (int i = 0; i < res->n_faults; i++) {
+        struct fault_record *r = &res->faults[i];
+        bool failpoint = r->spec >= 0 && r->spec < s->n_faults &&
+                         s->faults[r->spec].target == TARGET_FAILPOINT;
+        int rc = at_stake_judge(r, failpoint, all, (size_t)n_iv);
+        if (rc != 0)
+            return rc;
+        res->stake_judged += r->at_stake != STAKE_NA;
+        res->stake_yes += r->at_stake == STAKE_YES;
+    }
+    return 0;
+}
+
 static int collect(const struct scenario *s, struct region *rg, struct run_result *res,
                    int64_t start, int64_t *units_out, struct lab_err *err)
 {
@@ -544,6 +564,7 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
         collect_faults(s, rg, res, all, total_iv);
         sample_timeline(res, all, total_iv, start);
         keep_holds(res, all, total_iv, start);
+        rc = judge_stakes(s, res, all, total_iv); /* last: it sorts the intervals anew */
     }
     free(all);
     if (rc != 0) {

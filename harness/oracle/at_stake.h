@@ -1,0 +1,48 @@
+/*
+ * at_stake.h - did a fault put the lock at stake? Judged after the run,
+ * from the oracle's intervals alone (what the clients were seen to do),
+ * for each fault that can cost a holder its lock while it still works:
+ *
+ *   - a pause or a partition of a holder, a delay, a clock jump, a
+ *     partition that named no holder: at stake when, after the fault
+ *     landed, another client was granted the key while a holder it caught
+ *     (the one hit, or any inside during it) was still inside: the lock
+ *     ended on the server under a working holder. Window: from that grant
+ *     to the holder's exit.
+ *   - a server fault that took the store's service away (kill, restart,
+ *     stop, pause of a server) and a failover: the same, or a holder
+ *     inside at the action (a failover: the kill of the master; its lost
+ *     grant's holder when it names one) still inside when the store served
+ *     again (back_ns; a failover: the new master took writes) while another
+ *     client asked. Window: from the store's return to the holder's exit.
+ *
+ * Every other fault is n/a: a holder killed (liveness, judged by
+ * recovery), a non-holder hit, a failpoint, a start, a fault that never
+ * landed. The waiters of a window are the other clients on the key whose
+ * asking (from wait_ns to their grant) reaches into it; a client that
+ * asked and was never granted left no interval and is not counted.
+ *
+ * No I/O: tests/test_at_stake.c feeds it hand-built intervals.
+ */
+#ifndef LOCKLAB_AT_STAKE_H
+#define LOCKLAB_AT_STAKE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "fault_record.h"
+#include "oracle.h"
+
+/* "yes", "no", "n/a". */
+const char *fault_stake_name(enum fault_stake s);
+
+/* Sort iv by key, then entry time, as at_stake_judge needs it. */
+void at_stake_sort(struct oracle_interval *iv, size_t n);
+
+/* Judge r (its at_stake, window, waiters and reason) from iv, sorted by
+ * at_stake_sort. failpoint: the fault's entry targets a failpoint (n/a).
+ * Returns 0, or -ENOMEM (r is left n/a). */
+int at_stake_judge(struct fault_record *r, bool failpoint, const struct oracle_interval *iv,
+                   size_t n);
+
+#endif
