@@ -29,7 +29,7 @@ static struct fault_record rec(enum fault_action a, int client, bool holder, int
 static void judge(struct fault_record *r, bool failpoint, struct oracle_interval *iv, size_t n)
 {
     at_stake_sort(iv, n);
-    CHECK(at_stake_judge(r, failpoint, iv, n) == 0, "judged");
+    CHECK(at_stake_judge(r, failpoint, iv, n, NULL, 0) == 0, "judged");
 }
 
 /* A paused holder: another client granted while it was still inside. */
@@ -135,6 +135,19 @@ static void test_server(void)
     judge(&r, false, alone, 2);
     CHECK(r.at_stake == STAKE_NO && strstr(r.stake_why, "no other client asked"),
           "held through, nobody asking: %s", r.stake_why);
+
+    /* the same, client 1's ask never granted (the run ended): still asking */
+    struct oracle_interval only[] = {sec(0, 0, 900, 1000, 4000), sec(1, 0, 100, 200, 300)};
+    struct stake_ask ask = {.client = 1, .key = 0, .from_ns = MS(350), .to_ns = MS(4050)};
+    r = rec(FAULT_RESTART, -1, false, 1500, 1500);
+    r.back_ns = MS(2500);
+    at_stake_sort(only, 2);
+    CHECK(at_stake_judge(&r, false, only, 2, &ask, 1) == 0 && r.at_stake == STAKE_YES &&
+              r.stake_waiters == 1,
+          "a waiter never granted counts: %s", r.stake_why);
+    ask.key = 1;
+    CHECK(at_stake_judge(&r, false, only, 2, &ask, 1) == 0 && r.at_stake == STAKE_NO,
+          "... on its own key only: %s", r.stake_why);
 
     r = rec(FAULT_STOP, -1, false, 1500, 1500); /* never back */
     judge(&r, false, iv, 2);

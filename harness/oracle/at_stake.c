@@ -44,22 +44,41 @@ struct span {
     const char *back_words; /* "the store served again" */
 };
 
+/* What a judgement reads besides the intervals: the asks never granted,
+ * and a word per client to count each once (stamp, mark). */
+struct ctx {
+    const struct stake_ask *asks;
+    size_t n_asks;
+    int *stamp;
+    int mark;
+};
+
+/* Count client c once in this count. */
+static int once(struct ctx *cx, uint32_t c)
+{
+    if (cx->stamp[c] == cx->mark)
+        return 0;
+    cx->stamp[c] = cx->mark;
+    return 1;
+}
+
 /* The distinct clients other than holder on the key of [g0, g1) asking
- * at some point of [ws, we]: from wait_ns to their grant. stamp: a word
- * per client, *mark a fresh value for this count. */
+ * at some point of [ws, we]: from wait_ns to their grant, or in an ask
+ * never granted. */
 static int waiters(const struct oracle_interval *iv, size_t g0, size_t g1, uint32_t holder,
-                   int64_t ws, int64_t we, int *stamp, int *mark)
+                   int64_t ws, int64_t we, struct ctx *cx)
 {
     int n = 0;
-    (*mark)++;
+    cx->mark++;
     for (size_t k = g0; k < g1; k++) {
         const struct oracle_interval *x = &iv[k];
-        if (x->client == holder || x->wait_ns > we || x->enter_ns < ws)
-            continue;
-        if (stamp[x->client] != *mark) {
-            stamp[x->client] = *mark;
-            n++;
-        }
+        if (x->client != holder && x->wait_ns <= we && x->enter_ns >= ws)
+            n += once(cx, x->client);
+    }
+    for (size_t k = 0; k < cx->n_asks; k++) {
+        const struct stake_ask *a = &cx->asks[k];
+        if (a->key == iv[g0].key && a->client != holder && a->from_ns <= we && a->to_ns >= ws)
+            n += once(cx, a->client);
     }
     return n;
 }
@@ -82,7 +101,7 @@ static bool caught(const struct oracle_interval *x, const struct span *sp)
 
 /* One key's intervals [g0, g1). */
 static void scan_key(const struct oracle_interval *iv, size_t g0, size_t g1,
-                     const struct span *sp, struct finding *fd, int *stamp, int *mark)
+                     const struct span *sp, struct finding *fd, struct ctx *cx)
 {
     const struct oracle_interval *c = NULL; /* the caught holder inside longest so far */
     const struct oracle_interval *held = NULL;
@@ -108,7 +127,7 @@ static void scan_key(const struct oracle_interval *iv, size_t g0, size_t g1,
             held = j;
     }
     if (held) {
-        int w = waiters(iv, g0, g1, held->client, sp->back, held->exit_ns, stamp, mark);
+        int w = waiters(iv, g0, g1, held->client, sp->back, held->exit_ns, cx);
         bool better = !fd->held || (w > 0 && fd->held_waiters == 0) ||
                       ((w > 0) == (fd->held_waiters > 0) && held->exit_ns > fd->held->exit_ns);
         if (better) {
@@ -141,21 +160,30 @@ static void key_bounds(const struct oracle_interval *iv, size_t n,
     *g1 = b;
 }
 
-static double secs(int64_t ns)
+/* A duration in words: "1.32 s", or "0.4 ms" under 10 ms. */
+struct dur {
+    char s[24];
+};
+
+static struct dur dur(int64_t ns)
 {
-    return (double)ns / 1e9;
+    struct dur d;
+    if (ns < 10000000)
+        snprintf(d.s, sizeof d.s, "%.1f ms", (double)ns / 1e6);
+    else
+        snprintf(d.s, sizeof d.s, "%.2f s", (double)ns / 1e9);
+    return d;
 }
 
 static void judge(struct fault_record *r, const struct span *sp, const struct oracle_interval *iv,
-                  size_t n, int *stamp)
+                  size_t n, struct ctx *cx)
 {
     struct finding fd = {0};
-    int mark = 0;
     for (size_t g0 = 0; g0 < n;) {
         size_t g1 = g0 + 1;
         while (g1 < n && iv[g1].key == iv[g0].key)
             g1++;
-        scan_key(iv, g0, g1, sp, &fd, stamp, &mark);
+        scan_key(iv, g0, g1, sp, &fd, cx);
         g0 = g1;
     }
     size_t k0, k1;
@@ -165,11 +193,10 @@ static void judge(struct fault_record *r, const struct span *sp, const struct or
         r->at_stake = STAKE_YES;
         r->stake_from_ns = fd.taken_by->enter_ns;
         r->stake_to_ns = h->exit_ns;
-        r->stake_waiters = waiters(iv, k0, k1, h->client, r->stake_from_ns, r->stake_to_ns,
-                                   stamp, &mark);
+        r->stake_waiters = waiters(iv, k0, k1, h->client, r->stake_from_ns, r->stake_to_ns, cx);
         snprintf(r->stake_why, sizeof r->stake_why,
-                 "client %u still inside %.2f s after client %u was granted", h->client,
-                 secs(h->exit_ns - fd.taken_by->enter_ns), fd.taken_by->client);
+                 "client %u still inside %s after client %u was granted", h->client,
+                 dur(h->exit_ns - fd.taken_by->enter_ns).s, fd.taken_by->client);
         return;
     }
     if (fd.held && fd.held_waiters > 0) {
@@ -178,16 +205,16 @@ static void judge(struct fault_record *r, const struct span *sp, const struct or
         r->stake_to_ns = fd.held->exit_ns;
         r->stake_waiters = fd.held_waiters;
         snprintf(r->stake_why, sizeof r->stake_why,
-                 "client %u still inside %.2f s after %s, %d other%s asking", fd.held->client,
-                 secs(fd.held->exit_ns - sp->back), sp->back_words, fd.held_waiters,
+                 "client %u still inside %s after %s, %d other%s asking", fd.held->client,
+                 dur(fd.held->exit_ns - sp->back).s, sp->back_words, fd.held_waiters,
                  fd.held_waiters == 1 ? "" : "s");
         return;
     }
     r->at_stake = STAKE_NO;
     if (fd.held) {
         snprintf(r->stake_why, sizeof r->stake_why,
-                 "client %u still inside %.2f s after %s, but no other client asked then",
-                 fd.held->client, secs(fd.held->exit_ns - sp->back), sp->back_words);
+                 "client %u still inside %s after %s, but no other client asked then",
+                 fd.held->client, dur(fd.held->exit_ns - sp->back).s, sp->back_words);
         return;
     }
     if (!fd.caught) {
@@ -201,15 +228,15 @@ static void judge(struct fault_record *r, const struct span *sp, const struct or
     }
     const struct oracle_interval *c = fd.caught;
     if (sp->back > 0 && c->enter_ns <= sp->from) { /* inside at the action, gone before back */
-        snprintf(r->stake_why, sizeof r->stake_why, "client %u left %.2f s before %s",
-                 c->client, secs(sp->back - c->exit_ns), sp->back_words);
+        snprintf(r->stake_why, sizeof r->stake_why, "client %u left %s before %s",
+                 c->client, dur(sp->back - c->exit_ns).s, sp->back_words);
         return;
     }
     const struct oracle_interval *next = next_grant(iv, &fd);
     if (next)
         snprintf(r->stake_why, sizeof r->stake_why,
-                 "client %u left %.2f s before another client (%u) was granted", c->client,
-                 secs(next->enter_ns - c->exit_ns), next->client);
+                 "client %u left %s before another client (%u) was granted", c->client,
+                 dur(next->enter_ns - c->exit_ns).s, next->client);
     else
         snprintf(r->stake_why, sizeof r->stake_why,
                  "no other client was granted while client %u was inside, nor after", c->client);
@@ -233,7 +260,7 @@ static int not_judged(struct fault_record *r, const char *why)
 }
 
 int at_stake_judge(struct fault_record *r, bool failpoint, const struct oracle_interval *iv,
-                   size_t n)
+                   size_t n, const struct stake_ask *asks, size_t n_asks)
 {
     r->at_stake = STAKE_NA;
     r->stake_from_ns = r->stake_to_ns = 0;
@@ -300,13 +327,17 @@ int at_stake_judge(struct fault_record *r, bool failpoint, const struct oracle_i
     for (size_t k = 0; k < n; k++)
         if (iv[k].client > top)
             top = iv[k].client;
-    int *stamp = calloc((size_t)top + 1, sizeof *stamp);
-    if (!stamp)
+    for (size_t k = 0; k < n_asks; k++)
+        if (asks[k].client > top)
+            top = asks[k].client;
+    struct ctx cx = {.asks = asks, .n_asks = asks ? n_asks : 0,
+                     .stamp = calloc((size_t)top + 1, sizeof(int))};
+    if (!cx.stamp)
         return -ENOMEM;
     bool never_back = r->at_stake == STAKE_NO;
-    judge(r, &sp, iv, n, stamp);
+    judge(r, &sp, iv, n, &cx);
     if (never_back && r->at_stake == STAKE_NO)
         snprintf(r->stake_why, sizeof r->stake_why, "the store did not serve again");
-    free(stamp);
+    free(cx.stamp);
     return 0;
 }

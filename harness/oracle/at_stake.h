@@ -19,8 +19,9 @@
  * Every other fault is n/a: a holder killed (liveness, judged by
  * recovery), a non-holder hit, a failpoint, a start, a fault that never
  * landed. The waiters of a window are the other clients on the key whose
- * asking (from wait_ns to their grant) reaches into it; a client that
- * asked and was never granted left no interval and is not counted.
+ * asking reaches into it: from wait_ns to their grant, and the asks that
+ * were never granted (struct stake_ask: the caller knows them, the
+ * intervals do not).
  *
  * No I/O: tests/test_at_stake.c feeds it hand-built intervals.
  */
@@ -39,10 +40,18 @@ const char *fault_stake_name(enum fault_stake s);
 /* Sort iv by key, then entry time, as at_stake_judge needs it. */
 void at_stake_sort(struct oracle_interval *iv, size_t n);
 
+/* A client asking for key from from_ns to to_ns and never granted in it
+ * (a closed loop's last acquire, cut short by the run's end). */
+struct stake_ask {
+    uint32_t client, key;
+    int64_t from_ns, to_ns;
+};
+
 /* Judge r (its at_stake, window, waiters and reason) from iv, sorted by
- * at_stake_sort. failpoint: the fault's entry targets a failpoint (n/a).
- * Returns 0, or -ENOMEM (r is left n/a). */
+ * at_stake_sort, and the asks never granted (asks, n_asks; may be NULL,
+ * 0). failpoint: the fault's entry targets a failpoint (n/a). Returns 0,
+ * or -ENOMEM (r is left n/a). */
 int at_stake_judge(struct fault_record *r, bool failpoint, const struct oracle_interval *iv,
-                   size_t n);
+                   size_t n, const struct stake_ask *asks, size_t n_asks);
 
 #endif

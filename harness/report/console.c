@@ -9,6 +9,7 @@
 
 #include "report_parts.h"
 #include "cpu.h"
+#include "at_stake.h"
 #include "fault.h"
 
 static const char *workload_label(const struct scenario *s)
@@ -82,6 +83,33 @@ static void print_faults_aimed(const struct run_result *x, char *buf, size_t n)
                  (double)hi / 1e6);
 }
 
+/* A line per fault that could put the lock at stake (at_stake.h): did it,
+ * in words, its window and the clients asking in it; then what the
+ * verdict makes of them. */
+static void print_stakes(FILE *f, const struct run_result *x)
+{
+    for (int i = 0; i < x->n_faults; i++) {
+        const struct fault_record *r = &x->faults[i];
+        if (r->at_stake == STAKE_NA)
+            continue;
+        char win[64] = "";
+        if (r->at_stake == STAKE_YES)
+            snprintf(win, sizeof win, " (%.2f-%.2f s, %d waiting)",
+                     (double)(r->stake_from_ns - x->start_ns) / 1e9,
+                     (double)(r->stake_to_ns - x->start_ns) / 1e9, r->stake_waiters);
+        fprintf(f, "%20s   fault %d (%s %s at %.2f s): %s: %s%s\n", "", r->spec,
+                fault_action_name(r->action), r->target, (double)(r->start_ns - x->start_ns) / 1e9,
+                r->at_stake == STAKE_YES ? "at stake" : "not at stake", r->stake_why, win);
+    }
+    if (x->verdict == VERDICT_SAFE && x->stake_judged)
+        fprintf(f, "%20s   safe under faults: the lock was at stake %d time%s and held\n", "",
+                x->stake_yes, x->stake_yes == 1 ? "" : "s");
+    else if (x->verdict == VERDICT_NOT_EXERCISED)
+        fprintf(f, "%20s   not exercised: %d fault%s could have put the lock at stake, none "
+                "did: the run shows nothing of it under them\n", "", x->stake_judged,
+                x->stake_judged == 1 ? "" : "s");
+}
+
 /* One line on what the fault timeline did, when the scenario has one. */
 static void print_faults(FILE *f, const struct run_result *x)
 {
@@ -128,6 +156,7 @@ static void print_faults(FILE *f, const struct run_result *x)
             rec[0] ? "; recovery " : "", rec, back, elect, errs,
             x->unrecovered_kills ? "; a killed holder's lock was never granted again" : "",
             aimed);
+    print_stakes(f, x);
     if (x->unavailable) {
         const struct fault_record *u = &x->faults[x->unavailable_fault];
         fprintf(f, "%20s   unavailable: no grant after fault %d (%s %s at %.2f s), %s; %lld lock "

@@ -74,5 +74,11 @@ void html_verdict_words(json_t *r, char *buf, size_t n)
         len += (size_t)snprintf(buf + len, n - len, "%sno grant after the last server fault",
                                 len == bare ? " " : ", ");
     if (len == bare && len < n)
-        snprintf(buf + len, n - len, " no overlap, nothing lost");
+        len += (size_t)snprintf(buf + len, n - len, " no overlap, nothing lost");
+    /* faults that could put the lock at stake (at_stake.h): how often they did */
+    double judged = html_num(r, "at_stake_judged"), stakes = html_num(r, "at_stake");
+    if (judged > 0 && len < n)
+        snprintf(buf + len, n - len, stakes > 0 ? "; the lock at stake %.0f time%s"
+                                                : "; the lock never at stake (%.0f fault%s could)",
+                 stakes > 0 ? stakes : judged, (stakes > 0 ? stakes : judged) == 1 ? "" : "s");
 }

@@ -110,6 +110,22 @@ static void results_table(FILE *f, json_t *results, const char *scn)
     fputs("</table>\n", f);
 }
 
+/* Whether a fault put the lock at stake: yes or no with its reason and
+ * window (at_stake.h), or n/a. */
+static void stake_cell(FILE *f, json_t *x)
+{
+    const char *v = str(x, "at_stake");
+    report_xml_escaped(f, v[0] ? v : "n/a");
+    if (!strcmp(v, "yes") || !strcmp(v, "no")) {
+        fputs(": ", f);
+        report_xml_escaped(f, str(x, "stake_why"));
+    }
+    json_t *from = json_object_get(x, "stake_from_ms"), *to = json_object_get(x, "stake_to_ms");
+    if (json_is_number(from) && json_is_number(to))
+        fprintf(f, " (%.3f-%.3f s, %d waiting)", json_number_value(from) / 1e3,
+                json_number_value(to) / 1e3, (int)num(x, "stake_waiters"));
+}
+
 /* Every fault record of one scenario's results. */
 static void faults_table(FILE *f, json_t *results, const char *scn)
 {
@@ -123,7 +139,8 @@ static void faults_table(FILE *f, json_t *results, const char *scn)
             if (!any)
                 fputs("<h3>Faults</h3>\n<table class=\"faults\">\n<tr><th>step</th><th>action"
                       "</th><th>target</th><th>outcome</th><th>from (s)</th><th>to (s)</th>"
-                      "<th>store back (s)</th><th>recovery (ms)</th><th>hit</th><th>note</th>"
+                      "<th>store back (s)</th><th>recovery (ms)</th><th>at stake</th><th>hit</th>"
+                      "<th>note</th>"
                       "</tr>\n", f);
             any = true;
             char step[256];
@@ -148,6 +165,8 @@ static void faults_table(FILE *f, json_t *results, const char *scn)
                 fprintf(f, "%.1f", json_number_value(rec));
             else if (json_object_get(x, "grace_ms") || json_object_get(x, "recovery_ms"))
                 fputs("no grant", f);
+            fputs("</td><td>", f);
+            stake_cell(f, x);
             fputs("</td><td>", f);
             report_xml_escaped(f, str(x, "hit"));
             fputs("</td><td>", f);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "atomic_file.h"
+#include "at_stake.h"
 #include "cpu.h"
 #include "fault.h"
 #include "handoff_split.h"
@@ -121,6 +122,19 @@ static json_t *faults_json(const struct run_result *r)
             json_object_set_new(o, "in_section_ms", json_real((double)f->in_section_ns / 1e6));
         if (f->action == FAULT_CLOCK_JUMP) /* what the server's own clock did */
             json_object_set_new(o, "clock_jump_ms", json_real((double)f->jump_ns / 1e6));
+        /* did it put the lock at stake (at_stake.h): yes, no or n/a, its
+         * window and the clients asking in it, in words */
+        json_object_set_new(o, "at_stake", json_string(fault_stake_name(f->at_stake)));
+        json_object_set_new(o, "stake_from_ms", f->at_stake == STAKE_YES
+                                                    ? json_real(ms_after(f->stake_from_ns,
+                                                                         r->start_ns))
+                                                    : json_null());
+        json_object_set_new(o, "stake_to_ms", f->at_stake == STAKE_YES
+                                                  ? json_real(ms_after(f->stake_to_ns,
+                                                                       r->start_ns))
+                                                  : json_null());
+        json_object_set_new(o, "stake_waiters", json_integer(f->stake_waiters));
+        json_object_set_new(o, "stake_why", json_string(f->stake_why));
         json_array_append_new(a, o);
     }
     return a;
@@ -310,6 +324,9 @@ static json_t *result_json(const struct run_result *r, const char *run_dir)
                   r->clients_crashed, "killed", r->clients_killed, "killed_by_fault",
                   r->clients_killed_by_fault));
     json_object_set_new(o, "faults", faults_json(r));
+    /* faults that could put the lock at stake, and those that did */
+    json_object_set_new(o, "at_stake", json_integer(r->stake_yes));
+    json_object_set_new(o, "at_stake_judged", json_integer(r->stake_judged));
     json_object_set_new(o, "recovery_ms", r->recovery_ns >= 0
                                               ? json_real((double)r->recovery_ns / 1e6)
                                               : json_null());

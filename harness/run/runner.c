@@ -459,21 +459,46 @@ static void collect_faults(const struct scenario *s, struct region *rg, struct r
 
 /* Whether each fault put the lock at stake (at_stake.h), and how many
  * could and did. Sorts all by key and entry. 0 or -ENOMEM. */
-static int judge_stakes(const struct scenario *s, struct run_result *res,
-                        struct oracle_interval *all, int64_t n_iv)
+static int judge_stakes(const struct scenario *s, const struct region *rg,
+                        struct run_result *res, struct oracle_interval *all, int64_t n_iv)
 {
+    if (res->n_faults == 0)
+        return 0;
     at_stake_sort(all, (size_t)n_iv);
-    for (int i = 0; i < res->n_faults; i++) {
+    /* a closed loop asks again after each release (and its think time):
+     * a client whose last ask was never granted asked from then until its
+     * loop ended, which its intervals do not show */
+    struct stake_ask *asks = calloc((size_t)s->clients + 1, sizeof *asks);
+    int64_t *last = calloc((size_t)s->clients + 1, sizeof *last);
+    if (!asks || !last) {
+        free(asks);
+        free(last);
+        return -ENOMEM;
+    }
+    for (int64_t k = 0; k < n_iv; k++)
+        if ((int)all[k].client < s->clients && all[k].release_ns > last[all[k].client])
+            last[all[k].client] = all[k].release_ns;
+    size_t n_asks = 0;
+    for (int i = 0; i < s->clients && s->arrival_rate <= 0; i++) {
+        int64_t end = rg->slots[i].end_ns;
+        int64_t from = last[i] ? last[i] + s->think_ns : res->start_ns;
+        if (end > from)
+            asks[n_asks++] = (struct stake_ask){.client = (uint32_t)i,
+                                                .key = s->per_client_keys ? (uint32_t)i : 0,
+                                                .from_ns = from, .to_ns = end};
+    }
+    int rc = 0;
+    for (int i = 0; i < res->n_faults && rc == 0; i++) {
         struct fault_record *r = &res->faults[i];
         bool failpoint = r->spec >= 0 && r->spec < s->n_faults &&
                          s->faults[r->spec].target == TARGET_FAILPOINT;
-        int rc = at_stake_judge(r, failpoint, all, (size_t)n_iv);
-        if (rc != 0)
-            return rc;
+        rc = at_stake_judge(r, failpoint, all, (size_t)n_iv, asks, n_asks);
         res->stake_judged += r->at_stake != STAKE_NA;
         res->stake_yes += r->at_stake == STAKE_YES;
     }
-    return 0;
+    free(asks);
+    free(last);
+    return rc;
 }
 
 static int collect(const struct scenario *s, struct region *rg, struct run_result *res,
@@ -564,7 +589,7 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
         collect_faults(s, rg, res, all, total_iv);
         sample_timeline(res, all, total_iv, start);
         keep_holds(res, all, total_iv, start);
-        rc = judge_stakes(s, res, all, total_iv); /* last: it sorts the intervals anew */
+        rc = judge_stakes(s, rg, res, all, total_iv); /* last: it sorts the intervals anew */
     }
     free(all);
     if (rc != 0) {
