@@ -69,6 +69,26 @@ static void test_pause_not_taken(void)
     r = rec(FAULT_PARTITION, 0, true, 1500, 2500);
     judge(&r, false, keyed, 2);
     CHECK(r.at_stake == STAKE_NO, "a cut holder, another key granted: no (%s)", r.stake_why);
+
+    /* a cut holder that noticed its loss and left, the next grant during
+     * the cut: at stake, and the defence held; after the heal: not */
+    struct oracle_interval noticed[] = {
+        sec(0, 0, 900, 1000, 1670), sec(1, 0, 1100, 2050, 2100),
+    };
+    noticed[0].flags = ORACLE_NOTICED;
+    r = rec(FAULT_PARTITION, 0, true, 1000, 4000);
+    judge(&r, false, noticed, 2);
+    CHECK(r.at_stake == STAKE_YES && r.stake_from_ns == MS(2050) && r.stake_to_ns == MS(2050) &&
+              r.stake_waiters == 1,
+          "noticed, granted to another during the cut: %s", r.stake_why);
+    CHECK(strstr(r.stake_why, "noticed its loss"), "%s", r.stake_why);
+    r = rec(FAULT_PARTITION, 0, true, 1000, 2000);
+    judge(&r, false, noticed, 2);
+    CHECK(r.at_stake == STAKE_NO, "noticed, granted after the heal: %s", r.stake_why);
+    noticed[0].flags = 0;
+    r = rec(FAULT_PARTITION, 0, true, 1000, 4000);
+    judge(&r, false, noticed, 2);
+    CHECK(r.at_stake == STAKE_NO, "left on its own (business over): %s", r.stake_why);
 }
 
 /* The faults that are never judged. */

@@ -39,6 +39,7 @@ void at_stake_sort(struct oracle_interval *iv, size_t n)
  * client asked in between. */
 struct span {
     int64_t from, to;
+    int64_t until; /* the fault was on until then (a grant by then ended the lock under it) */
     int client;
     int64_t back;
     const char *back_words; /* "the store served again" */
@@ -233,6 +234,19 @@ static void judge(struct fault_record *r, const struct span *sp, const struct or
         return;
     }
     const struct oracle_interval *next = next_grant(iv, &fd);
+    if (next && (c->flags & ORACLE_NOTICED) && next->enter_ns <= sp->until) {
+        /* it left on its design's word, and the lock did end while the
+         * fault lasted: the danger came, the defence met it */
+        key_bounds(iv, n, next, &k0, &k1);
+        r->at_stake = STAKE_YES;
+        r->stake_from_ns = r->stake_to_ns = next->enter_ns;
+        r->stake_waiters = waiters(iv, k0, k1, c->client, next->enter_ns, next->enter_ns, cx);
+        snprintf(r->stake_why, sizeof r->stake_why,
+                 "client %u noticed its loss and left %s before client %u was granted, "
+                 "the fault still on", c->client, dur(next->enter_ns - c->exit_ns).s,
+                 next->client);
+        return;
+    }
     if (next)
         snprintf(r->stake_why, sizeof r->stake_why,
                  "client %u left %s before another client (%u) was granted", c->client,
@@ -271,6 +285,7 @@ int at_stake_judge(struct fault_record *r, bool failpoint, const struct oracle_i
     if (failpoint)
         return not_judged(r, "a failpoint");
     struct span sp = {.from = r->start_ns, .to = r->start_ns, .client = -1, .back = 0,
+                      .until = r->end_ns > r->start_ns ? r->end_ns : r->start_ns,
                       .back_words = "the store served again"};
     switch (r->action) {
     case FAULT_PAUSE:

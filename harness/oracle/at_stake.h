@@ -15,6 +15,10 @@
  *     grant's holder when it names one) still inside when the store served
  *     again (back_ns; a failover: the new master took writes) while another
  *     client asked. Window: from the store's return to the holder's exit.
+ *   - either kind, when the holder caught noticed its loss and left
+ *     (ORACLE_NOTICED) before another client was granted, and that grant
+ *     came while the fault was still on: the lock ended under a holder
+ *     that defended itself. Window: that grant (zero long).
  *
  * Every other fault is n/a: a holder killed (liveness, judged by
  * recovery), a non-holder hit, a failpoint, a start, a fault that never

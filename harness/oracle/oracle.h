@@ -73,6 +73,10 @@ struct oracle_interval {
 /* The fenced resource refused this holder's read or write: its token was
  * older than one the resource had seen. */
 #define ORACLE_REFUSED 16u
+/* The holder learned that its lock may be lost (the design raised
+ * lock_env.lost) and abandoned its unit before the write: after notice_ns
+ * it touched the resource no more. */
+#define ORACLE_NOTICED 32u
 
 /* Mark entry: one atomic step adds a holder and takes the next event number
  * (into *seq); updates max_holders and live_overlaps. Returns the number of

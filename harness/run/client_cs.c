@@ -74,6 +74,7 @@ void client_cs_exit(struct client_cs *cs, enum workload_step ws, const struct la
         client_slot_error(sl, err);
     } else if (ws == WORKLOAD_ABORTED) {
         sl->aborted++; /* left before its write: the design said the lock may be lost */
+        sl->cur.flags |= ORACLE_NOTICED;
     } else if (ws == WORKLOAD_STALE) {
         sl->stale_refused++;
         sl->cur.flags |= ORACLE_REFUSED;
