@@ -52,16 +52,22 @@ for d in $(durations $r); do in_range "a pause lasts its duration" "$d" 595 750;
 expect_gt "redis-set-del paused: the lock deleted under its next holder" \
     "$(jget "$S" results.impl=redis-set-del.ops.release_deleted_other)" 0
 
-# ... and the same pauses inside a lease that outlasts them invent nothing;
-# a fourth at a random point of the section lands inside its 20 ms business.
+# ... and the same pauses inside a lease that outlasts them invent nothing,
+# and put nothing at stake: not-exercised, never safe; a fourth at a random
+# point of the section lands inside its 20 ms business.
 sed -e 's/name: pause/name: pause-held/; s/ttl: 200ms/ttl: 5s/' \
-    -e 's/expect: .*/expect: {"*": safe}/' \
+    -e 's/expect: .*/expect: {"*": not-exercised}/' \
     -e 's/^faults:$/faults:\n  - {at: 3500ms, action: pause, target: holder, duration: 100ms, point: random}/' \
     "$D/pause.yaml" > "$D/held.yaml"
 run_ok "pause-held" "$D/held.yaml"
 for impl in redis-lua redis-set-del; do
     r=results.impl=$impl
-    expect_safe "$impl paused inside a 5 s lease" $r
+    expect_eq "$impl paused inside a 5 s lease: verdict" "$(jget "$S" $r.verdict)" not-exercised
+    expect_eq "$impl: no overlap" "$(jget "$S" $r.safety.violations)" 0
+    expect_eq "$impl: the lock never at stake" "$(jget "$S" $r.at_stake)/$(jget "$S" $r.at_stake_judged)" 0/4
+    W=$(jget "$S" $r.faults.0.stake_why)
+    check "$impl: the first pause's reason ($W)" \
+        grep -qE "^client [0-9]+ left .* before another client|^no other client was granted" <<< "$W"
     expect_eq "$impl: four pauses landed" "$(jget "$S" $r.faults)" 4
     expect_eq "$impl: the random point is said" \
         "$(jget "$S" "$r.faults.3.note" | grep -c '(point: random)$')" 1

@@ -56,13 +56,15 @@ in_range "... the holder left at the disconnect (ms)" "$LEFT" 400 900
 check "... before the next grant ($LEFT < $(jget "$S" $R.faults.0.next_grant_ms))" \
     awk -v a="$LEFT" -v b="$(jget "$S" $R.faults.0.next_grant_ms)" 'BEGIN { exit !(a < b) }'
 expect_eq "... one unit aborted" "$(jget "$S" $R.workload.aborted)" 1
+expect_eq "... the lock at stake, and held: it noticed" "$(jget "$S" $R.faults.0.at_stake)" yes
 
 T0=$SECONDS
 "$LOCKLAB" run "$T/db-cut.yaml" --out "$OUT" --quiet --no-plot > "$WORK/db.out" 2>&1
-expect_eq "db-cut: safe as expected" "$?" 0 || cat "$WORK/db.out"
+expect_eq "db-cut: not-exercised as expected" "$?" 0 || cat "$WORK/db.out"
 echo "db-cut: $((SECONDS - T0)) s"
 S=$OUT/latest/summary.json
 cut results.impl=pg-advisory "pg-advisory" 1500 4000
+expect_eq "... the lock never at stake" "$(jget "$S" results.impl=pg-advisory.faults.0.at_stake)" no
 # the shipped minority-leader file as it is, one design: no leader for the
 # followers' syncLimit (5 s), so the waiters' 1.5 s budget runs out
 T0=$SECONDS
