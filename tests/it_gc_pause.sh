@@ -6,7 +6,8 @@
 # writes and the stock stays exact; redlock has no sound token and its
 # fenced step runs unfenced. A session lock (pg-for-update's transaction)
 # has no lease: the frozen
-# holder keeps its lock, the others wait the pause out, nobody overlaps.
+# holder keeps its lock, the others wait the pause out, nobody overlaps,
+# and the lock was never at stake: not-exercised.
 # These are the rows of the gc-pause tables in docs/benchmarks.md ("gc-pause",
 # "PostgreSQL designs across the shipped scenarios"); the run also checks the file's own expect lines (exit 0).
 . "$(dirname "$0")/lib.sh"
@@ -39,6 +40,8 @@ for impl in redis-lua redis-watchdog redisson redlock; do
             "$(jget "$S" "$r.faults.1.outcome")/$(jget "$S" "$r.faults.1.action")" done/pause
         expect_gt "gc-pause $impl fencing $fencing: holders overlapped" \
             "$(jget "$S" "$r.safety.violations")" 0
+        expect_eq "gc-pause $impl fencing $fencing: the first pause put the lock at stake" \
+            "$(jget "$S" "$r.faults.0.at_stake")" yes
         if [ $fencing = on ]; then
             expect_eq "gc-pause $impl fenced: verdict" "$(jget "$S" "$r.verdict")" fenced
             expect_gt "gc-pause $impl fenced: late writes refused" \
@@ -57,7 +60,11 @@ expect_eq "gc-pause: redlock runs its fenced step unfenced" \
 for impl in pg-for-update; do
     for fencing in off unsupported; do
         r="results.impl=$impl,fencing=$fencing"
-        expect_safe "gc-pause $impl fencing $fencing" "$r"
+        expect_eq "gc-pause $impl fencing $fencing: verdict" "$(jget "$S" "$r.verdict")" \
+            not-exercised
+        expect_eq "gc-pause $impl fencing $fencing: no overlap" "$(jget "$S" "$r.safety.violations")" 0
+        expect_eq "gc-pause $impl fencing $fencing: neither pause put the lock at stake" \
+            "$(jget "$S" "$r.at_stake")/$(jget "$S" "$r.at_stake_judged")" 0/2
         expect_eq "gc-pause $impl fencing $fencing: both pauses landed" \
             "$(jget "$S" "$r.faults.1.outcome")/$(jget "$S" "$r.faults.1.action")" done/pause
         expect_gt "gc-pause $impl fencing $fencing: a waiter waited out a 1.5 s pause (us)" \

@@ -137,6 +137,15 @@ static void test_server(void)
     CHECK(strcmp(r.stake_why, "client 0 still inside 1.50 s after the store served again, "
                               "1 other asking") == 0, "%s", r.stake_why);
 
+    /* an ensemble that elected a leader before the killed member was back */
+    r = rec(FAULT_RESTART, -1, false, 1500, 1500);
+    r.back_ns = MS(3000);
+    r.leader_ns = MS(2500);
+    judge(&r, false, iv, 2);
+    CHECK(r.at_stake == STAKE_YES && r.stake_from_ns == MS(2500) &&
+              strstr(r.stake_why, "after a new leader served"),
+          "from the new leader on: %s", r.stake_why);
+
     struct oracle_interval early[] = {
         sec(0, 0, 900, 1000, 2000), sec(1, 0, 2000, 2600, 2700),
     };
@@ -213,6 +222,14 @@ static void test_failover(void)
               late.stake_to_ns == MS(7000) && late.stake_waiters == 1,
           "inside when the new master took writes, client 1 asking: %s", late.stake_why);
     CHECK(strstr(late.stake_why, "after the new master took writes"), "%s", late.stake_why);
+
+    struct fault_record refused = rec(FAULT_FAILOVER, -1, false, 2500, 6280);
+    memcpy(refused.phase, late.phase, sizeof refused.phase);
+    refused.n_phases = 4;
+    judge(&refused, false, iv, 3);
+    CHECK(refused.at_stake == STAKE_YES && refused.stake_from_ns == MS(4000) &&
+              strstr(refused.stake_why, "gave back"),
+          "done with no lost grant: the design refused it (%s)", refused.stake_why);
 
     struct fault_record nokill = rec(FAULT_FAILOVER, -1, false, 2500, 6280);
     judge(&nokill, false, iv, 3);

@@ -322,14 +322,30 @@ int at_stake_judge(struct fault_record *r, bool failpoint, const struct oracle_i
         int64_t killed = phase_at(r, "killed"), writable = phase_at(r, "writable");
         if (!killed)
             return not_judged(r, "the master was never killed");
+        if (!r->holder) {
+            /* done without a lost grant: the design gave back the grants
+             * no replica had acknowledged (fault_failover.c), refusing
+             * the very grant the promotion would have lost */
+            r->at_stake = STAKE_YES;
+            r->stake_from_ns = r->stake_to_ns = killed;
+            snprintf(r->stake_why, sizeof r->stake_why,
+                     "the design gave back the grants no replica had acknowledged: "
+                     "none left for the promotion to lose");
+            return 0;
+        }
         sp.from = sp.to = killed;
-        sp.client = r->holder ? r->client : -1; /* the lost grant's holder */
+        sp.client = r->client; /* the lost grant's holder */
         sp.back = writable ? writable : r->back_ns ? r->back_ns : -1;
         sp.back_words = "the new master took writes";
         break;
     }
     default:
         return not_judged(r, "not a fault that can cost a holder its lock");
+    }
+    if (sp.back > 0 && r->leader_ns > 0 && r->leader_ns < sp.back &&
+        r->action != FAULT_FAILOVER) { /* an ensemble served once it elected a leader */
+        sp.back = r->leader_ns;
+        sp.back_words = "a new leader served";
     }
     if (sp.back < 0) { /* a server fault after which the store never served again */
         r->at_stake = STAKE_NO;

@@ -13,8 +13,12 @@
  *     stop, pause of a server) and a failover: the same, or a holder
  *     inside at the action (a failover: the kill of the master; its lost
  *     grant's holder when it names one) still inside when the store served
- *     again (back_ns; a failover: the new master took writes) while another
+ *     again (back_ns, or leader_ns when an ensemble elected a leader before
+ *     that; a failover: the new master took writes) while another
  *     client asked. Window: from the store's return to the holder's exit.
+ *   - a failover done without a lost grant (the design gave back every
+ *     grant no replica had acknowledged, redis-wait): the danger came and
+ *     the design refused it. Window: the master's kill (zero long).
  *   - either kind, when the holder caught noticed its loss and left
  *     (ORACLE_NOTICED) before another client was granted, and that grant
  *     came while the fault was still on: the lock ended under a holder
