@@ -3,7 +3,8 @@
 # cuts replication, waits for a grant the replicas never saw, kills the
 # master and follows the sentinels' switch. Single-instance designs lose
 # the lock (violation; the watchdog designs' renewals fail on the promoted
-# master), redis-wait grants nothing unreplicated (safe),
+# master), redis-wait grants nothing unreplicated (safe: the failover put
+# the lock at stake and the design refused the grant it would have lost),
 # redlock on 5 masters with one killed keeps it (safe), and so does
 # zk-sequential on an ensemble of 3 that loses its leader while a client
 # holds the lock; every phase of the fault is recorded, the old master
@@ -48,10 +49,14 @@ expect_eq "failover redis-wait: the failover landed" "$(jget "$S" "$r.faults.act
 expect_eq "failover redis-wait: it found none to lose because the design refused" \
     "$(jget "$S" "$r.faults.action=failover.note" | grep -c 'found none to lose: the design gave back [1-9][0-9]* grants')" 1
 expect_gt "failover redis-wait: grants given back, counted" "$(jget "$S" "$r.lock_stats.unreplicated")" 0
+expect_eq "failover redis-wait: the lock at stake, and held" \
+    "$(jget "$S" "$r.faults.action=failover.at_stake")/$(jget "$S" "$r.at_stake")" yes/1
 r=results.impl=redlock
 expect_safe "failover redlock (one of 5 masters killed)" $r
 k="$r.faults.target=redis-node:1"
 expect_eq "failover redlock: the kill landed" "$(jget "$S" "$k.outcome")" done
+expect_eq "failover redlock: the holder sat through it, others asking: at stake" \
+    "$(jget "$S" "$k.at_stake")" yes
 expect_eq "failover redlock: while a client held the lock" \
     "$(jget "$S" "$k.note" | grep -c 'held the lock')" 1
 expect_eq "failover redlock: the failover is not for it" \
@@ -60,6 +65,8 @@ r=results.impl=zk-sequential
 k="$r.faults.target=zookeeper-leader"
 expect_safe "failover zk-sequential (the ensemble's leader killed)" $r
 expect_eq "failover zk-sequential: the kill landed" "$(jget "$S" "$k.outcome")" done
+expect_eq "failover zk-sequential: the holder sat through the election: at stake" \
+    "$(jget "$S" "$k.at_stake")" yes
 expect_eq "failover zk-sequential: while a client held the lock" \
     "$(jget "$S" "$k.note" | grep -c 'held the lock')" 1
 in_range "failover zk-sequential: a new leader within seconds" \
