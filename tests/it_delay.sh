@@ -36,10 +36,11 @@ S=$OUT/latest/summary.json
 R=results.0
 # a slow link makes an unfair lock slow, not unsafe: no two holders; a
 # waiter may lose the race to the holder's next acquire past lock.wait
-# (`blocked`: timeouts), never more
+# (`blocked`: timeouts), never more; a 2 s lease is never at stake under
+# 200-300 ms of latency (not-exercised, not safe)
 expect_eq "... no two holders" "$(jget "$S" $R.safety.violations)" 0
-check "... safe, or blocked by a timeout ($(jget "$S" $R.verdict))" \
-    grep -qxE 'safe|blocked' <<< "$(jget "$S" $R.verdict)"
+check "... not-exercised, or blocked by a timeout ($(jget "$S" $R.verdict))" \
+    grep -qxE 'not-exercised|blocked' <<< "$(jget "$S" $R.verdict)"
 
 # added ms of direction $2 ("h1->h2") in note $1; the heal's with prefix "healed: "
 added() { sed -n "s/.*$3$2 +*\(-*[0-9.]*\) ms.*/\1/p" <<< "$1"; }

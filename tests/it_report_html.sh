@@ -29,13 +29,17 @@ lock: {ttl: 10s, retry_interval: 5ms}
 workload: {kind: counter, business: 5ms}
 faults:
   - {at: 500ms, action: pause, target: holder, duration: 200ms}
-expect: {none: violation, redis-lua: safe}
+expect: {none: violation, redis-lua: not-exercised}
 YAML
 "$LOCKLAB" run "$D/page.yaml" --out "$WORK/results" > "$WORK/out.txt" 2>&1
 expect_eq "run: exit code" "$?" 0
 R=$WORK/results/latest
 check "report.html written" test -s "$R/report.html"
 expect_eq "the console names it" "$(grep -c 'report: .*report.html' "$WORK/out.txt")" 1
+check "the fault table says whether each fault put the lock at stake" \
+    grep -q '<th>at stake</th>.*' "$R/report.html"
+check "... redis-lua's 200 ms pause in a 10 s lease did not" \
+    grep -q '<td>no: client [0-9]* left' "$R/report.html"
 expect_eq "self-contained: nothing fetched (no src= or href= to another file)" \
     "$(grep -Eco '(src|href)="[^#]' "$R/report.html")" 0
 
@@ -55,7 +59,7 @@ echo "# rendered: $title"
 expect_eq "rendered: a table row per design" "$(echo "$title" | grep -o 'rows=[0-9]*')" "rows=2"
 expect_eq "rendered: the verdicts in the table, said expected" \
     "$(echo "$title" | grep -o 'verdicts=.* faults=' | sed 's/ faults=$//')" \
-    "verdicts=violation (expected),safe (expected)"
+    "verdicts=violation (expected),not-exercised (expected)"
 expect_gt "rendered: plots with a size on the page" "$(echo "$title" | grep -o 'svgs=[0-9]*' | cut -d= -f2)" 2
 expect_gt "rendered: the fault records listed" "$(echo "$title" | grep -o 'faults=[0-9]*' | cut -d= -f2)" 0
 expect_eq "rendered: the scenario file shown" "$(echo "$title" | grep -o 'yaml=[a-z]*')" "yaml=true"
