@@ -41,6 +41,8 @@ check "explore: the run folder" test -d "$RUN"
 check "explore: a progress line per trial names the seed's schedule" \
     grep -q 'trial 1/4 *redis-set-del *pause holder@' <<<"$OUT"
 check "explore: the break is found" grep -q 'BREAKS: expected safe' <<<"$OUT"
+check "explore: ... in a trial that put the lock at stake" \
+    grep -q 'violation, at stake  BREAKS: expected safe' <<<"$OUT"
 R=$RUN/repro-redis-set-del.yaml
 check "explore: repro-redis-set-del.yaml written" test -s "$R"
 check "explore: its header has the seed and the trial" grep -q '^# from: .*seed 11, trial' "$R"
@@ -55,8 +57,9 @@ check "explore: the report says what broke" grep -q 'redis-set-del: broke in tri
 # the same seed draws the same first schedule
 OUT2=$("$LOCKLAB" explore "$D/explore.yaml" --seed 11 --trials 1 -k 1 -n 1 \
        --out "$WORK/results2" 2>&1)
-first() { grep -o 'trial 1/[0-9]* *redis-set-del *[^ ].*  [a-z]*  ' <<<"$1" | head -1 |
-          sed 's/  [a-z]*  $//'; }
+first() { sed -n 's/^trial 1\/[0-9]* *redis-set-del *\(.*[^ ]\)  [a-z-]*, \(not \)\{0,1\}at stake .*/\1/p' \
+          <<<"$1" | head -1; }
+check "explore: the first trial's schedule is read ($(first "$OUT"))" test -n "$(first "$OUT")"
 expect_eq "explore: seed 11 draws the same first schedule" "$(first "$OUT2" | sed 's|1/1|1/4|')" \
     "$(first "$OUT")"
 

@@ -60,15 +60,15 @@ struct xtrial {
     char schedule[320];
     enum verdict verdict;
     bool pass;
-    int at_stake;        /* faults that put the lock at stake; -1: not known (the run
-                          * result does not record it yet: issue 32's fault records) */
+    int at_stake;        /* 1: a fault of the trial put the lock at stake (the run's
+                          * at-stake records, at_stake.h), 0: none did */
 };
 
 /* What became of one design. */
 struct xdesign {
     const struct lock_ops *ops;
     int trials;          /* trials it ran */
-    int at_stake;        /* of those, how many put the lock at stake; -1: not known */
+    int at_stake;        /* of those, how many put the lock at stake */
     int broke;           /* the trial that broke it, 0: held */
     enum verdict verdict, expected;
     int shrink_steps;
@@ -526,7 +526,7 @@ static int prepare_file(struct xfile *x, const char *tmp)
     for (int j = 0; j < s->n_impls; j++) {
         x->d[j].ops = scenario_impl(s, s->impls[j]);
         x->d[j].expected = scenario_expected(s, s->impls[j]);
-        x->d[j].at_stake = -1;
+        x->d[j].at_stake = 0;
     }
     return 0;
 }
@@ -672,7 +672,7 @@ static char *knob_candidate(const char *base, const char *key, const struct xfil
             return NULL;
         explore_dur(with, sizeof with, to);
     }
-    snprintf(why, n, "%s %s instead of %s", key, with, old);
+    snprintf(why, n, "%.20s %.30s instead of %.30s", key, with, old);
     return explore_splice(base, len, a, b, with);
 }
 
@@ -854,14 +854,9 @@ static void design_line(FILE *f, const struct xdesign *d)
                 d->shrink_steps, d->shrink_steps == 1 ? "" : "s",
                 d->shrink_cut ? " (the budget stopped it)" : "", d->final.n,
                 d->final.n == 1 ? "y" : "ies", sh, d->repro_fails, d->repro_runs, d->repro);
-    } else if (d->at_stake >= 0) {
-        fprintf(f, "%s: held in %d trials that put it at stake (of %d)\n", d->ops->name,
-                d->at_stake, d->trials);
     } else {
-        /* TODO(issue 32): the run result's per-fault "at stake" records fill
-         * at_stake; until then only the number of trials is known */
-        fprintf(f, "%s: held in %d trials (how many put the lock at stake: not recorded yet)\n",
-                d->ops->name, d->trials);
+        fprintf(f, "%s: held in %d trial%s that put it at stake (of %d)\n", d->ops->name,
+                d->at_stake, d->at_stake == 1 ? "" : "s", d->trials);
     }
 }
 
@@ -888,11 +883,9 @@ static void write_report(const struct xctx *c, const struct xfile *x, int64_t to
                "|---|---|---|---|---|---|\n");
     for (int i = 0; i < x->n_t; i++) {
         const struct xtrial *t = &x->t[i];
-        char stake[16];
-        snprintf(stake, sizeof stake, "%d", t->at_stake);
         fprintf(f, "| %d | %s | %s | %s | %s | %s |\n", t->trial, x->d[t->design].ops->name,
                 t->schedule, verdict_name(t->verdict), t->pass ? "met" : "NOT MET",
-                t->at_stake < 0 ? "?" : stake);
+                t->at_stake ? "yes" : "no");
     }
     fclose(f);
 }
@@ -944,8 +937,10 @@ static int explore_file(struct xctx *c, struct xfile *x)
                 return lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
             }
             d->trials++;
+            int staked = c->res->stake_yes > 0;
+            d->at_stake += staked;
             struct xtrial t = {.trial = trial, .design = j, .verdict = v, .pass = pass,
-                               .at_stake = -1};
+                               .at_stake = staked};
             snprintf(t.schedule, sizeof t.schedule, "%s", sh);
             if (add_trial(x, &t) != 0) {
                 free(text);
@@ -957,8 +952,8 @@ static int explore_file(struct xctx *c, struct xfile *x)
                          o->trials);
                 char what[64];
                 snprintf(what, sizeof what, "BREAKS: expected %s", verdict_name(d->expected));
-                printf("trial %-7s %-16s %s  %s  %s\n", count, d->ops->name, sh, verdict_name(v),
-                       pass ? "ok" : what);
+                printf("trial %-7s %-16s %s  %s, %s  %s\n", count, d->ops->name, sh,
+                       verdict_name(v), staked ? "at stake" : "not at stake", pass ? "ok" : what);
                 fflush(stdout);
             }
             if (pass)
