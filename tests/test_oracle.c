@@ -397,8 +397,12 @@ static void test_random_bruteforce(void)
                     want_max = m;
             }
             int rc = oracle_analyze(iv, n, &r, NULL);
+            struct oracle_stale st = {0};
+            if (rc == 0)
+                rc = oracle_stale_holders(iv, n, &st);
             int ok = rc == 0 && r.violations == want_pairs && r.overlap_ns == want_overlap &&
-                     r.max_concurrent == want_max && r.intervals == (int64_t)n;
+                     r.max_concurrent == want_max && r.intervals == (int64_t)n &&
+                     st.chance == want_pairs; /* no accesses logged: every pair is chance */
             CHECK(ok,
                   "cfg %zu seed %llu: rc %d pairs %lld/%lld overlap %lld/%lld max %d/%d", c,
                   (unsigned long long)seed, rc, (long long)r.violations, (long long)want_pairs,
@@ -736,6 +740,148 @@ static void test_rightful_refusals(void)
     CHECK(oracle_rightful_refusals(iv, 2) == 0, "nobody refused: 0");
 }
 
+/* The stale holder of an overlap, A (entered first, at 100, left at 1000),
+ * and B granted at 400 while A was inside: what A did from 400 to 1000. */
+static struct oracle_stale stale_of(struct oracle_interval *iv, size_t n)
+{
+    struct oracle_stale st;
+    struct oracle_report r;
+    CHECK(oracle_analyze(iv, n, &r, NULL) == 0, "analyze");
+    CHECK(oracle_stale_holders(iv, n, &st) == 0, "stale holders");
+    CHECK(st.through + st.refused + st.noticed + st.chance == r.violations,
+          "the pairs add up to the violations: %lld+%lld+%lld+%lld vs %lld",
+          (long long)st.through, (long long)st.refused, (long long)st.noticed,
+          (long long)st.chance, (long long)r.violations);
+    return st;
+}
+
+static void test_stale_holders(void)
+{
+    const struct oracle_interval a = {.enter_ns = 100, .exit_ns = 1000, .release_ns = 1010,
+                                      .client = 0, .first_access_ns = 110};
+    const struct oracle_interval b = {.enter_ns = 400, .exit_ns = 1200, .release_ns = 1210,
+                                      .client = 1, .first_access_ns = 410,
+                                      .last_access_ns = 1190};
+    struct oracle_interval iv[3];
+    struct oracle_stale st;
+
+    /* through: A read at 110, wrote at 900 (after B's grant), accepted */
+    iv[0] = a, iv[1] = b;
+    iv[0].last_access_ns = 900;
+    st = stale_of(iv, 2);
+    CHECK(st.through == 1 && st.refused == 0 && st.noticed == 0 && st.chance == 0,
+          "a write after the later grant that got through: through");
+    CHECK(st.holders == 1 && st.window_p50_ns == 600 && st.window_max_ns == 600,
+          "window from B's grant (400) to A's exit (1000): %lld", (long long)st.window_max_ns);
+
+    /* refused: the same write, refused by the fence */
+    iv[0] = a, iv[1] = b;
+    iv[0].last_access_ns = 900;
+    iv[0].flags = ORACLE_REFUSED;
+    st = stale_of(iv, 2);
+    CHECK(st.refused == 1 && st.through == 0, "the write after the later grant refused: refused");
+
+    /* through: a read accepted after the grant, the write then refused */
+    iv[0] = a, iv[1] = b;
+    iv[0].first_access_ns = 450, iv[0].last_access_ns = 900;
+    iv[0].flags = ORACLE_REFUSED;
+    st = stale_of(iv, 2);
+    CHECK(st.through == 1, "a read let through after the later grant is a stale access: through");
+
+    /* refused: its only access, a read after the grant, refused */
+    iv[0] = a, iv[1] = b;
+    iv[0].first_access_ns = iv[0].last_access_ns = 450;
+    iv[0].flags = ORACLE_REFUSED;
+    st = stale_of(iv, 2);
+    CHECK(st.refused == 1 && st.through == 0, "one access, refused: refused");
+
+    /* noticed: read before the grant, abandoned at 700, nothing written */
+    iv[0] = a, iv[1] = b;
+    iv[0].last_access_ns = 110;
+    iv[0].flags = ORACLE_NOTICED, iv[0].notice_ns = 700;
+    st = stale_of(iv, 2);
+    CHECK(st.noticed == 1 && st.through + st.refused + st.chance == 0,
+          "abandoned on the lost flag, nothing after the grant: noticed");
+    CHECK(st.holders_noticed == 1 && st.window_max_ns == 300,
+          "window to the notice (700), not the exit: %lld", (long long)st.window_max_ns);
+
+    /* noticed before the later grant: the window is 0 */
+    iv[0] = a, iv[1] = b;
+    iv[0].last_access_ns = 110;
+    iv[0].flags = ORACLE_NOTICED, iv[0].notice_ns = 300;
+    st = stale_of(iv, 2);
+    CHECK(st.noticed == 1 && st.window_max_ns == 0, "noticed before the grant: window 0");
+
+    /* through beats noticed: the read came after the grant, then the notice */
+    iv[0] = a, iv[1] = b;
+    iv[0].first_access_ns = iv[0].last_access_ns = 450;
+    iv[0].flags = ORACLE_NOTICED, iv[0].notice_ns = 700;
+    st = stale_of(iv, 2);
+    CHECK(st.through == 1 && st.noticed == 0, "a read after the grant, then noticed: through");
+
+    /* chance: read and write both before B's grant, A left after it */
+    iv[0] = a, iv[1] = b;
+    iv[0].last_access_ns = 350;
+    st = stale_of(iv, 2);
+    CHECK(st.chance == 1 && st.through + st.refused + st.noticed == 0,
+          "its accesses all before the later grant, nothing stopped it: chance");
+
+    /* chance: no access at all (died before its read, or the lab killed it) */
+    iv[0] = a, iv[1] = b;
+    iv[0].first_access_ns = 0;
+    iv[0].flags = ORACLE_DIED;
+    st = stale_of(iv, 2);
+    CHECK(st.chance == 1, "no access, no notice, no refusal: chance");
+
+    /* two later grants: the write at 900 came after B's (400) and before
+     * C's (950): through for (A,B), chance for (A,C); the window counts
+     * from the first later grant */
+    iv[0] = a, iv[1] = b;
+    iv[1].exit_ns = 940;
+    iv[2] = b;
+    iv[2].client = 2, iv[2].enter_ns = 950, iv[2].exit_ns = 1300;
+    iv[0].last_access_ns = 900;
+    st = stale_of(iv, 3);
+    CHECK(st.through == 1 && st.chance == 1 && st.holders == 1 && st.window_max_ns == 600,
+          "two later grants: one through, one chance, one holder, window 600: %lld %lld %lld %lld",
+          (long long)st.through, (long long)st.chance, (long long)st.holders,
+          (long long)st.window_max_ns);
+
+    /* refused before C's grant and nothing after: refused for both pairs */
+    iv[0].flags = ORACLE_REFUSED;
+    st = stale_of(iv, 3);
+    CHECK(st.refused == 2 && st.chance == 0, "refused, then nothing more: refused twice");
+
+    /* no overlap (B after A's exit, or on another key): no stale holder */
+    iv[0] = a, iv[1] = b;
+    iv[1].enter_ns = 1000;
+    st = stale_of(iv, 2);
+    CHECK(st.holders == 0 && st.window_p50_ns == -1 && st.window_max_ns == -1,
+          "a clean handoff: no stale holder, no window");
+    iv[0] = a, iv[1] = b;
+    iv[1].key = 1;
+    st = stale_of(iv, 2);
+    CHECK(st.holders == 0 && st.chance == 0, "another key's grant: no stale holder");
+}
+
+/* The median and the maximum over several stale holders, on two keys. */
+static void test_stale_windows(void)
+{
+    struct oracle_interval iv[6];
+    int64_t w[3] = {50, 300, 20}; /* windows: the later grant 10 after entry, exits spread */
+    for (int i = 0; i < 3; i++) {
+        iv[2 * i] = (struct oracle_interval){.key = (uint32_t)(i % 2), .client = 0,
+                                             .enter_ns = 1000 * i, .exit_ns = 1000 * i + 10 + w[i]};
+        iv[2 * i + 1] = (struct oracle_interval){.key = (uint32_t)(i % 2), .client = 1,
+                                                 .enter_ns = 1000 * i + 10,
+                                                 .exit_ns = 1000 * i + 900};
+    }
+    struct oracle_stale st = stale_of(iv, 6);
+    CHECK(st.holders == 3 && st.chance == 3, "three stale holders, untouched by chance");
+    CHECK(st.window_p50_ns == 50 && st.window_max_ns == 300, "p50 50, max 300: %lld %lld",
+          (long long)st.window_p50_ns, (long long)st.window_max_ns);
+}
+
 int main(void)
 {
     test_empty();
@@ -754,6 +900,8 @@ int main(void)
     test_sequence();
     test_misdeletes();
     test_rightful_refusals();
+    test_stale_holders();
+    test_stale_windows();
     test_timing();
     return check_done();
 }

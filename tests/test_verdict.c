@@ -11,8 +11,10 @@
 #include "cross_check.h"
 #include "verdict.h"
 
-/* fenced: overlap, fencing on, something refused, the stock exact; any
- * damage, or overlap the fence never refused, stays a violation. */
+/* fenced: overlap, the stock exact, and every stale holder of the pairs
+ * (oracle_stale_holders) refused by the fence or aware of its loss and
+ * touching nothing more; any damage, a stale access let through, or a
+ * stale holder that touched nothing only by chance stays a violation. */
 static void test_fenced(void)
 {
     static struct run_result r; /* large: not on the stack */
@@ -21,17 +23,56 @@ static void test_fenced(void)
     r.cross_check = CROSS_OK;
     CHECK(verdict_of(&r) == VERDICT_SAFE, "a clean run is safe");
     r.oracle.violations = 2;
-    CHECK(verdict_of(&r) == VERDICT_VIOLATION, "overlap without fencing");
-    r.fencing = FENCING_UNSUPPORTED;
-    r.work.stale_writes_rejected = 1; /* cannot happen unfenced; the mode decides */
-    CHECK(verdict_of(&r) == VERDICT_VIOLATION, "overlap, fencing asked for, no token");
+    r.stale.chance = 2;
+    CHECK(verdict_of(&r) == VERDICT_VIOLATION, "overlap, nothing defended the resource");
+    r.stale.chance = 0;
+    r.stale.through = 2;
+    CHECK(verdict_of(&r) == VERDICT_VIOLATION, "overlap, the stale writes got through");
     r.fencing = FENCING_ON;
+    r.stale.through = 0;
+    r.stale.refused = 2;
+    r.work.stale_writes_rejected = 1;
     CHECK(verdict_of(&r) == VERDICT_FENCED, "overlap, stale write refused, stock exact");
     r.work.stale_writes_rejected = 0;
     r.work.stale_reads_rejected = 1;
     CHECK(verdict_of(&r) == VERDICT_FENCED, "overlap, stale read refused, stock exact");
+    r.stale.refused = 1;
+    r.stale.through = 1;
+    CHECK(verdict_of(&r) == VERDICT_VIOLATION,
+          "one stale holder refused, another's access got through: violation");
+    r.stale.through = 0;
+    r.stale.chance = 1;
+    CHECK(verdict_of(&r) == VERDICT_VIOLATION,
+          "one refused, another untouched only by chance: violation");
+    r.stale.chance = 0;
+    r.stale.refused = 0;
+    r.stale.noticed = 2;
     r.work.stale_reads_rejected = 0;
-    CHECK(verdict_of(&r) == VERDICT_VIOLATION, "overlap the fence never refused");
+    CHECK(verdict_of(&r) == VERDICT_FENCED,
+          "every stale holder noticed its loss and touched nothing: fenced, as a refusal");
+    r.fencing = FENCING_OFF;
+    CHECK(verdict_of(&r) == VERDICT_FENCED, "... fencing on or off");
+    r.stale.noticed = 1;
+    r.stale.refused = 1;
+    r.fencing = FENCING_ON;
+    CHECK(verdict_of(&r) == VERDICT_FENCED, "one noticed, one refused: fenced");
+    r.stale.chance = 1;
+    CHECK(verdict_of(&r) == VERDICT_VIOLATION, "... and one by chance: violation");
+    r.stale.chance = 0;
+    r.intervals_dropped = 5;
+    CHECK(verdict_of(&r) == VERDICT_VIOLATION,
+          "a log that overflowed and nothing refused: the pairs it lost are unknown");
+    r.work.stale_writes_rejected = 1;
+    CHECK(verdict_of(&r) == VERDICT_FENCED, "... the fence refused something: fenced");
+    r.intervals_dropped = 0;
+    r.stale = (struct oracle_stale){0};
+    r.oracle.violations = 0;
+    r.live_overlaps = 1;
+    CHECK(verdict_of(&r) == VERDICT_VIOLATION, "overlap the live counter alone saw: no pair "
+          "to judge, violation");
+    r.live_overlaps = 0;
+    r.oracle.violations = 2;
+    r.stale.refused = 2;
     r.work.stale_writes_rejected = 3;
     r.work.lost_updates = 1;
     CHECK(verdict_of(&r) == VERDICT_VIOLATION, "a lost update despite fencing");
@@ -39,7 +80,12 @@ static void test_fenced(void)
     r.work.oversold = 1;
     CHECK(verdict_of(&r) == VERDICT_VIOLATION, "oversold despite fencing");
     r.work.oversold = 0;
+    r.stale.noticed = 2, r.stale.refused = 0;
+    r.work.oversold = 1;
+    CHECK(verdict_of(&r) == VERDICT_VIOLATION, "oversold though every stale holder noticed");
+    r.work.oversold = 0;
     r.oracle.violations = 0;
+    r.stale = (struct oracle_stale){0};
     CHECK(verdict_of(&r) == VERDICT_SAFE, "no overlap: safe, fencing or not");
 }
 
@@ -73,7 +119,10 @@ static void test_order(void)
     CHECK(verdict_of(r) == VERDICT_VIOLATION, "a stale write accepted: violation");
     r->work.lost_updates = 0;
     r->rightful_refused = 0;
+    r->stale.refused = 2;
     CHECK(verdict_of(r) == VERDICT_FENCED, "only stale holders refused: fenced");
+    r->stale.refused = 0;
+    r->stale.chance = 2;
     r->fencing = FENCING_OFF;
     CHECK(verdict_of(r) == VERDICT_VIOLATION, "unfenced overlap: violation");
     free(r);

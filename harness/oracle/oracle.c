@@ -108,6 +108,76 @@ int64_t oracle_rightful_refusals(const struct oracle_interval *iv, size_t n)
 }
 
 /* ------------------------------------------------------------------------
+ * What the stale holder of each overlap did
+ * --------------------------------------------------------------------- */
+
+enum stale_kind { STALE_THROUGH, STALE_REFUSED, STALE_NOTICED, STALE_CHANCE };
+
+/* What stale holder a did from a later grant at t to its exit (oracle.h).
+ * Its accesses are at most two, the first and the last; the last is the
+ * refused one when ORACLE_REFUSED, and one refused ends the unit, so an
+ * earlier one (first < last) was let through. */
+static enum stale_kind stale_kind(const struct oracle_interval *a, int64_t t)
+{
+    bool refused = (a->flags & ORACLE_REFUSED) != 0;
+    bool any = a->last_access_ns != 0;
+    bool last_through = any && !refused && a->last_access_ns >= t;
+    bool first_through = any && a->first_access_ns >= t &&
+                         (!refused || a->first_access_ns < a->last_access_ns);
+    if (last_through || first_through)
+        return STALE_THROUGH;
+    if (refused)
+        return STALE_REFUSED;
+    if (a->flags & ORACLE_NOTICED)
+        return STALE_NOTICED;
+    return STALE_CHANCE;
+}
+
+static int i64_cmp(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* See oracle.h. The later grants overlapping a follow it directly in entry
+ * order (the same pairs oracle_analyze() counts); the first of them is the
+ * earliest. */
+int oracle_stale_holders(const struct oracle_interval *iv, size_t n, struct oracle_stale *out)
+{
+    struct oracle_stale r = {.window_p50_ns = -1, .window_max_ns = -1};
+    int64_t *win = malloc((n ? n : 1) * sizeof *win);
+
+    if (!win)
+        return -ENOMEM;
+    for (size_t a = 0; a < n; a++) {
+        size_t b = a + 1;
+        if (b >= n || iv[b].key != iv[a].key || iv[b].enter_ns >= iv[a].exit_ns)
+            continue; /* nobody was granted while a was inside */
+        int64_t first_grant = iv[b].enter_ns;
+        for (; b < n && iv[b].key == iv[a].key && iv[b].enter_ns < iv[a].exit_ns; b++) {
+            switch (stale_kind(&iv[a], iv[b].enter_ns)) {
+            case STALE_THROUGH: r.through++; break;
+            case STALE_REFUSED: r.refused++; break;
+            case STALE_NOTICED: r.noticed++; break;
+            case STALE_CHANCE: r.chance++; break;
+            }
+        }
+        bool noticed = (iv[a].flags & ORACLE_NOTICED) && iv[a].notice_ns > 0;
+        int64_t end = noticed ? iv[a].notice_ns : iv[a].exit_ns;
+        win[r.holders++] = end > first_grant ? end - first_grant : 0;
+        r.holders_noticed += noticed;
+    }
+    if (r.holders > 0) {
+        qsort(win, (size_t)r.holders, sizeof *win, i64_cmp);
+        r.window_p50_ns = win[(r.holders + 1) / 2 - 1];
+        r.window_max_ns = win[r.holders - 1];
+    }
+    free(win);
+    *out = r;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
  * Sorting
  * --------------------------------------------------------------------- */
 

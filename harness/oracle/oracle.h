@@ -55,6 +55,15 @@ struct oracle_interval {
     uint32_t client;  /* client index */
     uint32_t flags;   /* ORACLE_* below */
     int64_t token;    /* the grant's fencing token (0: none, or the step is not fenced) */
+    /* What the unit did to the resource, by the client's clock: when the
+     * answer to its first and its last access came (0: it made none; a
+     * unit of one access has both equal; every workload makes at most two,
+     * a read and a write). A refused access ends the unit, so
+     * ORACLE_REFUSED says the last one was refused and every earlier one
+     * got through. */
+    int64_t first_access_ns;
+    int64_t last_access_ns;
+    int64_t notice_ns; /* ORACLE_NOTICED: when the workload saw the lost flag */
 };
 
 /* The release said it removed a lock (a DEL that deleted, a script that
@@ -107,6 +116,39 @@ int64_t oracle_misdeletes(const struct oracle_interval *iv, size_t n);
  * without the counter): a rightful holder refused, not a stale one. Needs
  * iv sorted by key and entry time, as oracle_analyze() leaves it. */
 int64_t oracle_rightful_refusals(const struct oracle_interval *iv, size_t n);
+
+/* What the stale holder of each overlapping pair did. Of two intervals on
+ * a key that overlap, the one entered first is the stale holder: its lock
+ * had ended on the server (run out, or deleted) by the time the later one
+ * was granted. From that later grant to its own exit it did one of:
+ *   through - an access to the resource was answered at or after the
+ *             later grant and was not refused (the fence, if any, let it
+ *             pass): the resource took a stale holder's access;
+ *   refused - no access got through after the later grant, and the fence
+ *             refused its unit (in that span, or before it: either way it
+ *             touched nothing more after the refusal);
+ *   noticed - no access got through, nothing was refused, and it abandoned
+ *             its unit because the design told it the lock may be lost
+ *             (ORACLE_NOTICED);
+ *   chance  - none of these: it touched nothing after the later grant, but
+ *             nothing stopped it (its accesses happened to come before).
+ * The four counts add up to oracle_report.violations. For each stale
+ * holder, the window is a lower bound of how long it went on believing
+ * after its lock ended: from the first later grant (the latest instant its
+ * lock can have ended) to its notice (when it noticed) or its exit, 0 when
+ * it noticed before that grant. window_p50_ns is the nearest-rank median
+ * (the ceil(n/2)-th smallest); both are -1 when there is no stale holder. */
+struct oracle_stale {
+    int64_t through, refused, noticed, chance; /* overlapping pairs, by what the stale one did */
+    int64_t holders;       /* stale holders: intervals a later grant overlapped */
+    int64_t holders_noticed; /* ... of them, the ones that noticed their loss */
+    int64_t window_p50_ns; /* the stale-holder window, median over the holders */
+    int64_t window_max_ns; /* ... and the longest */
+};
+
+/* Fill out over n intervals sorted by key and entry time, as
+ * oracle_analyze() leaves them. Returns 0, or -ENOMEM (out untouched). */
+int oracle_stale_holders(const struct oracle_interval *iv, size_t n, struct oracle_stale *out);
 
 /* The live counter replayed from the logs: in each key's event order, how
  * many entries found another holder inside and the most holders at once.

@@ -171,6 +171,8 @@ struct run_result {
     int stake_judged;         /* faults that landed and could put the lock at stake
                                  (at_stake.h: judged yes or no) */
     int stake_yes;           /* ... those that did (at_stake yes) */
+    struct oracle_stale stale; /* what the stale holder of each overlapping pair did, and
+                                  the stale-holder window (oracle_stale_holders) */
 };
 
 /* Free res->holds (and forget it). */

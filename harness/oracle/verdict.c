@@ -7,6 +7,28 @@
  */
 #include "verdict.h"
 
+/* Two holders at once, the stock exact: what the stale holders did
+ * decides (oracle_stale_holders). Any access of theirs that got through,
+ * or one that touched nothing only by chance (nothing refused it, it did
+ * not know), is a violation: nothing defended the resource. When every
+ * stale holder was refused by the fence or noticed its loss and touched
+ * nothing more, the resource defended itself or the design told its
+ * holder in time: fenced. Overlap with no pair to judge (the live counter
+ * alone saw it) is a violation; an interval log that overflowed leaves
+ * pairs unknown, and then the fence must have refused something, as
+ * before the pairs were judged. */
+static enum verdict overlap_verdict(const struct run_result *r)
+{
+    const struct oracle_stale *st = &r->stale;
+    if (st->through > 0 || st->chance > 0 || st->refused + st->noticed == 0)
+        return VERDICT_VIOLATION;
+    if (r->intervals_dropped > 0 &&
+        !(r->fencing == FENCING_ON &&
+          r->work.stale_writes_rejected + r->work.stale_reads_rejected > 0))
+        return VERDICT_VIOLATION;
+    return VERDICT_FENCED;
+}
+
 enum verdict verdict_of(const struct run_result *r)
 {
     /* Overlap by the logs' timestamps or by the live counter's order of
@@ -28,14 +50,10 @@ enum verdict verdict_of(const struct run_result *r)
      * holder, and would let a stale one through. */
     if (r->fencing == FENCING_ON && r->rightful_refused > 0)
         return VERDICT_TOKEN_REGRESSED;
-    /* Two holders, but the fenced store refused the stale one (and the
-     * stock is exact, above): the fence did its work. Overlap that it
-     * never had to refuse is still two holders, a violation. */
-    if (overlap && r->fencing == FENCING_ON &&
-        r->work.stale_writes_rejected + r->work.stale_reads_rejected > 0)
-        return VERDICT_FENCED;
+    /* Two holders, the stock exact (above): fenced when every stale holder
+     * was refused or noticed its loss, else a violation. */
     if (overlap)
-        return VERDICT_VIOLATION;
+        return overlap_verdict(r);
     if (r->cross_check == CROSS_MISMATCH)
         return VERDICT_ERROR; /* the lab lost track: nothing it says is sure */
     /* no grant after the last server fault: the lock errors it excused are

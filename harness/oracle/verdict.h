@@ -2,9 +2,9 @@
  * verdict.h - the verdict rules: one verdict from one run's result.
  *
  * Damage to the stock (oversold, a lost update) is a violation whatever
- * else happened; then a fence that went backwards (token-regressed), a
- * fence that refused the stale holders (fenced), other overlap
- * (violation), a lab inconsistency (error), a service that never came
+ * else happened; then a fence that went backwards (token-regressed),
+ * overlap whose every stale holder the fence refused or that noticed its
+ * loss and touched nothing more (fenced), other overlap (violation), a lab inconsistency (error), a service that never came
  * back after a server fault (unavailable), a killed holder nobody followed
  * (blocked), a fault that never landed and client or backend errors
  * (error), timeouts (blocked), faults that could put the lock at stake of

@@ -134,7 +134,7 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
          * microseconds between two releases */
         if (nested > 0)
             lab_sleep_ns(s->business_ns, &h->stop);
-        client_cs_exit(&cs, ws, &err);
+        client_cs_exit(&cs, ws, workload_traced(wl), &err);
         failpoint_hit(fp_release, &h->stop);
         enum release_status rs = ops->release(lc, key, &err);
         op += client_cs_released(&cs, ws, rs, &err);

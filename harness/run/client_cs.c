@@ -58,11 +58,17 @@ void client_cs_enter(struct client_cs *cs, int64_t t_wait, int64_t t_enter)
     hist_record(&sl->acquire, (t_enter - t_wait + 500) / 1000);
 }
 
-void client_cs_exit(struct client_cs *cs, enum workload_step ws, const struct lab_err *err)
+void client_cs_exit(struct client_cs *cs, enum workload_step ws,
+                    const struct workload_trace *tr, const struct lab_err *err)
 {
     struct client_slot *sl = cs->sl;
     int64_t t_exit = lab_now_ns();
     sl->cur.exit_ns = t_exit;
+    if (tr) {
+        sl->cur.first_access_ns = tr->first_access_ns;
+        sl->cur.last_access_ns = tr->last_access_ns;
+        sl->cur.notice_ns = tr->notice_ns;
+    }
     atomic_store(&sl->iv_phase, IV_EXITING);
     sl->cur.exit_seq = oracle_exit(cs->ok);
     atomic_store(&sl->iv_phase, IV_RELEASING);

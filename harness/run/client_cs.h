@@ -45,9 +45,12 @@ void client_lock_error(struct shared_head *h, struct client_slot *sl, int64_t *c
  * interval, acquire histogram). */
 void client_cs_enter(struct client_cs *cs, int64_t t_wait, int64_t t_enter);
 
-/* The workload is done with ws: mark exit (before the release is sent)
- * and count the unit. */
-void client_cs_exit(struct client_cs *cs, enum workload_step ws, const struct lab_err *err);
+/* The workload is done with ws: mark exit (before the release is sent),
+ * keep what the unit did to the resource (tr: its accesses and notice,
+ * NULL: none known) and count the unit. An abandoned unit
+ * (WORKLOAD_ABORTED) marks the interval ORACLE_NOTICED. */
+void client_cs_exit(struct client_cs *cs, enum workload_step ws,
+                    const struct workload_trace *tr, const struct lab_err *err);
 
 /* The release returned rs: close and log the interval, count it. Returns
  * -1 when the unit must be done again (an optimistic design's conflict),

@@ -232,7 +232,7 @@ static void on_worked(void *arg, enum workload_step ws, const struct lab_err *er
 {
     struct gclient *c = arg;
     c->ws = ws;
-    client_cs_exit(&c->cs, ws, err);
+    client_cs_exit(&c->cs, ws, workload_async_traced(c->wl), err);
     failpoint_at(c, c->g->fp_release);
     c->g->ops->async->release(c->lc, c->key, on_released, c);
 }

@@ -584,6 +584,8 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
         res->rightful_refused = oracle_rightful_refusals(all, (size_t)total_iv);
     }
     if (rc == 0)
+        rc = oracle_stale_holders(all, (size_t)total_iv, &res->stale);
+    if (rc == 0)
         rc = cross_check(res, all, total_iv);
     if (rc == 0) {
         collect_faults(s, rg, res, all, total_iv);

@@ -65,7 +65,17 @@ struct workload_client {
     bool fenced;               /* reads and writes carry the grant's token */
     char read_sha[41];         /* workload_fenced_read_lua, loaded */
     char write_sha[41];        /* workload_fenced_write_lua, loaded */
+    struct workload_trace tr;  /* the unit in progress (workload_traced) */
 };
+
+/* An access to the resource was answered now. */
+static void traced_access(struct workload_client *w)
+{
+    int64_t now = lab_now_ns();
+    if (!w->tr.first_access_ns)
+        w->tr.first_access_ns = now;
+    w->tr.last_access_ns = now;
+}
 
 static redisContext *stock_connect(const struct workload_target *t, struct lab_err *err)
 {
@@ -173,7 +183,10 @@ int workload_open(struct workload_client **out, const struct scenario *s, bool f
  * raised its lost flag meanwhile (or before): the write must not follow. */
 static bool business_lost(struct workload_client *w)
 {
-    return lab_sleep_or_flag(w->s->business_ns, w->stop, w->lost);
+    if (!lab_sleep_or_flag(w->s->business_ns, w->stop, w->lost))
+        return false;
+    w->tr.notice_ns = lab_now_ns();
+    return true;
 }
 
 /* Run a fenced script (by SHA) with token as its first argument: the
@@ -206,6 +219,7 @@ static enum workload_step stock_step_fenced(struct workload_client *w, int64_t t
     redisReply *r = stock_fenced(w->rc, w->read_sha, 3, (const char **)read_keys, token, 0, err);
     if (!r)
         return WORKLOAD_FAILED;
+    traced_access(w);
     bool shaped = r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
                   r->element[0]->type == REDIS_REPLY_INTEGER &&
                   r->element[1]->type == REDIS_REPLY_INTEGER;
@@ -226,6 +240,7 @@ static enum workload_step stock_step_fenced(struct workload_client *w, int64_t t
     r = stock_fenced(w->rc, w->write_sha, 4, (const char **)write_keys, token, stock - 1, err);
     if (!r)
         return WORKLOAD_FAILED;
+    traced_access(w);
     bool written = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
     freeReplyObject(r);
     return written ? WORKLOAD_DONE : WORKLOAD_STALE;
@@ -233,11 +248,14 @@ static enum workload_step stock_step_fenced(struct workload_client *w, int64_t t
 
 enum workload_step workload_step(struct workload_client *w, int64_t token, struct lab_err *err)
 {
+    w->tr = (struct workload_trace){0};
     if (w->s->workload != WORKLOAD_STOCK) {
         int64_t v = *w->counter;
+        traced_access(w);
         if (business_lost(w))
             return WORKLOAD_ABORTED;
         *w->counter = v + 1;
+        traced_access(w);
         return WORKLOAD_DONE;
     }
     if (w->fenced)
@@ -245,22 +263,32 @@ enum workload_step workload_step(struct workload_client *w, int64_t token, struc
     long long stock;
     if (stock_cmd(w->rc, &stock, err, "GET " STOCK_KEY) != 0)
         return WORKLOAD_FAILED;
+    traced_access(w);
     if (stock <= 0)
         return WORKLOAD_SOLD_OUT;
     if (business_lost(w))
         return WORKLOAD_ABORTED;
+    /* the SET is the write; the INCR after it is the same unit's: the last
+     * access is answered with it */
     if (stock_cmd(w->rc, NULL, err, "SET " STOCK_KEY " %lld", stock - 1) != 0 ||
         stock_cmd(w->rc, NULL, err, "INCR " SOLD_KEY) != 0)
         return WORKLOAD_FAILED;
+    traced_access(w);
     return WORKLOAD_DONE;
 }
 
 enum workload_step workload_business(struct workload_client *w, int64_t stock)
 {
+    w->tr = (struct workload_trace){0}; /* its store is the design's: no access of ours */
     if (stock <= 0)
         return WORKLOAD_SOLD_OUT;
     lab_sleep_ns(w->s->business_ns, w->stop);
     return WORKLOAD_DONE;
+}
+
+const struct workload_trace *workload_traced(const struct workload_client *w)
+{
+    return &w->tr;
 }
 
 void workload_close(struct workload_client *w)

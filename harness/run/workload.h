@@ -36,6 +36,16 @@ enum workload_step {
                          * write: the unit was abandoned, nothing written */
 };
 
+/* When the last unit touched the resource and when it saw the lost flag,
+ * by CLOCK_MONOTONIC (0: not at all): the answer to its first and its last
+ * access (the read and the write: a counter's load and store, the stock's
+ * GET and INCR, or the fenced scripts; one access, both equal), and
+ * notice_ns when it ended WORKLOAD_ABORTED. The oracle's interval carries
+ * them (oracle_interval.first_access_ns...). */
+struct workload_trace {
+    int64_t first_access_ns, last_access_ns, notice_ns;
+};
+
 /* Where the stock lives (ignored by the counter workload). */
 struct workload_target {
     const char *host;
@@ -66,6 +76,9 @@ enum workload_step workload_step(struct workload_client *w, int64_t token, struc
  * from its own store: WORKLOAD_SOLD_OUT when nothing is left, else the
  * business time and WORKLOAD_DONE (the design's release then writes). */
 enum workload_step workload_business(struct workload_client *w, int64_t stock);
+
+/* What the last workload_step (or workload_business) did, as above. */
+const struct workload_trace *workload_traced(const struct workload_client *w);
 
 void workload_close(struct workload_client *w);
 

@@ -42,12 +42,22 @@ struct workload_async {
     int64_t value;               /* the counter as read */
     bool failed;                 /* the timer delivers err */
     struct lab_err err;
+    struct workload_trace tr;    /* the unit in progress (workload_async_traced) */
     lock_opened_fn opened;
     workload_done_fn done;
     void *arg;
 };
 
 static void on_reply(redisAsyncContext *ac, void *reply, void *priv);
+
+/* An access to the resource was answered now (workload.h). */
+static void traced_access(struct workload_async *w)
+{
+    int64_t now = lab_now_ns();
+    if (!w->tr.first_access_ns)
+        w->tr.first_access_ns = now;
+    w->tr.last_access_ns = now;
+}
 
 static void on_down(redisAsyncContext *ac)
 {
@@ -133,6 +143,7 @@ static void on_timer(struct ev_timer *t)
     }
     if (w->s->workload != WORKLOAD_STOCK) { /* the business time is over */
         *w->counter = w->value + 1;
+        traced_access(w);
         finish(w, WORKLOAD_DONE);
         return;
     }
@@ -161,6 +172,8 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
         }
         return;
     }
+    if (w->step == W_READ || w->step == W_SOLD || (w->step == W_WRITE && w->fenced))
+        traced_access(w); /* the read, and the write (the unfenced one with its INCR) */
     switch (w->step) {
     case W_OPEN:
         if (r->type == REDIS_REPLY_STRING && r->len == 40)
@@ -218,8 +231,10 @@ void workload_async_step(struct workload_async *w, int64_t token, workload_done_
     w->done = done;
     w->arg = arg;
     w->token = token;
+    w->tr = (struct workload_trace){0};
     if (w->s->workload != WORKLOAD_STOCK) {
         w->value = *w->counter;
+        traced_access(w);
         business(w);
         return;
     }
@@ -241,6 +256,7 @@ void workload_async_business(struct workload_async *w, int64_t stock, workload_d
     w->done = done;
     w->arg = arg;
     w->stock = stock;
+    w->tr = (struct workload_trace){0}; /* its store is the design's: no access of ours */
     w->step = W_OPTIMISTIC;
     evloop_timer_at(w->L, &w->timer, stock > 0 ? lab_now_ns() + w->s->business_ns : 0);
 }
@@ -286,6 +302,11 @@ int workload_async_open(struct workload_async **out, const struct scenario *s, b
     }
     *out = w;
     return 0;
+}
+
+const struct workload_trace *workload_async_traced(const struct workload_async *w)
+{
+    return &w->tr;
 }
 
 void workload_async_close(struct workload_async *w)

@@ -35,6 +35,11 @@ void workload_async_step(struct workload_async *w, int64_t token, workload_done_
 void workload_async_business(struct workload_async *w, int64_t stock, workload_done_fn done,
                              void *arg);
 
+/* What the last unit did to the resource (workload.h's workload_trace).
+ * No design raises lock_env.lost in a client group (lock.on_disconnect:
+ * abort runs one process per client), so notice_ns stays 0 here. */
+const struct workload_trace *workload_async_traced(const struct workload_async *w);
+
 void workload_async_close(struct workload_async *w);
 
 #endif
