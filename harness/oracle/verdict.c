@@ -77,3 +77,17 @@ enum verdict verdict_of(const struct run_result *r)
         return VERDICT_NOT_EXERCISED;
     return VERDICT_SAFE;
 }
+
+const char *verdict_lock_outcome(const struct run_result *r)
+{
+    bool live_counts = r->oracle_marks_unknown == 0;
+    bool overlap = r->oracle.violations > 0 || (live_counts && r->live_overlaps > 0);
+    return overlap ? "overlapped" : "exclusive";
+}
+
+const char *verdict_resource_outcome(const struct run_result *r)
+{
+    if (r->work.oversold > 0 || r->work.lost_updates > 0 || r->stale.through > 0)
+        return "damaged";
+    return r->stale.refused > 0 ? "stale-refused" : "intact";
+}

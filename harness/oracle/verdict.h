@@ -20,4 +20,13 @@
 /* The verdict the numbers in r support (before comparing to expect). */
 enum verdict verdict_of(const struct run_result *r);
 
+/* The two questions the verdict answers at once, apart (docs/results.md):
+ * the lock's outcome, "exclusive" or "overlapped" (two holders at once, by
+ * the logs or the live counter, whatever the design: an optimistic one
+ * overlaps by design), and the resource's, "damaged" (oversold, a lost
+ * update, or a stale holder's access let through), "stale-refused" (the
+ * fence refused a stale holder, nothing got through) or "intact". */
+const char *verdict_lock_outcome(const struct run_result *r);
+const char *verdict_resource_outcome(const struct run_result *r);
+
 #endif

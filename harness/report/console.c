@@ -6,11 +6,13 @@
  * the columns mean.
  */
 #include <math.h>
+#include <string.h>
 
 #include "report_parts.h"
 #include "cpu.h"
 #include "at_stake.h"
 #include "fault.h"
+#include "verdict.h"
 
 static const char *workload_label(const struct scenario *s)
 {
@@ -168,6 +170,27 @@ static void print_faults(FILE *f, const struct run_result *x)
     }
 }
 
+/* Under an overlap, the lock's outcome and the resource's apart, what the
+ * stale holders did after the later grants, and how long they went on
+ * believing (docs/results.md). */
+static void print_stale(FILE *f, const struct run_result *x)
+{
+    const struct oracle_stale *st = &x->stale;
+    if (st->holders == 0 && strcmp(verdict_lock_outcome(x), "exclusive") == 0)
+        return;
+    char p50[24] = "-", max[24] = "-";
+    if (st->holders > 0) {
+        report_fmt_us(p50, sizeof p50, st->window_p50_ns / 1000);
+        report_fmt_us(max, sizeof max, st->window_max_ns / 1000);
+    }
+    fprintf(f, "%20s   lock %s, resource %s: stale holders' accesses after the later grant: "
+            "%lld through, %lld refused, %lld noticed their loss, %lld untouched by chance; "
+            "stale-holder window p50 %s, max %s (%lld holders, %lld noticed)\n", "",
+            verdict_lock_outcome(x), verdict_resource_outcome(x), (long long)st->through,
+            (long long)st->refused, (long long)st->noticed, (long long)st->chance, p50, max,
+            (long long)st->holders, (long long)st->holders_noticed);
+}
+
 void report_print_row(FILE *f, const struct run_result *x)
 {
     char a[24], b[24], c[24], d[24], e[24], label[64], cpu[32];
@@ -212,6 +235,7 @@ void report_print_row(FILE *f, const struct run_result *x)
     if (x->aborted)
         fprintf(f, "%20s   aborted: %lld units left before their write, the lock reported "
                 "lost (lock.on_disconnect: abort)\n", "", (long long)x->aborted);
+    print_stale(f, x);
     if (x->fencing == FENCING_ON)
         fprintf(f, "%20s   fencing on: the stock store refused %lld stale writes and %lld stale "
                 "reads%s\n", "", (long long)x->work.stale_writes_rejected,

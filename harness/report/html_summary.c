@@ -34,7 +34,7 @@ static void expectations(FILE *f, json_t *results)
     fputs("<table class=\"expectations\">\n<tr><th>scenario</th><th>step</th><th>expected</th>"
           "<th>verdict</th><th>in words</th></tr>\n", f);
     json_array_foreach(results, i, r) {
-        char step[256], words[512];
+        char step[256], words[1024];
         html_step_name(r, step, sizeof step);
         html_verdict_words(r, words, sizeof words);
         bool has = json_is_string(json_object_get(r, "expect"));

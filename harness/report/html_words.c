@@ -47,6 +47,31 @@ static void count(char *buf, size_t n, size_t *len, double v, const char *one, c
                              v, v == 1 ? one : many);
 }
 
+/* Under an overlap: the lock's outcome and the resource's, what the stale
+ * holders did after the later grants, and the stale-holder window
+ * (summary.json's safety.lock, resource, stale_pairs, stale_window). */
+static void stale_words(json_t *saf, char *buf, size_t n, size_t *len)
+{
+    json_t *pairs = json_object_get(saf, "stale_pairs"), *win = json_object_get(saf, "stale_window");
+    if (strcmp(html_str(saf, "lock"), "overlapped") != 0 || *len >= n)
+        return;
+    *len += (size_t)snprintf(buf + *len, n - *len, "; lock overlapped, resource %s",
+                             html_str(saf, "resource"));
+    if (html_num(win, "holders") <= 0 || *len >= n)
+        return;
+    *len += (size_t)snprintf(buf + *len, n - *len, "; after a later grant the stale holders:");
+    count(buf, n, len, html_num(pairs, "through"), "access let through",
+          "accesses let through");
+    count(buf, n, len, html_num(pairs, "refused"), "refused by the fence",
+          "refused by the fence");
+    count(buf, n, len, html_num(pairs, "noticed"), "noticed its loss", "noticed their loss");
+    count(buf, n, len, html_num(pairs, "chance"), "untouched by chance", "untouched by chance");
+    if (*len < n)
+        *len += (size_t)snprintf(buf + *len, n - *len,
+                                 " (pairs); stale-holder window p50 %.1f ms, max %.1f ms",
+                                 html_num(win, "p50_ms"), html_num(win, "max_ms"));
+}
+
 void html_verdict_words(json_t *r, char *buf, size_t n)
 {
     json_t *saf = json_object_get(r, "safety"), *ops = json_object_get(r, "ops");
@@ -75,6 +100,7 @@ void html_verdict_words(json_t *r, char *buf, size_t n)
                                 len == bare ? " " : ", ");
     if (len == bare && len < n)
         len += (size_t)snprintf(buf + len, n - len, " no overlap, nothing lost");
+    stale_words(saf, buf, n, &len);
     /* faults that could put the lock at stake (at_stake.h): how often they did */
     double judged = html_num(r, "at_stake_judged"), stakes = html_num(r, "at_stake");
     if (judged > 0 && len < n)

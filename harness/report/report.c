@@ -17,6 +17,7 @@
 #include "atomic_file.h"
 #include "junit.h"
 #include "report_parts.h"
+#include "verdict.h"
 
 /* --------------------------------------------------------------- junit.xml */
 
@@ -55,6 +56,12 @@ static void run_case_of(const struct run_result *x, struct run_case *c, struct j
                                 (long long)x->work.stale_writes_rejected,
                                 (long long)x->work.stale_reads_rejected,
                                 (long long)x->rightful_refused);
+    if ((x->stale.holders > 0) && len < n)
+        len += (size_t)snprintf(d + len, n - len, " lock=%s resource=%s stale_through=%lld "
+                                "stale_refused=%lld stale_noticed=%lld stale_chance=%lld",
+                                verdict_lock_outcome(x), verdict_resource_outcome(x),
+                                (long long)x->stale.through, (long long)x->stale.refused,
+                                (long long)x->stale.noticed, (long long)x->stale.chance);
     if (x->unavailable && len < n) {
         const struct fault_record *u = &x->faults[x->unavailable_fault];
         len += (size_t)snprintf(d + len, n - len, " unavailable_after_fault=%d errors_after=%lld",

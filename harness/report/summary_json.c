@@ -16,6 +16,7 @@
 #include "handoff_split.h"
 #include "report_parts.h"
 #include "report_stderr.h"
+#include "verdict.h"
 
 static json_t *latency_json(const struct hist *h)
 {
@@ -37,6 +38,27 @@ static void safety_oracle_json(json_t *safety, const struct run_result *r)
     json_object_set_new(safety, "cross_check", json_string(cross[r->cross_check]));
     json_object_set_new(safety, "cross_check_note",
                         r->cross_note[0] ? json_string(r->cross_note) : json_null());
+}
+
+/* The lock's outcome and the resource's, what the stale holder of each
+ * overlapping pair did, and the stale-holder window (docs/results.md). */
+static void safety_stale_json(json_t *safety, const struct run_result *r)
+{
+    const struct oracle_stale *st = &r->stale;
+    json_object_set_new(safety, "lock", json_string(verdict_lock_outcome(r)));
+    json_object_set_new(safety, "resource", json_string(verdict_resource_outcome(r)));
+    json_object_set_new(safety, "stale_pairs",
+                        json_pack("{s:I, s:I, s:I, s:I}", "through", (json_int_t)st->through,
+                                  "refused", (json_int_t)st->refused, "noticed",
+                                  (json_int_t)st->noticed, "chance", (json_int_t)st->chance));
+    json_t *win = json_object();
+    json_object_set_new(win, "holders", json_integer(st->holders));
+    json_object_set_new(win, "noticed", json_integer(st->holders_noticed));
+    json_object_set_new(win, "p50_ms", st->holders ? json_real((double)st->window_p50_ns / 1e6)
+                                                   : json_null());
+    json_object_set_new(win, "max_ms", st->holders ? json_real((double)st->window_max_ns / 1e6)
+                                                   : json_null());
+    json_object_set_new(safety, "stale_window", win);
 }
 
 /* The servers the result really ran on (its store's table described them). */
@@ -284,6 +306,7 @@ static json_t *result_json(const struct run_result *r, const char *run_dir)
     safety_oracle_json(json_object_get(o, "safety"), r);
     json_object_set_new(json_object_get(o, "safety"), "rightful_refused",
                         json_integer(r->rightful_refused));
+    safety_stale_json(json_object_get(o, "safety"), r);
     json_object_set_new(o, "unavailable", unavailable_json(r));
     json_object_set_new(o, "servers", servers_json(r));
     json_object_set_new(o, "workload",
