@@ -113,18 +113,12 @@ int64_t oracle_rightful_refusals(const struct oracle_interval *iv, size_t n)
 
 enum stale_kind { STALE_THROUGH, STALE_REFUSED, STALE_NOTICED, STALE_CHANCE };
 
-/* What stale holder a did from a later grant at t to its exit (oracle.h).
- * Its accesses are at most two, the first and the last; the last is the
- * refused one when ORACLE_REFUSED, and one refused ends the unit, so an
- * earlier one (first < last) was let through. */
+/* What stale holder a did from a later grant at t to its exit (oracle.h):
+ * its last access decides, the one that carries the unit's effect. */
 static enum stale_kind stale_kind(const struct oracle_interval *a, int64_t t)
 {
     bool refused = (a->flags & ORACLE_REFUSED) != 0;
-    bool any = a->last_access_ns != 0;
-    bool last_through = any && !refused && a->last_access_ns >= t;
-    bool first_through = any && a->first_access_ns >= t &&
-                         (!refused || a->first_access_ns < a->last_access_ns);
-    if (last_through || first_through)
+    if (!refused && a->last_access_ns != 0 && a->last_access_ns >= t)
         return STALE_THROUGH;
     if (refused)
         return STALE_REFUSED;

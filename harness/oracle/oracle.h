@@ -56,12 +56,9 @@ struct oracle_interval {
     uint32_t flags;   /* ORACLE_* below */
     int64_t token;    /* the grant's fencing token (0: none, or the step is not fenced) */
     /* What the unit did to the resource, by the client's clock: when the
-     * answer to its first and its last access came (0: it made none; a
-     * unit of one access has both equal; every workload makes at most two,
-     * a read and a write). A refused access ends the unit, so
-     * ORACLE_REFUSED says the last one was refused and every earlier one
-     * got through. */
-    int64_t first_access_ns;
+     * answer to its last access came (0: it made none), the write of a
+     * unit that wrote. A refused access ends the unit, so ORACLE_REFUSED
+     * says this one was refused. */
     int64_t last_access_ns;
     int64_t notice_ns; /* ORACLE_NOTICED: when the workload saw the lost flag */
 };
@@ -121,15 +118,17 @@ int64_t oracle_rightful_refusals(const struct oracle_interval *iv, size_t n);
  * a key that overlap, the one entered first is the stale holder: its lock
  * had ended on the server (run out, or deleted) by the time the later one
  * was granted. From that later grant to its own exit it did one of:
- *   through - an access to the resource was answered at or after the
- *             later grant and was not refused (the fence, if any, let it
- *             pass): the resource took a stale holder's access;
- *   refused - no access got through after the later grant, and the fence
- *             refused its unit (in that span, or before it: either way it
- *             touched nothing more after the refusal);
- *   noticed - no access got through, nothing was refused, and it abandoned
- *             its unit because the design told it the lock may be lost
- *             (ORACLE_NOTICED);
+ *   through - its last access (the write, in a unit that wrote) was
+ *             answered at or after the later grant and was not refused
+ *             (the fence, if any, let it pass): the resource took a stale
+ *             holder's work. A fenced read let through before a refused
+ *             write is not: the store saw no newer token yet (no fence
+ *             can refuse it), and the write it led to was refused;
+ *   refused - the fence refused its unit (its last access, after the later
+ *             grant or before it: either way it touched nothing more);
+ *   noticed - not refused, no access after the later grant, and it
+ *             abandoned its unit because the design told it the lock may
+ *             be lost (ORACLE_NOTICED);
  *   chance  - none of these: it touched nothing after the later grant, but
  *             nothing stopped it (its accesses happened to come before).
  * The four counts add up to oracle_report.violations. For each stale

@@ -65,7 +65,6 @@ void client_cs_exit(struct client_cs *cs, enum workload_step ws,
     int64_t t_exit = lab_now_ns();
     sl->cur.exit_ns = t_exit;
     if (tr) {
-        sl->cur.first_access_ns = tr->first_access_ns;
         sl->cur.last_access_ns = tr->last_access_ns;
         sl->cur.notice_ns = tr->notice_ns;
     }

@@ -71,10 +71,7 @@ struct workload_client {
 /* An access to the resource was answered now. */
 static void traced_access(struct workload_client *w)
 {
-    int64_t now = lab_now_ns();
-    if (!w->tr.first_access_ns)
-        w->tr.first_access_ns = now;
-    w->tr.last_access_ns = now;
+    w->tr.last_access_ns = lab_now_ns();
 }
 
 static redisContext *stock_connect(const struct workload_target *t, struct lab_err *err)

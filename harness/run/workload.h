@@ -36,14 +36,14 @@ enum workload_step {
                          * write: the unit was abandoned, nothing written */
 };
 
-/* When the last unit touched the resource and when it saw the lost flag,
- * by CLOCK_MONOTONIC (0: not at all): the answer to its first and its last
- * access (the read and the write: a counter's load and store, the stock's
- * GET and INCR, or the fenced scripts; one access, both equal), and
- * notice_ns when it ended WORKLOAD_ABORTED. The oracle's interval carries
- * them (oracle_interval.first_access_ns...). */
+/* When the last unit last touched the resource and when it saw the lost
+ * flag, by CLOCK_MONOTONIC (0: not at all): the answer to its last access
+ * (the write when it wrote: a counter's store, the stock's INCR after its
+ * SET, the fenced write; else its read), and notice_ns when it ended
+ * WORKLOAD_ABORTED. The oracle's interval carries them
+ * (oracle_interval.last_access_ns, notice_ns). */
 struct workload_trace {
-    int64_t first_access_ns, last_access_ns, notice_ns;
+    int64_t last_access_ns, notice_ns;
 };
 
 /* Where the stock lives (ignored by the counter workload). */

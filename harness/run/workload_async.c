@@ -53,10 +53,7 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *priv);
 /* An access to the resource was answered now (workload.h). */
 static void traced_access(struct workload_async *w)
 {
-    int64_t now = lab_now_ns();
-    if (!w->tr.first_access_ns)
-        w->tr.first_access_ns = now;
-    w->tr.last_access_ns = now;
+    w->tr.last_access_ns = lab_now_ns();
 }
 
 static void on_down(redisAsyncContext *ac)
