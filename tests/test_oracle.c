@@ -748,10 +748,10 @@ static struct oracle_stale stale_of(struct oracle_interval *iv, size_t n)
     struct oracle_report r;
     CHECK(oracle_analyze(iv, n, &r, NULL) == 0, "analyze");
     CHECK(oracle_stale_holders(iv, n, &st) == 0, "stale holders");
-    CHECK(st.through + st.refused + st.noticed + st.chance == r.violations,
-          "the pairs add up to the violations: %lld+%lld+%lld+%lld vs %lld",
-          (long long)st.through, (long long)st.refused, (long long)st.noticed,
-          (long long)st.chance, (long long)r.violations);
+    CHECK(st.through + st.ordered + st.refused + st.noticed + st.chance == r.violations,
+          "the pairs add up to the violations: %lld+%lld+%lld+%lld+%lld vs %lld",
+          (long long)st.through, (long long)st.ordered, (long long)st.refused,
+          (long long)st.noticed, (long long)st.chance, (long long)r.violations);
     return st;
 }
 
@@ -764,14 +764,23 @@ static void test_stale_holders(void)
     struct oracle_interval iv[3];
     struct oracle_stale st;
 
-    /* through: A read at 110, wrote at 900 (after B's grant), accepted */
+    /* through: A read at 110, wrote at 900 (after B's grant), unfenced */
     iv[0] = a, iv[1] = b;
     iv[0].last_access_ns = 900;
     st = stale_of(iv, 2);
-    CHECK(st.through == 1 && st.refused == 0 && st.noticed == 0 && st.chance == 0,
-          "a write after the later grant that got through: through");
+    CHECK(st.through == 1 && st.ordered + st.refused + st.noticed + st.chance == 0,
+          "an unchecked write after the later grant: through");
     CHECK(st.holders == 1 && st.window_p50_ns == 600 && st.window_max_ns == 600,
           "window from B's grant (400) to A's exit (1000): %lld", (long long)st.window_max_ns);
+
+    /* ordered: the same write, fenced (a token) and accepted: B had not
+     * reached the store yet */
+    iv[0] = a, iv[1] = b;
+    iv[0].last_access_ns = 900;
+    iv[0].token = 1, iv[1].token = 2;
+    st = stale_of(iv, 2);
+    CHECK(st.ordered == 1 && st.through + st.refused + st.noticed + st.chance == 0,
+          "a fenced write accepted after the later grant: ordered, not through");
 
     /* refused: the same write, refused by the fence */
     iv[0] = a, iv[1] = b;
@@ -815,8 +824,11 @@ static void test_stale_holders(void)
     iv[0] = a, iv[1] = b;
     iv[0].last_access_ns = 350;
     st = stale_of(iv, 2);
-    CHECK(st.chance == 1 && st.through + st.refused + st.noticed == 0,
+    CHECK(st.chance == 1 && st.through + st.ordered + st.refused + st.noticed == 0,
           "its accesses all before the later grant, nothing stopped it: chance");
+    iv[0].token = 1, iv[1].token = 2;
+    st = stale_of(iv, 2);
+    CHECK(st.chance == 1, "... fenced or not");
 
     /* chance: no access at all (died before its read, or the lab killed it) */
     iv[0] = a, iv[1] = b;

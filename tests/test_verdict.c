@@ -52,9 +52,16 @@ static void test_fenced(void)
           "every stale holder noticed its loss and touched nothing: fenced, as a refusal");
     r.fencing = FENCING_OFF;
     CHECK(verdict_of(&r) == VERDICT_FENCED, "... fencing on or off");
+    r.stale.noticed = 0;
+    r.fencing = FENCING_ON;
+    r.stale.ordered = 2;
+    CHECK(verdict_of(&r) == VERDICT_VIOLATION, "stale writes let in by the fence in token "
+          "order, nothing refused or noticed: the defences never had to act, violation");
+    r.stale.refused = 1;
+    CHECK(verdict_of(&r) == VERDICT_FENCED, "in token order, and one refused: fenced");
+    r.stale.ordered = 0;
     r.stale.noticed = 1;
     r.stale.refused = 1;
-    r.fencing = FENCING_ON;
     CHECK(verdict_of(&r) == VERDICT_FENCED, "one noticed, one refused: fenced");
     r.stale.chance = 1;
     CHECK(verdict_of(&r) == VERDICT_VIOLATION, "... and one by chance: violation");

@@ -111,7 +111,7 @@ int64_t oracle_rightful_refusals(const struct oracle_interval *iv, size_t n)
  * What the stale holder of each overlap did
  * --------------------------------------------------------------------- */
 
-enum stale_kind { STALE_THROUGH, STALE_REFUSED, STALE_NOTICED, STALE_CHANCE };
+enum stale_kind { STALE_THROUGH, STALE_ORDERED, STALE_REFUSED, STALE_NOTICED, STALE_CHANCE };
 
 /* What stale holder a did from a later grant at t to its exit (oracle.h):
  * its last access decides, the one that carries the unit's effect. */
@@ -119,7 +119,7 @@ static enum stale_kind stale_kind(const struct oracle_interval *a, int64_t t)
 {
     bool refused = (a->flags & ORACLE_REFUSED) != 0;
     if (!refused && a->last_access_ns != 0 && a->last_access_ns >= t)
-        return STALE_THROUGH;
+        return a->token > 0 ? STALE_ORDERED : STALE_THROUGH;
     if (refused)
         return STALE_REFUSED;
     if (a->flags & ORACLE_NOTICED)
@@ -151,6 +151,7 @@ int oracle_stale_holders(const struct oracle_interval *iv, size_t n, struct orac
         for (; b < n && iv[b].key == iv[a].key && iv[b].enter_ns < iv[a].exit_ns; b++) {
             switch (stale_kind(&iv[a], iv[b].enter_ns)) {
             case STALE_THROUGH: r.through++; break;
+            case STALE_ORDERED: r.ordered++; break;
             case STALE_REFUSED: r.refused++; break;
             case STALE_NOTICED: r.noticed++; break;
             case STALE_CHANCE: r.chance++; break;

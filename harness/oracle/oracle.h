@@ -119,11 +119,16 @@ int64_t oracle_rightful_refusals(const struct oracle_interval *iv, size_t n);
  * had ended on the server (run out, or deleted) by the time the later one
  * was granted. From that later grant to its own exit it did one of:
  *   through - its last access (the write, in a unit that wrote) was
- *             answered at or after the later grant and was not refused
- *             (the fence, if any, let it pass): the resource took a stale
+ *             answered at or after the later grant and nothing checked
+ *             it (no token: an unfenced step): the resource took a stale
  *             holder's work. A fenced read let through before a refused
  *             write is not: the store saw no newer token yet (no fence
  *             can refuse it), and the write it led to was refused;
+ *   ordered - the same access, but fenced (a token) and accepted: the
+ *             store had seen no newer token, so the later holder had not
+ *             reached it yet, and the access came first in token order,
+ *             which is all a fence promises (with tokens that never go
+ *             backwards: oracle_rightful_refusals);
  *   refused - the fence refused its unit (its last access, after the later
  *             grant or before it: either way it touched nothing more);
  *   noticed - not refused, no access after the later grant, and it
@@ -131,7 +136,7 @@ int64_t oracle_rightful_refusals(const struct oracle_interval *iv, size_t n);
  *             be lost (ORACLE_NOTICED);
  *   chance  - none of these: it touched nothing after the later grant, but
  *             nothing stopped it (its accesses happened to come before).
- * The four counts add up to oracle_report.violations. For each stale
+ * The five counts add up to oracle_report.violations. For each stale
  * holder, the window is a lower bound of how long it went on believing
  * after its lock ended: from the first later grant (the latest instant its
  * lock can have ended) to its notice (when it noticed) or its exit, 0 when
@@ -139,6 +144,7 @@ int64_t oracle_rightful_refusals(const struct oracle_interval *iv, size_t n);
  * (the ceil(n/2)-th smallest); both are -1 when there is no stale holder. */
 struct oracle_stale {
     int64_t through, refused, noticed, chance; /* overlapping pairs, by what the stale one did */
+    int64_t ordered;       /* ... (see above) */
     int64_t holders;       /* stale holders: intervals a later grant overlapped */
     int64_t holders_noticed; /* ... of them, the ones that noticed their loss */
     int64_t window_p50_ns; /* the stale-holder window, median over the holders */

@@ -8,12 +8,14 @@
 #include "verdict.h"
 
 /* Two holders at once, the stock exact: what the stale holders did
- * decides (oracle_stale_holders). Any access of theirs that got through,
- * or one that touched nothing only by chance (nothing refused it, it did
- * not know), is a violation: nothing defended the resource. When every
- * stale holder was refused by the fence or noticed its loss and touched
- * nothing more, the resource defended itself or the design told its
- * holder in time: fenced. Overlap with no pair to judge (the live counter
+ * decides (oracle_stale_holders). Any access of theirs that got through
+ * unchecked, or one that touched nothing only by chance (nothing refused
+ * it, it did not know), is a violation: nothing defended the resource.
+ * When every stale holder was refused by the fence, came first in its
+ * token order (ordered) or noticed its loss and touched nothing more, and
+ * at least one was refused or noticed (overlap the defences never had to
+ * stop stays a violation, as before), the resource defended itself or
+ * the design told its holder in time: fenced. Overlap with no pair to judge (the live counter
  * alone saw it) is a violation; an interval log that overflowed leaves
  * pairs unknown, and then the fence must have refused something, as
  * before the pairs were judged. */

@@ -184,10 +184,11 @@ static void print_stale(FILE *f, const struct run_result *x)
         report_fmt_us(max, sizeof max, st->window_max_ns / 1000);
     }
     fprintf(f, "%20s   lock %s, resource %s: stale holders' accesses after the later grant: "
-            "%lld through, %lld refused, %lld noticed their loss, %lld untouched by chance; "
-            "stale-holder window p50 %s, max %s (%lld holders, %lld noticed)\n", "",
+            "%lld through, %lld in token order, %lld refused, %lld noticed their loss, %lld "
+            "untouched by chance; stale-holder window p50 %s, max %s (%lld holders, %lld "
+            "noticed)\n", "",
             verdict_lock_outcome(x), verdict_resource_outcome(x), (long long)st->through,
-            (long long)st->refused, (long long)st->noticed, (long long)st->chance, p50, max,
+            (long long)st->ordered, (long long)st->refused, (long long)st->noticed, (long long)st->chance, p50, max,
             (long long)st->holders, (long long)st->holders_noticed);
 }
 

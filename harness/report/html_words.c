@@ -62,6 +62,8 @@ static void stale_words(json_t *saf, char *buf, size_t n, size_t *len)
     *len += (size_t)snprintf(buf + *len, n - *len, "; after a later grant the stale holders:");
     count(buf, n, len, html_num(pairs, "through"), "access let through",
           "accesses let through");
+    count(buf, n, len, html_num(pairs, "ordered"), "let in by the fence in token order",
+          "let in by the fence in token order");
     count(buf, n, len, html_num(pairs, "refused"), "refused by the fence",
           "refused by the fence");
     count(buf, n, len, html_num(pairs, "noticed"), "noticed its loss", "noticed their loss");

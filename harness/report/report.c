@@ -58,9 +58,11 @@ static void run_case_of(const struct run_result *x, struct run_case *c, struct j
                                 (long long)x->rightful_refused);
     if ((x->stale.holders > 0) && len < n)
         len += (size_t)snprintf(d + len, n - len, " lock=%s resource=%s stale_through=%lld "
-                                "stale_refused=%lld stale_noticed=%lld stale_chance=%lld",
+                                "stale_ordered=%lld stale_refused=%lld stale_noticed=%lld "
+                                "stale_chance=%lld",
                                 verdict_lock_outcome(x), verdict_resource_outcome(x),
-                                (long long)x->stale.through, (long long)x->stale.refused,
+                                (long long)x->stale.through, (long long)x->stale.ordered,
+                                (long long)x->stale.refused,
                                 (long long)x->stale.noticed, (long long)x->stale.chance);
     if (x->unavailable && len < n) {
         const struct fault_record *u = &x->faults[x->unavailable_fault];

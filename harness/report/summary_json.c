@@ -48,8 +48,8 @@ static void safety_stale_json(json_t *safety, const struct run_result *r)
     json_object_set_new(safety, "lock", json_string(verdict_lock_outcome(r)));
     json_object_set_new(safety, "resource", json_string(verdict_resource_outcome(r)));
     json_object_set_new(safety, "stale_pairs",
-                        json_pack("{s:I, s:I, s:I, s:I}", "through", (json_int_t)st->through,
-                                  "refused", (json_int_t)st->refused, "noticed",
+                        json_pack("{s:I, s:I, s:I, s:I, s:I}", "through", (json_int_t)st->through,
+                                  "ordered", (json_int_t)st->ordered, "refused", (json_int_t)st->refused, "noticed",
                                   (json_int_t)st->noticed, "chance", (json_int_t)st->chance));
     json_t *win = json_object();
     json_object_set_new(win, "holders", json_integer(st->holders));
