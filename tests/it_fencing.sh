@@ -43,5 +43,48 @@ expect_eq "zk-sequential fenced: verdict" "$(jget "$S" results.1.verdict)" fence
 expect_gt "zk-sequential fenced: holders overlapped" "$(jget "$S" results.1.safety.violations)" 0
 expect_gt "zk-sequential fenced: stale writes refused" "$(jget "$S" results.1.safety.stale_writes_rejected)" 0
 expect_eq "zk-sequential fenced: no lost update" "$(jget "$S" results.1.safety.lost_updates)" 0
+
+# The lock and the resource apart (issue 32): a redis-watchdog holder
+# paused 5 s against a 400 ms ttl. Its watchdog freezes with it, the others
+# take the lock in turns, and the holder writes with its old token on
+# waking: refused. Every stale pair is refused, none got through or was
+# left alone by chance: fenced, the stock intact.
+run_ok "redis-watchdog paused 5 s, fenced" "$SRC/tests/scenarios/fencing/pause-watchdog.yaml"
+r=results.0
+expect_eq "watchdog: the pause landed" "$(jget "$S" $r.faults.0.outcome)" done
+expect_eq "watchdog: verdict" "$(jget "$S" $r.verdict)" fenced
+expect_eq "watchdog: the lock overlapped" "$(jget "$S" $r.safety.lock)" overlapped
+expect_eq "watchdog: the resource refused the stale holder" "$(jget "$S" $r.safety.resource)" \
+    stale-refused
+expect_gt "watchdog: stale pairs refused" "$(jget "$S" $r.safety.stale_pairs.refused)" 0
+expect_eq "watchdog: none got through" "$(jget "$S" $r.safety.stale_pairs.through)" 0
+expect_eq "watchdog: none by chance" "$(jget "$S" $r.safety.stale_pairs.chance)" 0
+expect_eq "watchdog: the pairs are the overlaps" \
+    "$(($(jget "$S" $r.safety.stale_pairs.refused) + $(jget "$S" $r.safety.stale_pairs.ordered) + \
+        $(jget "$S" $r.safety.stale_pairs.noticed)))" "$(jget "$S" $r.safety.violations)"
+expect_eq "watchdog: one stale holder" "$(jget "$S" $r.safety.stale_window.holders)" 1
+# the window runs from the first later grant (the ttl after the pause, at
+# most) to the holder's exit, after the 5 s pause
+w=$(jget "$S" $r.safety.stale_window.max_ms)
+check "watchdog: the stale-holder window is most of the pause ($w ms)" \
+    awk -v w="$w" 'BEGIN { exit !(w > 4000 && w < 5100) }'
+
+# The other branch: a zk-sequential holder with on_disconnect: abort,
+# paused past its session, hears of its loss on waking and leaves before
+# its write. Nothing refused, nothing touched: fenced too, the stock
+# intact, fencing on or off.
+run_ok "zk-sequential paused past its session, on_disconnect abort" \
+    "$SRC/tests/scenarios/fencing/pause-zk-abort.yaml"
+for r in results.0 results.1; do
+    expect_eq "zk abort $r: verdict" "$(jget "$S" $r.verdict)" fenced
+    expect_eq "zk abort $r: the lock overlapped" "$(jget "$S" $r.safety.lock)" overlapped
+    expect_eq "zk abort $r: the resource intact" "$(jget "$S" $r.safety.resource)" intact
+    expect_gt "zk abort $r: the stale holder noticed" "$(jget "$S" $r.safety.stale_pairs.noticed)" 0
+    expect_eq "zk abort $r: it left before its write" "$(jget "$S" $r.workload.aborted)" 1
+    expect_eq "zk abort $r: the window counted to the notice" \
+        "$(jget "$S" $r.safety.stale_window.noticed)" 1
+done
+expect_eq "zk abort fenced: nothing refused" "$(jget "$S" results.1.safety.stale_writes_rejected)" 0
+
 expect_no_orphans "after the fencing runs"
 finish
