@@ -59,18 +59,18 @@ static void stale_words(json_t *saf, char *buf, size_t n, size_t *len)
                              html_str(saf, "resource"));
     if (html_num(win, "holders") <= 0 || *len >= n)
         return;
-    *len += (size_t)snprintf(buf + *len, n - *len, "; after a later grant the stale holders:");
-    count(buf, n, len, html_num(pairs, "through"), "access let through",
-          "accesses let through");
+    *len += (size_t)snprintf(buf + *len, n - *len, "; per overlapping pair, the stale holder after the later grant:");
+    count(buf, n, len, html_num(pairs, "through"), "access let through unchecked",
+          "accesses let through unchecked");
     count(buf, n, len, html_num(pairs, "ordered"), "let in by the fence in token order",
           "let in by the fence in token order");
     count(buf, n, len, html_num(pairs, "refused"), "refused by the fence",
           "refused by the fence");
-    count(buf, n, len, html_num(pairs, "noticed"), "noticed its loss", "noticed their loss");
+    count(buf, n, len, html_num(pairs, "noticed"), "noticed its loss", "noticed its loss");
     count(buf, n, len, html_num(pairs, "chance"), "untouched by chance", "untouched by chance");
     if (*len < n)
         *len += (size_t)snprintf(buf + *len, n - *len,
-                                 " (pairs); stale-holder window p50 %.1f ms, max %.1f ms",
+                                 "; stale-holder window p50 %.1f ms, max %.1f ms",
                                  html_num(win, "p50_ms"), html_num(win, "max_ms"));
 }
 
