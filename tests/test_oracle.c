@@ -777,10 +777,14 @@ static void test_stale_holders(void)
      * reached the store yet */
     iv[0] = a, iv[1] = b;
     iv[0].last_access_ns = 900;
-    iv[0].token = 1, iv[1].token = 2;
+    iv[0].flags = ORACLE_FENCED;
     st = stale_of(iv, 2);
     CHECK(st.ordered == 1 && st.through + st.refused + st.noticed + st.chance == 0,
           "a fenced write accepted after the later grant: ordered, not through");
+
+    iv[0].flags = ORACLE_FENCED | ORACLE_REFUSED;
+    st = stale_of(iv, 2);
+    CHECK(st.refused == 1 && st.ordered == 0, "fenced and refused: refused");
 
     /* refused: the same write, refused by the fence */
     iv[0] = a, iv[1] = b;
@@ -826,7 +830,7 @@ static void test_stale_holders(void)
     st = stale_of(iv, 2);
     CHECK(st.chance == 1 && st.through + st.ordered + st.refused + st.noticed == 0,
           "its accesses all before the later grant, nothing stopped it: chance");
-    iv[0].token = 1, iv[1].token = 2;
+    iv[0].flags = ORACLE_FENCED;
     st = stale_of(iv, 2);
     CHECK(st.chance == 1, "... fenced or not");
 

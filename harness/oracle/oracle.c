@@ -119,7 +119,7 @@ static enum stale_kind stale_kind(const struct oracle_interval *a, int64_t t)
 {
     bool refused = (a->flags & ORACLE_REFUSED) != 0;
     if (!refused && a->last_access_ns != 0 && a->last_access_ns >= t)
-        return a->token > 0 ? STALE_ORDERED : STALE_THROUGH;
+        return (a->flags & ORACLE_FENCED) ? STALE_ORDERED : STALE_THROUGH;
     if (refused)
         return STALE_REFUSED;
     if (a->flags & ORACLE_NOTICED)

@@ -83,6 +83,10 @@ struct oracle_interval {
  * lock_env.lost) and abandoned its unit before the write: after notice_ns
  * it touched the resource no more. */
 #define ORACLE_NOTICED 32u
+/* The unit's accesses carried the grant's token to the fenced store (a
+ * fenced step): one that got through was checked against the newest
+ * token the store had seen. */
+#define ORACLE_FENCED 64u
 
 /* Mark entry: one atomic step adds a holder and takes the next event number
  * (into *seq); updates max_holders and live_overlaps. Returns the number of
@@ -120,11 +124,11 @@ int64_t oracle_rightful_refusals(const struct oracle_interval *iv, size_t n);
  * was granted. From that later grant to its own exit it did one of:
  *   through - its last access (the write, in a unit that wrote) was
  *             answered at or after the later grant and nothing checked
- *             it (no token: an unfenced step): the resource took a stale
+ *             it (an unfenced step): the resource took a stale
  *             holder's work. A fenced read let through before a refused
  *             write is not: the store saw no newer token yet (no fence
  *             can refuse it), and the write it led to was refused;
- *   ordered - the same access, but fenced (a token) and accepted: the
+ *   ordered - the same access, but fenced (ORACLE_FENCED) and accepted: the
  *             store had seen no newer token, so the later holder had not
  *             reached it yet, and the access came first in token order,
  *             which is all a fence promises (with tokens that never go

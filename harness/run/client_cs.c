@@ -67,6 +67,8 @@ void client_cs_exit(struct client_cs *cs, enum workload_step ws,
     if (tr) {
         sl->cur.last_access_ns = tr->last_access_ns;
         sl->cur.notice_ns = tr->notice_ns;
+        if (tr->fenced && tr->last_access_ns)
+            sl->cur.flags |= ORACLE_FENCED;
     }
     atomic_store(&sl->iv_phase, IV_EXITING);
     sl->cur.exit_seq = oracle_exit(cs->ok);

@@ -245,7 +245,7 @@ static enum workload_step stock_step_fenced(struct workload_client *w, int64_t t
 
 enum workload_step workload_step(struct workload_client *w, int64_t token, struct lab_err *err)
 {
-    w->tr = (struct workload_trace){0};
+    w->tr = (struct workload_trace){.fenced = w->fenced};
     if (w->s->workload != WORKLOAD_STOCK) {
         int64_t v = *w->counter;
         traced_access(w);

@@ -44,6 +44,7 @@ enum workload_step {
  * (oracle_interval.last_access_ns, notice_ns). */
 struct workload_trace {
     int64_t last_access_ns, notice_ns;
+    bool fenced; /* its accesses carried the grant's token to the fenced store */
 };
 
 /* Where the stock lives (ignored by the counter workload). */

@@ -228,7 +228,7 @@ void workload_async_step(struct workload_async *w, int64_t token, workload_done_
     w->done = done;
     w->arg = arg;
     w->token = token;
-    w->tr = (struct workload_trace){0};
+    w->tr = (struct workload_trace){.fenced = w->fenced};
     if (w->s->workload != WORKLOAD_STOCK) {
         w->value = *w->counter;
         traced_access(w);
