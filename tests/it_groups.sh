@@ -240,7 +240,7 @@ run: {max_duration: 1s, clients_per_process: 4}
 lock: {key: gpgstop, wait: 400ms}
 workload: {kind: counter, business: 3s}
 faults:
-  - {at: 200ms, action: pause, target: holder, duration: 4s}
+  - {at: 0ms, action: pause, target: holder, duration: 4s}
 expect: {"*": blocked}
 YAML
 "$LOCKLAB" run "$D/safe.yaml" "$D/rsn.yaml" "$D/renew.yaml" "$D/getdel.yaml" "$D/broken.yaml" "$D/zk.yaml" "$D/zkone.yaml" "$D/etcd.yaml" \
@@ -348,7 +348,7 @@ workload: {kind: counter, business: 5ms}
 faults:
   - {at: 20ms, action: stop, target: "redis-node:1"}
   - {at: 20ms, action: pause, target: "redis-node:3", duration: 300ms}
-expect: {"*": safe}
+expect: {"*": not-exercised}
 YAML
 "$LOCKLAB" run "$D/redlock.yaml" "$D/redlockf.yaml" --out "$WORK/results" --quiet --no-plot \
     > "$WORK/redlock.txt" 2>&1
@@ -362,7 +362,14 @@ polls=$(jget "$S" $r.lock_stats.polls)
 expect_eq "redlock: round trips as the blocking design sends them (5 x 16 + 10 x (160 + $polls polls))" \
     "$(jget "$S" $r.lock_stats.round_trips)" $((5 * 16 + 10 * (160 + polls)))
 r=results.scenario=groups-redlock-faults
-expect_exact "redlock in a group, a master stopped, another paused" $r 64
+# a key per client: nobody else asks for a lock the masters' faults could
+# take from its holder, so nothing was at stake: not-exercised (this checks
+# the group's liveness with masters down, not exclusion)
+expect_eq "redlock in a group, a master stopped, another paused: verdict" \
+    "$(jget "$S" $r.verdict)" not-exercised
+expect_eq "redlock with masters down: no overlap" "$(jget "$S" $r.safety.violations)" 0
+expect_eq "redlock with masters down: counter exact" "$(jget "$S" $r.workload.final_value)" 64
+expect_eq "redlock with masters down: every release owned" "$(jget "$S" $r.ops.released)" 64
 expect_eq "redlock with masters down: no acquire in error" "$(jget "$S" $r.ops.errors)" 0
 expect_eq "redlock with masters down: no acquire timed out" "$(jget "$S" $r.ops.timeouts)" 0
 expect_eq "redlock: both faults landed" \
