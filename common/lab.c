@@ -29,7 +29,29 @@ void lab_err_set(struct lab_err *err, int code, const char *fmt, ...)
     va_start(ap, fmt);
     err->code = code ? code : -1;
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    err->full = NULL;
     va_end(ap);
+}
+
+void lab_err_set_text(struct lab_err *err, int code, const char *text)
+{
+    if (!err)
+        return;
+    lab_err_set(err, code, "%s", text);
+    if (strlen(text) >= sizeof err->msg)
+        err->full = text;
+}
+
+void lab_text_copy(char *dst, size_t n, const char *src)
+{
+    size_t len = strlen(src);
+    if (len < n) {
+        memcpy(dst, src, len + 1);
+        return;
+    }
+    size_t keep = n - sizeof LAB_TEXT_CUT; /* sizeof counts the NUL */
+    memcpy(dst, src, keep);
+    memcpy(dst + keep, LAB_TEXT_CUT, sizeof LAB_TEXT_CUT);
 }
 
 static const char *const verdict_names[] = {

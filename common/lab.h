@@ -26,14 +26,37 @@ enum lab_exit {
     LAB_EXIT_INTERRUPTED = 130 /* SIGINT/SIGTERM: partial results written */
 };
 
+/* Bytes (its NUL included) of an error message the reports keep whole: a
+ * client's first error in its shared slot, summary.json's first_error after
+ * "client N: ". A longer one is cut to end in LAB_TEXT_CUT. */
+#define LAB_ERR_TEXT_MAX 1280
+#define LAB_TEXT_CUT " [locklab: cut here]"
+
 struct lab_err {
-    int code;      /* 0 when no error; otherwise an errno or backend code */
-    char msg[128]; /* human-readable, one sentence */
+    int code;         /* 0 when no error; otherwise an errno or backend code */
+    char msg[128];    /* human-readable, one sentence */
+    const char *full; /* NULL, or the whole message when msg holds only its start (an
+                       * adapter quoting its program's line): whoever set err keeps it
+                       * until its next operation; lab_err_set clears it */
 };
 
 /* Fill err (if not NULL) with code and a printf-style message. */
 void lab_err_set(struct lab_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Fill err with code and text, which the caller keeps until its next
+ * operation: msg holds its start, and err->full the whole when longer. */
+void lab_err_set_text(struct lab_err *err, int code, const char *text);
+
+/* The whole message of err. */
+static inline const char *lab_err_text(const struct lab_err *err)
+{
+    return err->full ? err->full : err->msg;
+}
+
+/* Copy src into dst (n bytes, at least sizeof LAB_TEXT_CUT); a src that
+ * does not fit is cut to end in LAB_TEXT_CUT. */
+void lab_text_copy(char *dst, size_t n, const char *src);
 
 enum verdict {
     VERDICT_NONE = 0,  /* no verdict yet / no expectation */

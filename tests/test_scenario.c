@@ -760,6 +760,35 @@ static void test_faults_point(void)
           "points: %d %d %d", s.faults[0].point, s.faults[1].point, s.faults[2].point);
 }
 
+/* The renewal settings an adapter is told follow how the built-in designs
+ * of its store resolved theirs: redisson's watchdog lease only when
+ * redisson runs its watchdog (a lock.ttl alone is its lease: none), and
+ * etcd-lease's keep-alive for an etcd adapter. */
+static void test_adapter_renewals(void)
+{
+    static struct scenario s;
+    char err[512], path[64];
+    const char *decl = "adapters:\n"
+                       "  r: {command: [r], backend: redis}\n"
+                       "  e: {command: [e], backend: etcd}\n";
+    char text[512];
+    snprintf(text, sizeof text, "name: a\nimpls: [r, e]\nlock: {ttl: 1s, watchdog_lease: 2s, "
+             "etcd_keepalive: true}\n%s", decl);
+    int rc = load_text(text, &s, err, sizeof err, path);
+    CHECK(rc == 0, "renewals load: %s", err);
+    CHECK(rc == 0 && s.adapters[0].spec.watchdog_lease_ns == 2 * SEC &&
+              s.adapters[0].spec.etcd_keepalive == -1 &&
+              s.adapters[1].spec.watchdog_lease_ns == 0 && s.adapters[1].spec.etcd_keepalive == 1,
+          "watchdog_lease given: told to redis (%lld), keep-alive to etcd (%d)",
+          (long long)s.adapters[0].spec.watchdog_lease_ns, s.adapters[1].spec.etcd_keepalive);
+    snprintf(text, sizeof text, "name: a\nimpls: [r, e]\nlock: {ttl: 1s}\n%s", decl);
+    rc = load_text(text, &s, err, sizeof err, path);
+    CHECK(rc == 0 && s.adapters[0].spec.watchdog_lease_ns == 0 &&
+              s.adapters[1].spec.etcd_keepalive == 0,
+          "lock.ttl alone: no watchdog (%lld), keep-alive false (%d): %s",
+          (long long)s.adapters[0].spec.watchdog_lease_ns, s.adapters[1].spec.etcd_keepalive, err);
+}
+
 /* Adapters: declared programs become implementations by name, read before
  * impls whatever the key order; their settings are their spec; the adapter
  * is found again in a copy of the scenario (its names outlive the loader). */
@@ -801,6 +830,16 @@ static void test_adapters(void)
     CHECK(strcmp(py->dir, "/tmp") == 0, "runs in the file's directory, not '%s'", py->dir);
     CHECK(py->ready_timeout_ns == 30 * SEC && py->grace_ns == 5 * SEC, "py's defaults");
     CHECK(zk->ready_timeout_ns == 2 * SEC && zk->grace_ns == 250 * MS, "zk's settings");
+    /* no lock.ttl: redisson runs its watchdog with the default lease, and
+     * the redis adapters are told it; no other store's are; keep-alive is
+     * an etcd store's only */
+    CHECK(py->watchdog_lease_ns == 30 * SEC && nodes->watchdog_lease_ns == 30 * SEC &&
+              zk->watchdog_lease_ns == 0 && my->watchdog_lease_ns == 0,
+          "watchdog lease told to the redis adapters only: %lld %lld %lld",
+          (long long)py->watchdog_lease_ns, (long long)nodes->watchdog_lease_ns,
+          (long long)zk->watchdog_lease_ns);
+    CHECK(py->etcd_keepalive == -1 && zk->etcd_keepalive == -1 && pg->etcd_keepalive == -1,
+          "no keep-alive setting off etcd");
     copy = s;
     const struct lock_ops *ops = scenario_impl(&copy, "zk");
     CHECK(ops && adapter_is(ops) && strcmp(ops->name, "zk") == 0 &&
@@ -868,5 +907,6 @@ int main(int argc, char **argv)
     test_faults_ii();
     test_faults_point();
     test_adapters();
+    test_adapter_renewals();
     return check_done();
 }

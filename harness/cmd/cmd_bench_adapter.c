@@ -88,7 +88,7 @@ int bench_adapter(int argc, char **argv)
 
     struct adapter_spec spec = {.name = "null-adapter", .backend = "redis", .store = "redis",
                                 .argc = 1, .dir = "/", .ready_timeout_ns = 10000000000LL,
-                                .grace_ns = 5000000000LL};
+                                .grace_ns = 5000000000LL, .etcd_keepalive = -1};
     if (subproc_sibling("locklab-adapter-null", X_OK, spec.argv, sizeof spec.argv) != 0) {
         fprintf(stderr, "locklab: bench adapter: cannot run %s (build it: cmake --build)\n",
                 spec.argv);

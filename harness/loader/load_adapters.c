@@ -188,6 +188,50 @@ static int load_adapters(struct opt_loader *L, const yaml_node_t *value, const c
     return rc;
 }
 
+/* The row of rows named name, or NULL. */
+static const struct opt *row_named(const struct opt *rows, const char *name)
+{
+    for (; rows && rows->name; rows++)
+        if (strcmp(rows->name, name) == 0)
+            return rows;
+    return NULL;
+}
+
+/* The renewal settings an adapter is told (docs/adapters.md, Environment):
+ * how the built-in designs of its store renew in this scenario, as they
+ * resolved their keys, read through their own rows by name: redisson's
+ * watchdog lease when it runs its watchdog (its derived leaseTime is 0),
+ * etcd-lease's etcd_keepalive. */
+void adapters_renewals(struct scenario *s)
+{
+    for (int a = 0; a < s->n_adapters; a++) {
+        struct adapter_spec *sp = &s->adapters[a].spec;
+        sp->watchdog_lease_ns = 0;
+        sp->etcd_keepalive = -1;
+        for (int i = 0; i < lock_registry_count; i++) {
+            const struct lock_ops *ops = lock_registry[i];
+            if (!ops->options || strcmp(ops->backend, sp->store) != 0)
+                continue;
+            const char *blob = s->options + options_offset(i);
+            const struct opt *lease = row_named(ops->options, "watchdog_lease"),
+                             *lease_time = row_named(ops->options, "leaseTime"),
+                             *keepalive = row_named(ops->options, "etcd_keepalive");
+            int64_t ns = -1, wd = 0;
+            int on = 0;
+            if (lease && lease_time) {
+                memcpy(&ns, blob + lease_time->off, sizeof ns);
+                memcpy(&wd, blob + lease->off, sizeof wd);
+                if (ns == 0)
+                    sp->watchdog_lease_ns = wd;
+            }
+            if (keepalive) {
+                memcpy(&on, blob + keepalive->off, sizeof on);
+                sp->etcd_keepalive = on != 0;
+            }
+        }
+    }
+}
+
 /* adapters, met again in its place among the keys: read already. */
 int load_adapters_done(struct opt_loader *L, const yaml_node_t *value,
                        const char *keypath)

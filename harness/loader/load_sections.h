@@ -30,6 +30,10 @@ int load_adapters_done(struct opt_loader *L, const yaml_node_t *value, const cha
  * name the adapters). */
 int load_adapters_first(struct opt_loader *L, const yaml_node_t *root);
 
+/* Once the designs have resolved their settings (designs_finish): tell each
+ * adapter the renewal settings of its store's built-in designs. */
+void adapters_renewals(struct scenario *s);
+
 /* The rows of one adapters entry, for the key reference. */
 extern const struct opt adapter_opts[];
 

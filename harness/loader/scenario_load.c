@@ -359,9 +359,10 @@ static int load_root(struct opt_loader *L)
                            "%s keeps its own stock and its version: it needs workload kind "
                            "stock", ops->name);
     }
-    if (groups_finish(L, root) != 0 || fault_load_finish(L) != 0)
+    if (groups_finish(L, root) != 0 || fault_load_finish(L) != 0 || designs_finish(L) != 0)
         return -1;
-    return designs_finish(L);
+    adapters_renewals(s);
+    return 0;
 }
 
 int scenario_load(const char *path, struct scenario *out, char *err, size_t errlen)

@@ -114,9 +114,10 @@ struct client_slot {
     pid_t child_pid;           /* an adapter's child (in the client's process group), or 0 */
     unsigned adapter_caps;     /* the capabilities an adapter's `ready` gave (enum lock_caps) */
     struct cpu_window cpu;     /* its CPU time (and its child's) at the window's ends */
-    char err[160];             /* first error this client hit */
+    char err[LAB_ERR_TEXT_MAX]; /* first error this client hit, whole (an adapter's line
+                                  quoted in full; lab_text_copy cuts a longer one) */
     int64_t fault_errors;      /* lock operations that failed while a server fault was on */
-    char fault_err[160];       /* the first of those */
+    char fault_err[LAB_ERR_TEXT_MAX]; /* the first of those */
     struct hist acquire, hold, release;
 };
 

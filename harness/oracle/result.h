@@ -22,6 +22,9 @@
 #include "oracle.h"
 #include "scenario.h"
 
+/* A run's first error: "client N: " and a client's error text (LAB_ERR_TEXT_MAX). */
+#define RUN_ERROR_MAX (LAB_ERR_TEXT_MAX + 32)
+
 #define CPU_MAX_SERVERS 16
 #define RUN_TIMELINE_MAX 4096 /* latency-over-time points kept per result (evenly sampled) */
 #define RUN_HOLDS_MAX 200000  /* critical sections kept per result for the hold timeline */
@@ -85,7 +88,7 @@ struct run_result {
     int64_t released_unchecked;  /* of released: given back without knowing it was still
                                     ours (an adapter's `released ?`), never misdel evidence */
     int64_t fault_errors;        /* lock operations that failed during a server fault (region.h) */
-    char fault_error[200];       /* the first of those */
+    char fault_error[RUN_ERROR_MAX]; /* the first of those, "client N: " and its text */
     int64_t release_deleted_other; /* locks taken from their holder by someone else (victims) */
     int64_t nested_acquired;       /* reentrant workload: nested acquires granted */
     int64_t nested_timeouts;       /* reentrant workload: nested acquires timed out (blocked) */
@@ -166,7 +169,9 @@ struct run_result {
     bool unavailable_back;    /* ... though the store said it served again, in time */
     int64_t rightful_refused; /* fencing: holders the resource refused that no later grant
                                  overlapped (the token went backwards) */
-    char first_error[192];    /* the first error any client hit */
+    char first_error[RUN_ERROR_MAX]; /* the first error of the lowest-numbered client that
+                                        hit one, "client N: " and its whole text (at most
+                                        LAB_ERR_TEXT_MAX - 1 bytes: an adapter's line fits) */
     struct cpu_use cpu;       /* where the run's CPU time went (cpu.h) */
     int stake_judged;         /* faults that landed and could put the lock at stake
                                  (at_stake.h: judged yes or no) */

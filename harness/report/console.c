@@ -112,6 +112,19 @@ static void print_stakes(FILE *f, const struct run_result *x)
                 x->stake_judged == 1 ? "" : "s");
 }
 
+/* The first error, on one line of the table: whole up to CONSOLE_ERROR_MAX
+ * bytes, else its start and where the rest is (summary.json keeps it whole,
+ * docs/results.md). */
+#define CONSOLE_ERROR_MAX 300
+static void print_first_error(FILE *f, const char *text)
+{
+    if (strlen(text) <= CONSOLE_ERROR_MAX)
+        fprintf(f, "%20s   first error: %s\n", "", text);
+    else
+        fprintf(f, "%20s   first error: %.*s... (full text in summary.json)\n", "",
+                CONSOLE_ERROR_MAX, text);
+}
+
 /* One line on what the fault timeline did, when the scenario has one. */
 static void print_faults(FILE *f, const struct run_result *x)
 {
@@ -249,7 +262,7 @@ void report_print_row(FILE *f, const struct run_result *x)
         fprintf(f, "%20s   fencing asked for, but %s gives no sound token: ran unfenced\n", "",
                 x->ops->name);
     if (x->first_error[0] && (x->verdict == VERDICT_ERROR || !x->pass))
-        fprintf(f, "%20s   first error: %s\n", "", x->first_error);
+        print_first_error(f, x->first_error);
     if (x->clients_crashed || x->clients_killed || x->clients_failed_start)
         fprintf(f, "%20s   clients: %d crashed, %d killed at the end, %d failed to start\n", "",
                 x->clients_crashed, x->clients_killed, x->clients_failed_start);

@@ -2,7 +2,8 @@
  * html_summary.c - the top of report.html: what was run and what came of
  * it, from summary.json alone. The command line as typed, locklab's
  * version and commit, the exit code and what it means, how long it took,
- * every expectation met or not with its verdict in words, the steps not
+ * every expectation met or not with its verdict in words (and the first
+ * error, whole), the steps not
  * run and why, the machine
  * (cores, load, any client-bound result), every store's server version as
  * found through PATH, and the baseline gate's comparison when the run had
@@ -49,6 +50,11 @@ static void expectations(FILE *f, json_t *results)
         report_xml_escaped(f, html_str(r, "verdict"));
         fprintf(f, " &mdash; %s</td><td>", !has ? "not judged" : pass ? "met" : "NOT MET");
         report_xml_escaped(f, words);
+        if (json_is_string(json_object_get(r, "first_error"))) { /* whole, as summary.json has it */
+            fputs("<div class=\"first-error\">first error: ", f);
+            report_xml_escaped(f, html_str(r, "first_error"));
+            fputs("</div>", f);
+        }
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);

@@ -27,7 +27,7 @@
 struct run_case {
     char name[160];
     char failure[64];
-    char detail[512];
+    char detail[512 + RUN_ERROR_MAX]; /* the figures, then first_error whole */
 };
 
 static void run_case_of(const struct run_result *x, struct run_case *c, struct junit_case *jc)

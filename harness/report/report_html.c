@@ -258,7 +258,8 @@ static const char *const style =
     "figure.plot svg{max-width:100%;height:auto}pre{background:#f6f6f6;padding:1em}"
     "table.facts th,table.facts td,table.expectations td,table.expectations th,table.stores td,"
     "table.stores th{text-align:left}"
-    "p.expect-total{padding:4px 8px;display:inline-block}";
+    "p.expect-total{padding:4px 8px;display:inline-block}"
+    "div.first-error{font-family:monospace;white-space:pre-wrap;word-break:break-all}";
 
 int report_html_write(const char *run_dir, struct lab_err *err)
 {

@@ -29,7 +29,7 @@ void client_cs_init(struct client_cs *cs, struct region *rg, const struct lock_o
 void client_slot_error(struct client_slot *sl, const struct lab_err *err)
 {
     if (!sl->err[0])
-        snprintf(sl->err, sizeof sl->err, "%s", err->msg);
+        lab_text_copy(sl->err, sizeof sl->err, lab_err_text(err));
 }
 
 void client_lock_error(struct shared_head *h, struct client_slot *sl, int64_t *count,
@@ -37,7 +37,7 @@ void client_lock_error(struct shared_head *h, struct client_slot *sl, int64_t *c
 {
     if (lab_now_ns() <= atomic_load(&h->excused_until_ns)) {
         if (!sl->fault_errors++)
-            snprintf(sl->fault_err, sizeof sl->fault_err, "%s", err->msg);
+            lab_text_copy(sl->fault_err, sizeof sl->fault_err, lab_err_text(err));
         return;
     }
     (*count)++;

@@ -38,8 +38,12 @@ struct lock_client {
     unsigned caps;        /* LOCK_CAP_FENCING, LOCK_CAP_REENTRANT from `ready` */
     int held;             /* grants not yet released (nested ones of a reentrant adapter) */
     bool dead;            /* the child was killed after a protocol failure */
-    char why[128];        /* ... and why, for every later operation */
+    char why[LAB_ERR_TEXT_MAX]; /* ... and why, for every later operation */
+    char text[LAB_ERR_TEXT_MAX]; /* the last `error TEXT`, quoted whole (lab_err.full) */
 };
+
+/* A line of the child's quoted whole: the longest it can write, and "...". */
+#define QUOTE_MAX (ADAPTER_LINE_MAX + 8)
 
 /* ---------------------------------------------------------------- names */
 
@@ -101,7 +105,16 @@ static void give_up(struct lock_client *c, struct lab_err *err, const char *fmt,
     va_end(ap);
     adapter_proc_kill(&c->proc);
     c->dead = true;
-    lab_err_set(err, EPROTO, "%s", c->why);
+    lab_err_set_text(err, EPROTO, c->why);
+}
+
+/* The child answered `error TEXT`: the line whole in err (it stays alive). */
+static void error_reply(struct lock_client *c, const char *line, struct lab_err *err)
+{
+    char q[QUOTE_MAX];
+    quote(q, sizeof q, line);
+    snprintf(c->text, sizeof c->text, "adapter: %s", q);
+    lab_err_set_text(err, EIO, c->text);
 }
 
 /* Read the reply to what (the request, for messages) within budget_ns.
@@ -115,12 +128,12 @@ static int reply(struct lock_client *c, const char *what, int64_t budget_ns, cha
      * runner's grace bounds it */
     const volatile int *stop = strcmp(what, "release") ? c->env->stop : NULL;
     int r = adapter_proc_read_line(&c->proc, line, n, lab_now_ns() + budget_ns, stop);
-    char q[72], end[112];
+    char q[QUOTE_MAX], end[ADAPTER_END_MAX];
     if (r == 1)
         return 1;
     if (r == -2) {
         quote(q, sizeof q, line);
-        give_up(c, err, "adapter wrote a line too long after %s: '%s'", what, q);
+        give_up(c, err, "adapter wrote a line too long after %s: '%s...'", what, q);
         return -1;
     }
     if (r == -1) {
@@ -143,9 +156,9 @@ static int reply(struct lock_client *c, const char *what, int64_t budget_ns, cha
 static int send_line(struct lock_client *c, const char *what, const char *buf, size_t len,
                      struct lab_err *err)
 {
-    char end[112];
+    char end[ADAPTER_END_MAX];
     if (c->dead) {
-        lab_err_set(err, EPIPE, "%s", c->why);
+        lab_err_set_text(err, EPIPE, c->why);
         return -1;
     }
     if (adapter_proc_write(&c->proc, buf, len) == 0)
@@ -175,7 +188,7 @@ static int put_env(char **env, int *n, char *store, size_t *used, size_t cap, co
 
 static int parse_ready(struct lock_client *c, char *line, struct lab_err *err)
 {
-    char q[72];
+    char q[sizeof c->why];
     char *save, *w = strtok_r(line, " ", &save);
     if (!w || strcmp(w, "ready") != 0)
         goto bad;
@@ -189,7 +202,7 @@ static int parse_ready(struct lock_client *c, char *line, struct lab_err *err)
     }
     return 0;
 bad:
-    snprintf(q, sizeof q, "%.*s", (int)sizeof q - 1, c->why); /* the line, saved before strtok */
+    memcpy(q, c->why, sizeof q); /* the line, saved before strtok */
     give_up(c, err, "adapter: expected 'ready [fencing] [reentrant]', got '%s'", q);
     return -1;
 }
@@ -224,7 +237,7 @@ static int adapter_open(struct lock_client **out, const struct lock_env *env,
     argv[spec->argc < ADAPTER_MAX_ARGS ? spec->argc : ADAPTER_MAX_ARGS] = NULL;
 
     /* the store's variables (lock_servers.env), then the client's own */
-    char *vars[ADAPTER_MAX_ENV + 2], store[64];
+    char *vars[ADAPTER_MAX_ENV + 4], store[192];
     int n = 0;
     size_t used = 0;
     int rc = 0;
@@ -234,6 +247,13 @@ static int adapter_open(struct lock_client **out, const struct lock_env *env,
     rc |= *e ? -1 : 0;
     rc |= put_env(vars, &n, store, &used, sizeof store, "LOCKLAB_CLIENT=%d", env->client_id);
     rc |= put_env(vars, &n, store, &used, sizeof store, "LOCKLAB_CLIENTS=%d", env->clients);
+    /* the scenario's renewal settings, for a library that renews */
+    if (spec->watchdog_lease_ns > 0)
+        rc |= put_env(vars, &n, store, &used, sizeof store, "LOCKLAB_WATCHDOG_LEASE_MS=%" PRId64,
+                      spec->watchdog_lease_ns / 1000000);
+    if (spec->etcd_keepalive >= 0)
+        rc |= put_env(vars, &n, store, &used, sizeof store, "LOCKLAB_ETCD_KEEPALIVE=%s",
+                      spec->etcd_keepalive ? "true" : "false");
     if (rc != 0) {
         lab_err_set(err, E2BIG, "adapter: environment too long");
         return -1;
@@ -281,7 +301,7 @@ static int parse_granted(const char *line, int64_t *token)
 static enum lock_status adapter_acquire(struct lock_client *c, const char *key, int64_t wait_ns,
                                         struct lab_err *err)
 {
-    char req[256], line[ADAPTER_LINE_MAX + 1], q[72];
+    char req[256], line[ADAPTER_LINE_MAX + 1], q[QUOTE_MAX];
     int64_t ttl_ms = c->env->ttl_ns / 1000000, wait_ms = wait_ns / 1000000;
     int len = snprintf(req, sizeof req, "acquire %s %" PRId64 " %" PRId64 "\n", key,
                        ttl_ms > 0 ? ttl_ms : 1, wait_ms);
@@ -306,8 +326,7 @@ static enum lock_status adapter_acquire(struct lock_client *c, const char *key, 
     if (!strcmp(line, "timeout"))
         return LOCK_TIMEOUT;
     if (!strncmp(line, "error ", 6) || !strcmp(line, "error")) {
-        quote(q, sizeof q, line);
-        lab_err_set(err, EIO, "adapter: %s", q);
+        error_reply(c, line, err);
         return LOCK_ERROR;
     }
     quote(q, sizeof q, line);
@@ -319,7 +338,7 @@ static enum lock_status adapter_acquire(struct lock_client *c, const char *key, 
 static enum release_status adapter_release(struct lock_client *c, const char *key,
                                            struct lab_err *err)
 {
-    char req[256], line[ADAPTER_LINE_MAX + 1], q[72];
+    char req[256], line[ADAPTER_LINE_MAX + 1], q[QUOTE_MAX];
     int len = snprintf(req, sizeof req, "release %s\n", key);
     if (send_line(c, "release", req, (size_t)len, err) != 0)
         return RELEASE_ERROR;
@@ -333,11 +352,11 @@ static enum release_status adapter_release(struct lock_client *c, const char *ke
         return RELEASE_UNCHECKED;
     if (!strcmp(line, "not-owner"))
         return RELEASE_NOT_OWNER;
-    quote(q, sizeof q, line);
     if (!strncmp(line, "error ", 6) || !strcmp(line, "error")) {
-        lab_err_set(err, EIO, "adapter: %s", q);
+        error_reply(c, line, err);
         return RELEASE_ERROR;
     }
+    quote(q, sizeof q, line);
     give_up(c, err, "adapter: bad reply to release: '%s'", q);
     return RELEASE_ERROR;
 }

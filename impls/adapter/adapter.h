@@ -40,6 +40,13 @@ struct adapter_spec {
     char dir[ADAPTER_DIR_MAX];     /* the scenario file's directory: the command runs there */
     int64_t ready_timeout_ns;      /* how long `ready` may take (default 30 s) */
     int64_t grace_ns;              /* a reply may come this long after WAIT_MS (default 5 s) */
+    /* The renewal settings of the built-in designs of its store, as they run
+     * in the scenario (the loader fills them; the child gets them in its
+     * environment, docs/adapters.md) */
+    int64_t watchdog_lease_ns;     /* LOCKLAB_WATCHDOG_LEASE_MS: redisson's watchdog lease when
+                                      redisson runs its watchdog, for a redis store; 0: unset */
+    int etcd_keepalive;            /* LOCKLAB_ETCD_KEEPALIVE: etcd-lease's etcd_keepalive (0, 1)
+                                      for an etcd store; -1: another store (unset) */
 };
 
 /* Fill ops as the lock_ops of the adapter spec declares (generic hooks, the

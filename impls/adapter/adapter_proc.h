@@ -19,6 +19,7 @@
 #include "lab.h"
 
 #define ADAPTER_LINE_MAX 1024 /* longest line an adapter may write */
+#define ADAPTER_END_MAX (ADAPTER_LINE_MAX + 96) /* how a child ended, with its last stderr line */
 #define ADAPTER_STDERR_MAX (64 * 1024) /* bytes of a child's stderr kept per client; a file
                                           longer than this was cut (a note ends it) */
 
@@ -31,7 +32,7 @@ struct adapter_proc {
     size_t out_len;
     char err_line[ADAPTER_LINE_MAX + 1]; /* stderr bytes of the line in progress */
     size_t err_len;
-    char last_err[96];               /* the last whole line it wrote on stderr */
+    char last_err[ADAPTER_LINE_MAX + 1]; /* the last whole line it wrote on stderr */
     int status;                      /* wait status once reaped */
     char log_path[1280];             /* where its stderr is kept ("": nowhere) */
     int log_fd;                      /* that file, opened at the first byte (-1: not yet) */
