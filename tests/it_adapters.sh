@@ -2,7 +2,9 @@
 # the harness starts: bad declarations are refused before anything starts;
 # broken adapters (one that dies, one that hangs, one that writes garbage,
 # one that never says ready) give `error` with their line quoted, and one
-# that grants while another holds gives `violation`; `released` is evidence
+# that grants while another holds gives `violation`; an `error TEXT` arrives
+# whole in summary.json and report.html, cut on the console with where the
+# rest is; the renewal settings reach an adapter; `released` is evidence
 # for misdel and `released ?` is not; each client's adapter stderr is kept
 # in the run folder (bounded) and linked from the report; each backend (redis,
 # redis-nodes, sentinel, zookeeper) hands its LOCKLAB_* variables to an
@@ -83,6 +85,38 @@ expect_eq "silent: no client started" "$(jget "$S" results.impl=silent.ops.acqui
 kept=$WORK/results/latest/$(jget "$S" results.impl=dies.adapter_stderr.0.file)
 check "dies: its stderr is kept in the run folder" grep -q "fixture: dying on purpose" "$kept"
 expect_no_orphans "broken adapters"
+
+# An `error TEXT` arrives whole: summary.json's first_error and report.html
+# hold all 1,006 bytes of the line; the console shows its first 300 and says
+# where the rest is. The renewal settings reach a redis adapter as the
+# scenario's redisson runs them: the watchdog's lease when lock.watchdog_lease
+# is given (2000), nothing when lock.ttl alone is (redisson's leaseTime); no
+# keep-alive setting off etcd (tests/it_adapters_etcd.sh checks it there).
+long="begin $(head -c 990 /dev/zero | tr '\0' x) end"
+cat > "$D/long.yaml" <<YAML
+name: long
+adapters:
+  longerr: {command: [../fx/longerr.sh], backend: redis}
+  watchdog: {command: [../fx/renewal.sh, 2000, unset], backend: redis}
+impls: [longerr, watchdog]
+run: {ops_per_client: 2}
+lock: {ttl: 1s, watchdog_lease: 2s}
+expect: {longerr: error, watchdog: safe}
+YAML
+sed -e 's/name: long/name: leased/' -e '/  longerr: /d' -e 's/impls: .*/impls: [leased]/' \
+    -e 's/  watchdog: {command: \[..\/fx\/renewal.sh, 2000,/  leased: {command: [..\/fx\/renewal.sh, unset,/' \
+    -e 's/, watchdog_lease: 2s//' -e 's/expect: .*/expect: {"*": safe}/' "$D/long.yaml" > "$D/leased.yaml"
+out=$("$LOCKLAB" run "$D/long.yaml" "$D/leased.yaml" --out "$WORK/results" --no-plot 2>&1)
+expect_eq "long error and renewal settings: exit code" "$?" 0
+S=$WORK/results/latest/summary.json
+expect_eq "longerr: first_error whole in summary.json" "$(first longerr)" "client 0: adapter: error $long"
+check "longerr: report.html quotes it whole" grep -q "first error: client 0: adapter: error $long</div>" \
+    "$WORK/results/latest/report.html"
+shown="client 0: adapter: error $long"
+check "longerr: the console cuts it at 300 bytes and says where the rest is" grep -qF \
+    "first error: ${shown:0:300}... (full text in summary.json)" <<<"$out"
+expect_eq "watchdog_lease given: the lease told" "$(jget "$S" results.impl=watchdog.verdict)" safe
+expect_eq "lock.ttl alone: no watchdog told" "$(jget "$S" results.impl=leased.verdict)" safe
 
 # What a release reply says of the lock, and what feeds misdel: a lock whose
 # TTL runs out inside (100 ms against 250 ms of business) and whose release

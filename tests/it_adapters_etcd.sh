@@ -2,7 +2,8 @@
 # etcd members locklab starts: `backend: etcd` is accepted and an unknown
 # word lists it; an adapter gets the members in the documented forms (on a
 # cluster of 3: three URLs, the first member's host and port, the prefix,
-# etcdctl's variable); the minimal etcd adapter of docs/adapters.md, taken
+# etcdctl's variable; lock.etcd_keepalive as LOCKLAB_ETCD_KEEPALIVE); the
+# minimal etcd adapter of docs/adapters.md, taken
 # from the page as it is, sells exactly the stock; keys an earlier run left
 # under locklab/KEY (no lease: they would stay) are deleted before the
 # next run; and the shipped python-etcd3 adapter does what the library's
@@ -36,6 +37,7 @@ adapters:
 impls: [e]
 backends: {etcd: {members: 3}}
 run: {ops_per_client: 2}
+lock: {etcd_keepalive: true}
 expect: {"*": safe}
 YAML
 # 3. The minimal adapter of docs/adapters.md (the python block that uses
@@ -89,7 +91,7 @@ p1=$(echo "$ports" | head -1)
 p2=$(echo "$ports" | sed -n 2p)
 p3=$(echo "$ports" | sed -n 3p)
 expect_eq "etcd: its variables" "$(grep -v '^LOCKLAB_CLIENT' "$e" | tr '\n' ' ')" \
-    "ETCDCTL_ENDPOINTS=127.0.0.1:$p1,127.0.0.1:$p2,127.0.0.1:$p3 LOCKLAB_ETCD_ENDPOINTS=http://127.0.0.1:$p1,http://127.0.0.1:$p2,http://127.0.0.1:$p3 LOCKLAB_ETCD_HOST=127.0.0.1 LOCKLAB_ETCD_PORT=$p1 LOCKLAB_ETCD_PREFIX=locklab/ "
+    "ETCDCTL_ENDPOINTS=127.0.0.1:$p1,127.0.0.1:$p2,127.0.0.1:$p3 LOCKLAB_ETCD_ENDPOINTS=http://127.0.0.1:$p1,http://127.0.0.1:$p2,http://127.0.0.1:$p3 LOCKLAB_ETCD_HOST=127.0.0.1 LOCKLAB_ETCD_KEEPALIVE=true LOCKLAB_ETCD_PORT=$p1 LOCKLAB_ETCD_PREFIX=locklab/ "
 expect_eq "etcd: the client's own" "$(grep -c '^LOCKLAB_CLIENTS\?=' "$e")" 2
 
 SC=minimal-etcd

@@ -13,10 +13,14 @@
  *
  * An adapter is trusted with nothing: a reply that is not one of the
  * protocol's, a child that dies, or one that says nothing past its
- * deadline is an error whose message quotes the line (or the child's end
- * and its last stderr line); the child is then killed and reaped, and every
+ * deadline is an error whose message quotes the line whole (or the child's
+ * end and its last stderr line: lab_err.full carries what msg cannot hold,
+ * so that the client's slot keeps it); the child is then killed and reaped, and every
  * later operation of that client fails at once. The verdict of such a run
- * can only be `error` (or `violation`, if the oracle saw two holders).
+ * can only be `error` (or `violation`, if the oracle saw two holders). An
+ * `error TEXT` reply is quoted whole the same way, the child living on.
+ * The loader fills the spec's renewal settings, which open() passes on as
+ * LOCKLAB_WATCHDOG_LEASE_MS and LOCKLAB_ETCD_KEEPALIVE.
  */
 #include "adapter.h"
 
