@@ -5,10 +5,11 @@
 # (printed from the scenario loader's option rows and every design's). This
 # test fails when the man page, README.md's command summary or the key
 # reference in docs/scenarios.md lacks one of them, or names one the program
-# does not have; when a relative link in README.md, docs/*.md or
-# results/README.md points at no file (or heading) of the repository, or
-# anywhere outside it; when a source comment cites a .md file that is not
-# in the repository; and when README.md grows past 300 lines. No server is
+# does not have; when a relative link in README.md, docs/*.md,
+# docs/records/*.md (scripts/records writes them) or results/README.md
+# points at no file (or heading) of the repository, or anywhere outside
+# it; when a source comment cites a .md file that is not in the
+# repository; and when README.md grows past 300 lines. No server is
 # started.
 . "$(dirname "$0")/lib.sh"
 
@@ -88,7 +89,7 @@ slugs() {
 }
 bad=""
 n_links=0
-for md in "$README" "$SRC"/docs/*.md "$SRC/results/README.md"; do
+for md in "$README" "$SRC"/docs/*.md "$SRC"/docs/records/*.md "$SRC/results/README.md"; do
     dir=$(dirname "$md")
     # [text](target) and ![alt](target), outside code blocks.
     links=$(awk '/^ *```/ { code = !code; next } !code' "$md" |

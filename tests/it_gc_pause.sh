@@ -8,8 +8,8 @@
 # has no lease: the frozen
 # holder keeps its lock, the others wait the pause out, nobody overlaps,
 # and the lock was never at stake: not-exercised.
-# These are the rows of the gc-pause tables in docs/benchmarks.md ("gc-pause",
-# "PostgreSQL designs across the shipped scenarios"); the run also checks the file's own expect lines (exit 0).
+# These are the verdicts docs/benchmarks.md ("The fault scenarios") explains
+# for gc-pause; the run also checks the file's own expect lines (exit 0).
 . "$(dirname "$0")/lib.sh"
 
 # The etcd designs' rows (a lease lost to the pause, fenced by the create

@@ -30,7 +30,7 @@ for impl in zk-sequential zk-ephemeral; do
     expect_eq "$impl: every release found its node (no lock lost)" \
         "$(jget "$S" "$r.ops.release_not_owner")" 0
     expect_eq "$impl: no error" "$(jget "$S" "$r.ops.errors")/$(jget "$S" "$r.ops.release_errors")" 0/0
-    # docs/benchmarks.md: "no error, no fault error": the designs wait out the election
+    # docs/faults.md, "A ZooKeeper ensemble losing its leader": the designs wait out the election
     # within their wait budget, so nothing fails even while a server is down
     expect_eq "$impl: no fault error" "$(jget "$S" "$r.fault_errors")" 0
     expect_eq "$impl: clients were given all three addresses" \

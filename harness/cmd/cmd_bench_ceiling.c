@@ -54,7 +54,8 @@
  * cores more processes only take the store's core from it: 10,000 redis-lua
  * clients in 10 processes of 1,000 measured 0.33-2.06 of the ceiling (median
  * 0.58, Redis at 0.30 core), in one process 1.00-1.13 (Redis at 0.94), same
- * loaded hour (docs/benchmarks.md). */
+ * loaded hour (measured so on the project's 2-core VM; the command's record,
+ * docs/records/, holds its figures). */
 #define CEILING_GROUP_DEFAULT SCN_MAX_CLIENTS
 
 static void ceiling_usage(FILE *f)
@@ -68,8 +69,8 @@ static void ceiling_usage(FILE *f)
             "count N, the store's ceiling at N connections and locklab's design with N\n"
             "clients on a key each (no contention) for S seconds, on the same server:\n"
             "  redis: redis-benchmark (one thread, N connections) runs SET k v NX PX on\n"
-            "    random keys and the release script (EVAL), each for about S seconds; the\n"
-            "    ceiling is 1 / (1/SET + 1/EVAL) cycles/s; against redis-lua.\n"
+            "    random keys and the release script (EVALSHA), each for about S seconds; the\n"
+            "    ceiling is 1 / (1/SET + 1/EVALSHA) cycles/s; against redis-lua.\n"
             "  zookeeper: a bare loop of N sessions in one thread (epoll, ZooKeeper's\n"
             "    wire protocol), each on a parent of its own doing create\n"
             "    ephemeral-sequential + getChildren + delete, for S seconds, the first\n"

@@ -26,8 +26,8 @@
  * listing that granted stays on the server until the next change of
  * leases/ fires it. Whether a waiter waits on leases/ at all is a race:
  * it does when its listing comes before the holder's release. Curator
- * does all of this the same way, request for request (docs/benchmarks.md, "What
- * differs, and why").
+ * does all of this the same way, request for request (docs/benchmarks.md, "The
+ * originals check the copies").
  * People reach for this lock when it must be released by another thread
  * than the one that took it, which a per-thread hold count forbids.
  *
