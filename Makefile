@@ -1,7 +1,8 @@
 # Thin wrapper over CMake. `make demo`, `make tour` and `make test` install
 # whatever Debian packages are missing, configure build/, build, and run.
 BUILD ?= build
-# how long `make tour` took, measured (docs/benchmarks.md, "The demo and the tour")
+# how long `make tour` takes, as it says before it starts (its record, measured:
+# `scripts/records measure tour`, docs/records/)
 TOUR_MINUTES = 20
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
