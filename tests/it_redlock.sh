@@ -70,7 +70,7 @@ faults:
   - {at: 300ms, when: holder, action: pause, target: "redis-node:0", duration: 1500ms}
   - {at: 300ms, when: holder, action: pause, target: "redis-node:1", duration: 1500ms}
   - {at: 300ms, when: holder, action: pause, target: "redis-node:2", duration: 1500ms}
-expect: {redlock: safe}
+expect: {redlock: not-exercised}
 YAML
 
 OUT=$WORK/results
@@ -111,7 +111,11 @@ expect_gt "contended: every failed attempt unlocked every master ($total server 
     "$total" "$(awk -v a="$acquired" -v p="$polls" 'BEGIN { printf "%d", 0.9 * 9 * (a + p) }')"
 
 run_ok "a majority of masters late" "$D/late-masters.yaml"
-expect_exact "a majority of masters late" $r 4
+# the holder's 1 s section ends before the paused masters serve again:
+# nothing at stake (this checks liveness with a majority late)
+expect_not_exercised "a majority of masters late" $r
+expect_eq "a majority of masters late: counter exact" "$(jget "$S" $r.workload.final_value)" 4
+expect_eq "a majority of masters late: every release owned" "$(jget "$S" $r.ops.released)" 4
 expect_eq "a majority of masters late: the pauses landed" \
     "$(jget "$S" $r.faults.0.outcome) $(jget "$S" $r.faults.1.outcome) $(jget "$S" $r.faults.2.outcome)" \
     "done done done"

@@ -61,6 +61,14 @@ expect_safe() {
     [ $# -lt 3 ] || expect_eq "$1: counter exact" "$(jget "$S" "$2.workload.final_value")" "$3"
 }
 
+# expect_not_exercised LABEL R: the run's faults could have put the lock at
+# stake and none did: verdict not-exercised, no overlap, at stake 0 times.
+expect_not_exercised() {
+    expect_eq "$1: verdict" "$(jget "$S" "$2.verdict")" not-exercised
+    expect_eq "$1: no overlap" "$(jget "$S" "$2.safety.violations")" 0
+    expect_eq "$1: never at stake" "$(jget "$S" "$2.at_stake")" 0
+}
+
 # expect_exact LABEL R N: expect_safe with the counter at N, and each of the
 # N releases found the lock still its own.
 expect_exact() {
