@@ -1028,23 +1028,12 @@ int cmd_explore(int argc, char **argv)
         backends_init(&b);
         for (int i = 0; i < n; i++)
             backends_plan(&b, probes[i]);
-        struct lab_err err = {0};
         c.res = malloc(sizeof *c.res);
         c.cur = malloc(sizeof *c.cur);
         if (!c.res || !c.cur) {
             fprintf(stderr, "locklab: out of memory\n");
             code = LAB_EXIT_ENV;
-        } else if (net_up(probes, n, &err) != 0 || net_delay_up(probes, n, &err) != 0) {
-            fprintf(stderr, "locklab: %s\n", err.msg);
-            code = err.code == EINVAL ? LAB_EXIT_USAGE : LAB_EXIT_ENV;
-            net_delay_down();
-            net_down();
-        } else if (backends_start(&b, &lab_stop, &err) != 0) {
-            fprintf(stderr, "locklab: %s\n", err.msg);
-            code = lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
-            net_delay_down();
-            net_down();
-        } else {
+        } else if ((code = lab_up(probes, n, &b)) == LAB_EXIT_OK) {
             c.env.stock.host = b.stock_srv.host;
             c.env.stock.port = b.stock_srv.port;
             if (o.budget_ns)
@@ -1056,9 +1045,7 @@ int cmd_explore(int argc, char **argv)
                 if (fc == LAB_EXIT_ENV || fc == LAB_EXIT_USAGE)
                     break;
             }
-            backends_stop(&b);
-            net_delay_down();
-            net_down();
+            lab_down(&b);
         }
         free(c.res);
         free(c.cur);

@@ -672,26 +672,13 @@ int cmd_run(int argc, char **argv)
         memcpy(b.external, o.external, sizeof b.external);
         for (int i = 0; i < n; i++)
             backends_plan(&b, scns[i]);
-        struct lab_err err = {0};
-        /* the hosts first: servers start on them, the slow links' proxy in their path */
-        if (net_up(scns, n, &err) != 0 || net_delay_up(scns, n, &err) != 0) {
-            fprintf(stderr, "locklab: %s\n", err.msg);
-            code = err.code == EINVAL ? LAB_EXIT_USAGE : LAB_EXIT_ENV;
-            net_delay_down();
-            net_down();
-        } else if (backends_start(&b, &lab_stop, &err) != 0) {
-            fprintf(stderr, "locklab: %s\n", err.msg);
-            code = lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
-            net_delay_down();
-            net_down();
-        } else {
+        code = lab_up(scns, n, &b);
+        if (code == LAB_EXIT_OK) {
             if (net_on() && !o.quiet)
                 fprintf(stderr, "locklab: %d hosts up in %.1f ms\n", net_host_count(),
                         (double)net_setup_ns() / 1e6);
             code = run_all(scns, n, &o, &b);
-            backends_stop(&b);
-            net_delay_down();
-            net_down();
+            lab_down(&b);
         }
     }
     for (int i = 0; i < n; i++)
