@@ -28,7 +28,7 @@ static struct fault_record rec(enum fault_action a, int client, bool holder, int
 
 static void judge(struct fault_record *r, bool failpoint, struct oracle_interval *iv, size_t n)
 {
-    at_stake_sort(iv, n);
+    oracle_sort(iv, n);
     CHECK(at_stake_judge(r, failpoint, iv, n, NULL, 0) == 0, "judged");
 }
 
@@ -170,7 +170,7 @@ static void test_server(void)
     struct stake_ask ask = {.client = 1, .key = 0, .from_ns = MS(350), .to_ns = MS(4050)};
     r = rec(FAULT_RESTART, -1, false, 1500, 1500);
     r.back_ns = MS(2500);
-    at_stake_sort(only, 2);
+    oracle_sort(only, 2);
     CHECK(at_stake_judge(&r, false, only, 2, &ask, 1) == 0 && r.at_stake == STAKE_YES &&
               r.stake_waiters == 1,
           "a waiter never granted counts: %s", r.stake_why);

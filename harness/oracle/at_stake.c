@@ -19,19 +19,6 @@ const char *fault_stake_name(enum fault_stake s)
     return s == STAKE_YES ? "yes" : s == STAKE_NO ? "no" : "n/a";
 }
 
-static int by_key_enter(const void *a, const void *b)
-{
-    const struct oracle_interval *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return (x->enter_ns > y->enter_ns) - (x->enter_ns < y->enter_ns);
-}
-
-void at_stake_sort(struct oracle_interval *iv, size_t n)
-{
-    qsort(iv, n, sizeof *iv, by_key_enter);
-}
-
 /* What one fault is asked: the holders it caught are the sections (of
  * client, or of any client when -1) inside at some point of [from, to];
  * back > 0 (a server fault): the store served again then, and a holder

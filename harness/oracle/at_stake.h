@@ -45,9 +45,6 @@
 /* "yes", "no", "n/a". */
 const char *fault_stake_name(enum fault_stake s);
 
-/* Sort iv by key, then entry time, as at_stake_judge needs it. */
-void at_stake_sort(struct oracle_interval *iv, size_t n);
-
 /* A client asking for key from from_ns to to_ns and never granted in it
  * (a closed loop's last acquire, cut short by the run's end). */
 struct stake_ask {
@@ -56,7 +53,7 @@ struct stake_ask {
 };
 
 /* Judge r (its at_stake, window, waiters and reason) from iv, sorted by
- * at_stake_sort, and the asks never granted (asks, n_asks; may be NULL,
+ * oracle_sort, and the asks never granted (asks, n_asks; may be NULL,
  * 0). failpoint: the fault's entry targets a failpoint (n/a). Returns 0,
  * or -ENOMEM (r is left n/a). */
 int at_stake_judge(struct fault_record *r, bool failpoint, const struct oracle_interval *iv,

@@ -127,10 +127,14 @@ static enum stale_kind stale_kind(const struct oracle_interval *a, int64_t t)
     return STALE_CHANCE;
 }
 
+static int cmp_i64(int64_t a, int64_t b)
+{
+    return (a > b) - (a < b);
+}
+
 static int i64_cmp(const void *pa, const void *pb)
 {
-    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-    return (a > b) - (a < b);
+    return cmp_i64(*(const int64_t *)pa, *(const int64_t *)pb);
 }
 
 /* See oracle.h. The later grants overlapping a follow it directly in entry
@@ -176,10 +180,6 @@ int oracle_stale_holders(const struct oracle_interval *iv, size_t n, struct orac
  * Sorting
  * --------------------------------------------------------------------- */
 
-static int cmp_i64(int64_t a, int64_t b)
-{
-    return (a > b) - (a < b);
-}
 
 /* Order by key, entry, exit; wait time and client only make ties
  * deterministic (they change no count but the order handoffs are seen). */
@@ -197,6 +197,11 @@ static int interval_cmp(const void *pa, const void *pb)
     if ((c = cmp_i64(a->wait_ns, b->wait_ns)) != 0)
         return c;
     return (a->client > b->client) - (a->client < b->client);
+}
+
+void oracle_sort(struct oracle_interval *iv, size_t n)
+{
+    qsort(iv, n, sizeof *iv, interval_cmp);
 }
 
 /* ------------------------------------------------------------------------
@@ -320,7 +325,7 @@ int oracle_analyze(struct oracle_interval *iv, size_t n, struct oracle_report *o
         return 0;
     }
 
-    qsort(iv, n, sizeof *iv, interval_cmp);
+    oracle_sort(iv, n);
     for (size_t i = 0, j; i < n; i = j) {
         for (j = i + 1; j < n && iv[j].key == iv[i].key; j++)
             ;

@@ -178,6 +178,11 @@ struct oracle_report {
     int64_t handoffs;       /* handoff gaps recorded into the histogram */
 };
 
+/* Sort iv by key, then entry time (ties by exit, wait, client): the order
+ * oracle_analyze() leaves, which oracle_misdeletes, oracle_stale_holders
+ * and at_stake_judge read. */
+void oracle_sort(struct oracle_interval *iv, size_t n);
+
 /* Analyse n intervals (any order; the array is sorted in place by key, then
  * entry time). Intervals with exit_ns < enter_ns are invalid: returns -EINVAL
  * without analysing. Two intervals overlap when one enters strictly before

@@ -464,7 +464,7 @@ static int judge_stakes(const struct scenario *s, const struct region *rg,
 {
     if (res->n_faults == 0)
         return 0;
-    at_stake_sort(all, (size_t)n_iv);
+    oracle_sort(all, (size_t)n_iv);
     /* a closed loop asks again after each release (and its think time):
      * a client whose last ask was never granted asked from then until its
      * loop ended, which its intervals do not show */
