@@ -817,12 +817,18 @@ static void test_stale_holders(void)
     st = stale_of(iv, 2);
     CHECK(st.noticed == 1 && st.window_max_ns == 0, "noticed before the grant: window 0");
 
-    /* through beats noticed: the read came after the grant, then the notice */
+    /* a read after the grant, then the notice before the write (a holder
+     * paused between its grant and its read, tests/it_fencing.sh's zk
+     * abort): the read led to nothing, noticed, not through */
     iv[0] = a, iv[1] = b;
     iv[0].last_access_ns = 450;
     iv[0].flags = ORACLE_NOTICED, iv[0].notice_ns = 700;
     st = stale_of(iv, 2);
-    CHECK(st.through == 1 && st.noticed == 0, "a read after the grant, then noticed: through");
+    CHECK(st.noticed == 1 && st.through + st.ordered + st.refused + st.chance == 0,
+          "a read after the grant, then abandoned before the write: noticed");
+    iv[0].flags |= ORACLE_FENCED;
+    st = stale_of(iv, 2);
+    CHECK(st.noticed == 1 && st.ordered == 0, "the same, fenced: noticed, not ordered");
 
     /* chance: read and write both before B's grant, A left after it */
     iv[0] = a, iv[1] = b;

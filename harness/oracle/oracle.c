@@ -114,16 +114,17 @@ int64_t oracle_rightful_refusals(const struct oracle_interval *iv, size_t n)
 enum stale_kind { STALE_THROUGH, STALE_ORDERED, STALE_REFUSED, STALE_NOTICED, STALE_CHANCE };
 
 /* What stale holder a did from a later grant at t to its exit (oracle.h):
- * its last access decides, the one that carries the unit's effect. */
+ * a unit refused or abandoned before its write carried no effect, whatever
+ * it read; otherwise its last access decides, the one that carries the
+ * unit's effect. */
 static enum stale_kind stale_kind(const struct oracle_interval *a, int64_t t)
 {
-    bool refused = (a->flags & ORACLE_REFUSED) != 0;
-    if (!refused && a->last_access_ns != 0 && a->last_access_ns >= t)
-        return (a->flags & ORACLE_FENCED) ? STALE_ORDERED : STALE_THROUGH;
-    if (refused)
+    if (a->flags & ORACLE_REFUSED)
         return STALE_REFUSED;
     if (a->flags & ORACLE_NOTICED)
         return STALE_NOTICED;
+    if (a->last_access_ns != 0 && a->last_access_ns >= t)
+        return (a->flags & ORACLE_FENCED) ? STALE_ORDERED : STALE_THROUGH;
     return STALE_CHANCE;
 }
 

@@ -135,9 +135,10 @@ int64_t oracle_rightful_refusals(const struct oracle_interval *iv, size_t n);
  *             backwards: oracle_rightful_refusals);
  *   refused - the fence refused its unit (its last access, after the later
  *             grant or before it: either way it touched nothing more);
- *   noticed - not refused, no access after the later grant, and it
- *             abandoned its unit because the design told it the lock may
- *             be lost (ORACLE_NOTICED);
+ *   noticed - not refused, and it abandoned its unit before the write
+ *             because the design told it the lock may be lost
+ *             (ORACLE_NOTICED): a read after the later grant (a holder
+ *             paused between its grant and its read) led to nothing;
  *   chance  - none of these: it touched nothing after the later grant, but
  *             nothing stopped it (its accesses happened to come before).
  * The five counts add up to oracle_report.violations. For each stale
