@@ -52,6 +52,8 @@ static void ps_next(struct rsn_member *me, enum rsn_act act)
  * machine, or the machine's timer at its wake_at (or the run's stop). */
 static enum rsn_act ps_act(struct lock_client *c, enum rsn_act act)
 {
+    if (c->link.rc)
+        rsn_ps_master(&c->ps, c->link.rc->tcp.host, c->link.rc->tcp.port);
     if (rsn_ps_act(&c->ps, &act, lab_now_ns()))
         return act;
     c->fed = false;

@@ -101,6 +101,8 @@ static void run(struct lock_client *c, enum rsn_act act)
             return;
         case RSN_SUBSCRIBE:
         case RSN_WAIT:
+            if (c->link.seek.ac)
+                rsn_ps_master(&c->ps, c->link.seek.ac->c.tcp.host, c->link.seek.ac->c.tcp.port);
             if (rsn_ps_act(&c->ps, &act, lab_now_ns()))
                 continue;
             evloop_timer_at(c->L, &c->timer, m->wake_at);

@@ -8,7 +8,8 @@
  * arrival stamp before hiredis reads it), opened at the first SUBSCRIBE,
  * to the single server or to the master the sentinels name (the loop
  * links' search, redis_link_seek.c, whose checked connection gives the
- * address). Every channel wanted is subscribed on a new connection. When
+ * address) unless the member that needs it knows the master its command
+ * connection uses (rsn_ps_master). Every channel wanted is subscribed on a new connection. When
  * the connection goes, every subscription goes with it: entries are
  * marked unsubscribed and each member waiting on the pub/sub is told
  * (down); a member trying the lock meanwhile finds its entry unsubscribed
@@ -250,14 +251,21 @@ static void ps_seek_down(redisAsyncContext *ac)
         redis_seek_down(&h->seek, ac);
 }
 
-/* Open the connection when there is none (nor one being found). */
-static void ps_open(struct rsn_hub *h, const struct lock_env *env)
+/* Open the connection when there is none (nor one being found): to the
+ * single server, to the master me's command connection uses, or to the
+ * one the sentinels name. */
+static void ps_open(struct rsn_hub *h, const struct rsn_member *me)
 {
     if (h->ps || h->seeking)
         return;
+    const struct lock_env *env = me->env;
     const struct lock_servers *sv = env->servers;
     if (!sv->sentinel_master[0]) {
         ps_connect(h, sv->node[0].host, sv->node[0].port); /* the connection: watch() */
+        return;
+    }
+    if (me->master_port > 0) {
+        ps_connect(h, me->master_host, me->master_port);
         return;
     }
     h->seeking = true;
@@ -389,7 +397,13 @@ static void subscribe(struct rsn_member *me)
     if (me->hub->ps)
         entry_send_subscribe(me->hub, e);
     else
-        ps_open(me->hub, me->env);
+        ps_open(me->hub, me);
+}
+
+void rsn_ps_master(struct rsn_member *me, const char *host, int port)
+{
+    snprintf(me->master_host, sizeof me->master_host, "%s", host ? host : "");
+    me->master_port = host && host[0] ? port : 0;
 }
 
 static bool take_permit(struct rsn_member *me, int64_t *exit_ns, int64_t *arrive_ns)

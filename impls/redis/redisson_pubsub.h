@@ -56,6 +56,9 @@ struct rsn_member {
     int ev;                      /* a lost connection: how */
     int64_t exit_ns, arrive_ns;
     char why[200];
+    /* the master its command connection uses (rsn_ps_master), port 0: not known */
+    char master_host[64];
+    int master_port;
 };
 
 /* The hub of loop L (made by its first user, freed with its last). */
@@ -68,6 +71,12 @@ const char *rsn_hub_token(const struct rsn_hub *h);
  * owner) from now on. */
 void rsn_ps_init(struct rsn_member *me, struct rsn_hub *h, const struct lock_env *env,
                  struct rsn_sm *m, void (*next)(struct rsn_member *me, enum rsn_act act));
+/* The master me's command connection uses, told before each SUBSCRIBE or
+ * WAIT: with sentinels, a new pub/sub connection goes there, as
+ * Redisson's goes to the master its connection manager knows, without
+ * asking the sentinels again (a client cut off from them with its master
+ * still subscribes); the sentinels are asked only when no member knows. */
+void rsn_ps_master(struct rsn_member *me, const char *host, int port);
 /* The machine's SUBSCRIBE or WAIT (*act): true with *act the next act
  * when it is known at once (subscribed already, a permit, the
  * subscription gone); false: me waits for next(), or for m->wake_at,
