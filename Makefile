@@ -32,7 +32,7 @@ tour: build
 
 # The unit tier first (no server, seconds: `ctest -L unit`), then the rest.
 test: build
-	cd $(BUILD) && ctest --output-on-failure -L unit && ctest --output-on-failure -LE unit
+	cd $(BUILD) && ctest --output-on-failure -L unit && ctest --output-on-failure -j$(JOBS) -LE unit
 
 # Harness overhead against a bare hiredis loop (docs/benchmarks.md).
 bench: build
@@ -44,7 +44,7 @@ ASAN_CTEST = $(if $(ASAN_ALL),,-L asan)
 asan: deps
 	@cmake -S . -B build-asan -DLOCKLAB_ASAN=ON -DLOCKLAB_UBSAN=ON >/dev/null
 	@cmake --build build-asan -j$(JOBS)
-	cd build-asan && ctest --output-on-failure -L unit && ctest --output-on-failure $(ASAN_CTEST) -LE unit
+	cd build-asan && ctest --output-on-failure -L unit && ctest --output-on-failure -j$(JOBS) $(ASAN_CTEST) -LE unit
 
 # Install under PREFIX (default /usr/local): bin/, libexec/locklab/,
 # share/locklab/ (scenarios, plot scripts), the man page.

@@ -89,6 +89,23 @@ static void test_pause_not_taken(void)
     r = rec(FAULT_PARTITION, 0, true, 1000, 4000);
     judge(&r, false, noticed, 2);
     CHECK(r.at_stake == STAKE_NO, "left on its own (business over): %s", r.stake_why);
+
+    /* a split brain: the holder at the cut left at once, its side's old
+     * master granted it again during the cut while the new master had
+     * granted client 1 (tests/it_partition_redis.sh's split-brain) */
+    struct oracle_interval split[] = {
+        sec(0, 0, 900, 1000, 1300), sec(0, 0, 2000, 2000, 2300), sec(1, 0, 1100, 2100, 2400),
+    };
+    r = rec(FAULT_PARTITION, 0, true, 1200, 5000);
+    judge(&r, false, split, 3);
+    CHECK(r.at_stake == STAKE_YES && r.stake_from_ns == MS(2100) && r.stake_to_ns == MS(2300),
+          "granted again on its side of the cut, another granted on the other: %s",
+          r.stake_why);
+    /* the same second section after the heal: not caught by the cut */
+    r = rec(FAULT_PARTITION, 0, true, 1200, 1900);
+    judge(&r, false, split, 3);
+    CHECK(r.at_stake == STAKE_NO, "granted again after the heal: not the cut's (%s)",
+          r.stake_why);
 }
 
 /* The faults that are never judged. */

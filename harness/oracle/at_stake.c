@@ -295,10 +295,11 @@ int at_stake_judge(struct fault_record *r, bool failpoint, const struct oracle_i
         sp.back = r->back_ns ? r->back_ns : -1;
         break;
     case FAULT_PARTITION:
+        /* every section entered before the heal: the cut-off holder's
+         * side may grant it again (a split brain), or any client's */
         if (r->holder && r->client >= 0)
             sp.client = r->client;
-        else
-            sp.to = r->end_ns > r->start_ns ? r->end_ns : r->start_ns;
+        sp.to = r->end_ns > r->start_ns ? r->end_ns : r->start_ns;
         break;
     case FAULT_DELAY:
         sp.to = r->end_ns > r->start_ns ? r->end_ns : r->start_ns;

@@ -8,7 +8,9 @@
  *     landed, another client was granted the key while a holder it caught
  *     (the one hit, or any inside during it) was still inside: the lock
  *     ended on the server under a working holder. Window: from that grant
- *     to the holder's exit.
+ *     to the holder's exit. A partition's holder is caught in every
+ *     section it entered before the heal: on its side of a split brain
+ *     it may be granted again by a store the others no longer see.
  *   - a server fault that took the store's service away (kill, restart,
  *     stop, pause of a server) and a failover: the same, or a holder
  *     inside at the action (a failover: the kill of the master; its lost
