@@ -282,8 +282,9 @@ static char *concat(const char *a, const char *b)
 /* Load text (written to tmp) as a scenario; the loader's messages name
  * shown instead of tmp, whose lines are the file's own. quiet: the
  * loader's warnings (a trial's, the same for every trial) are not shown. */
+/* quiet: 0 warnings and errors printed, 1 errors only, 2 nothing. */
 static int load_text(const char *tmp, const char *shown, const char *text, struct scenario *out,
-                     bool quiet)
+                     int quiet)
 {
     char err[4096];
     if (write_text(tmp, text) != 0) {
@@ -306,7 +307,7 @@ static int load_text(const char *tmp, const char *shown, const char *text, struc
         dup2(saved, STDERR_FILENO);
         close(saved);
     }
-    if (rc != 0) {
+    if (rc != 0 && quiet < 2) {
         size_t t = strlen(tmp);
         fprintf(stderr, "%s%s\n", strncmp(err, tmp, t) == 0 ? shown : "",
                 strncmp(err, tmp, t) == 0 ? err + t : err);
@@ -472,7 +473,7 @@ static int prepare_file(struct xfile *x, const char *tmp)
         fprintf(stderr, "locklab: out of memory\n");
         return -1;
     }
-    if (load_text(tmp, x->path, x->base, x->s, false) != 0)
+    if (load_text(tmp, x->path, x->base, x->s, 0) != 0)
         return -1;
     struct scenario *s = x->s;
     if (s->n_expect == 0) {
@@ -515,7 +516,7 @@ static int prepare_file(struct xfile *x, const char *tmp)
         fprintf(stderr, "locklab: out of memory\n");
         return -1;
     }
-    int rc = load_text(tmp, x->path, text, x->probe, true);
+    int rc = load_text(tmp, x->path, text, x->probe, 1);
     free(text);
     if (rc != 0) {
         fprintf(stderr, "%s:%d:%d: explore: the loader refused a fault these actions make "
@@ -538,7 +539,7 @@ static int run_text(struct xctx *c, const struct xfile *x, const char *text,
                     const struct lock_ops *ops, enum verdict *v, bool *pass)
 {
     struct scenario *s = calloc(1, sizeof *s);
-    if (!s || load_text(c->tmp, c->tmp, text, s, true) != 0) {
+    if (!s || load_text(c->tmp, c->tmp, text, s, 1) != 0) {
         if (!s)
             fprintf(stderr, "locklab: out of memory\n");
         free(s);
@@ -679,6 +680,17 @@ static char *knob_candidate(const char *base, const char *key, const struct xfil
     return explore_splice(base, len, a, b, with);
 }
 
+/* Does d's text with its final schedule load (quietly)? */
+static bool text_loads(struct xctx *c, const struct xfile *x, const struct xdesign *d)
+{
+    char *text = schedule_text(x, d, &d->final);
+    struct scenario *s = text ? calloc(1, sizeof *s) : NULL;
+    bool ok = s && load_text(c->tmp, c->tmp, text, s, 2) == 0;
+    free(s);
+    free(text);
+    return ok;
+}
+
 /* After the schedule: fewer clients, shorter business, a shorter run, each
  * kept when the design still breaks (explore_scalar_at finds the value
  * where the author wrote it; a key the file does not give is left alone). */
@@ -700,7 +712,9 @@ static int shrink_text(struct xctx *c, struct xfile *x, struct xdesign *d, FILE 
                 continue;
             char *keep = d->base;
             d->base = cand;
-            int b = still_breaks(c, x, d, &d->final);
+            /* a value the rest of the file does not allow (fewer clients
+             * than its hosts: name) is no candidate */
+            int b = text_loads(c, x, d) ? still_breaks(c, x, d, &d->final) : 0;
             if (b > 0) {
                 free(keep);
                 if (d->n_path < 16)
