@@ -30,9 +30,12 @@ tour: build
 	@echo "make tour: every shipped scenario, about $(TOUR_MINUTES) minutes on 2 cores (docs/benchmarks.md)"
 	scripts/tour ./$(BUILD)/locklab
 
-# The unit tier first (no server, seconds: `ctest -L unit`), then the rest.
+# The unit tier first (no server, seconds: `ctest -L unit`), then the rest,
+# TEST_JOBS at a time: they mostly wait on servers and business times, and
+# those that time things run alone (tests/CMakeLists.txt, label timing).
+TEST_JOBS ?= 3
 test: build
-	cd $(BUILD) && ctest --output-on-failure -L unit && ctest --output-on-failure -j$(JOBS) -LE unit
+	cd $(BUILD) && ctest --output-on-failure -L unit && ctest --output-on-failure -j$(TEST_JOBS) -LE unit
 
 # Harness overhead against a bare hiredis loop (docs/benchmarks.md).
 bench: build
@@ -44,7 +47,7 @@ ASAN_CTEST = $(if $(ASAN_ALL),,-L asan)
 asan: deps
 	@cmake -S . -B build-asan -DLOCKLAB_ASAN=ON -DLOCKLAB_UBSAN=ON >/dev/null
 	@cmake --build build-asan -j$(JOBS)
-	cd build-asan && ctest --output-on-failure -L unit && ctest --output-on-failure -j$(JOBS) $(ASAN_CTEST) -LE unit
+	cd build-asan && ctest --output-on-failure -L unit && ctest --output-on-failure -j$(TEST_JOBS) $(ASAN_CTEST) -LE unit
 
 # Install under PREFIX (default /usr/local): bin/, libexec/locklab/,
 # share/locklab/ (scenarios, plot scripts), the man page.
