@@ -733,13 +733,15 @@ static int shrink_text(struct xctx *c, struct xfile *x, struct xdesign *d, FILE 
     return rc;
 }
 
-/* How often d's final schedule breaks it, with the same verdict, in n runs. */
-static int reproduce(struct xctx *c, const struct xfile *x, struct xdesign *d)
+/* How often d's final schedule, on d's text, breaks it with the same
+ * verdict in n runs (*fails of *runs). 0, or -1 when a run could not be made. */
+static int repro_rate(struct xctx *c, const struct xfile *x, const struct xdesign *d,
+                      int *fails, int *runs)
 {
     char *text = schedule_text(x, d, &d->final);
     if (!text)
         return -1;
-    d->repro_fails = d->repro_runs = 0;
+    *fails = *runs = 0;
     for (int r = 0; r < c->o->n && !lab_stop; r++) {
         enum verdict v;
         bool pass;
@@ -747,10 +749,42 @@ static int reproduce(struct xctx *c, const struct xfile *x, struct xdesign *d)
             free(text);
             return -1;
         }
-        d->repro_runs++;
-        d->repro_fails += !pass && v == d->verdict;
+        (*runs)++;
+        *fails += !pass && v == d->verdict;
     }
     free(text);
+    return 0;
+}
+
+/* d's reproduction rate. A file shrunk to fewer clients, a shorter
+ * business or run keeps a candidate that broke once in k runs; when the
+ * shrunk file then reproduces in fewer than 8 of 10, the file's own
+ * values are measured too and the better of the two is kept (the shrink
+ * path says so): a repro that rarely breaks is worth less than a larger one. */
+static int reproduce(struct xctx *c, const struct xfile *x, struct xdesign *d)
+{
+    if (repro_rate(c, x, d, &d->repro_fails, &d->repro_runs) != 0)
+        return -1;
+    if (!d->base || lab_stop || d->repro_fails * 10 >= 8 * d->repro_runs || over_budget(c))
+        return 0;
+    char *shrunk = d->base;
+    int fails, runs;
+    d->base = NULL;
+    if (repro_rate(c, x, d, &fails, &runs) != 0) {
+        d->base = shrunk;
+        return -1;
+    }
+    if (runs > 0 && fails * d->repro_runs > d->repro_fails * runs) {
+        if (d->n_path < 16)
+            snprintf(d->path[d->n_path++], sizeof d->path[0],
+                     "the file's clients, business and run restored: %d of %d with them, "
+                     "%d of %d without", fails, runs, d->repro_fails, d->repro_runs);
+        free(shrunk);
+        d->repro_fails = fails;
+        d->repro_runs = runs;
+    } else {
+        d->base = shrunk;
+    }
     return 0;
 }
 
