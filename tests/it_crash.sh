@@ -1,7 +1,9 @@
 # it_crash.sh - a client process that dies in the middle of a run is
 # reported (count and signal), never dropped; the run still ends, the other
 # clients' numbers are kept, and the oracle does not invent a violation out
-# of the dead client's unfinished critical section.
+# of the dead client's unfinished critical section. And a holder killed
+# by a fault when no client is left alive to ask for its lock is no
+# `blocked`: nobody could have been granted it.
 . "$(dirname "$0")/lib.sh"
 
 D=$WORK/scn
@@ -41,6 +43,29 @@ expect_eq "no invented violation" "$(jget "$S" $r.safety.violations)" 0
 expect_eq "no invented misdelete (regression: a dead holder is nobody's owner)" "$(jget "$S" $r.ops.release_deleted_other)" 0
 expect_gt "the other clients' work was kept" "$(jget "$S" $r.ops.acquired)" 60
 expect_eq "run complete" "$(jget "$S" complete)" true
+
+# both clients killed while holding, one after the other: the first's lock
+# passes to the second; nobody is left to take the second's (before, the
+# run read `blocked`, "a killed holder's lock was never granted again")
+cat > "$D/all-killed.yaml" <<'YAML'
+name: all-killed
+impls: [redis-lua]
+clients: 2
+run: {max_duration: 2500ms}
+lock: {ttl: 300ms, wait: 5s, retry_interval: 5ms}
+workload: {kind: counter, business: 20ms}
+faults:
+  - {at: 500ms, action: kill, target: holder}
+  - {at: 1200ms, action: kill, target: holder}
+expect: {redis-lua: safe}
+YAML
+run_ok "every client killed" "$D/all-killed.yaml"
+expect_eq "every client killed: both kills landed" \
+    "$(jget "$S" $r.faults.0.outcome)/$(jget "$S" $r.faults.1.outcome)" done/done
+expect_eq "... the two clients killed by a fault" "$(jget "$S" $r.clients_status.killed_by_fault)" 2
+check "... the first kill's lock went to the other client" \
+    awk -v v="$(jget "$S" $r.faults.0.recovery_ms)" 'BEGIN { exit !(v + 0 > 0) }'
+expect_eq "... verdict: not blocked with nobody left to ask" "$(jget "$S" $r.verdict)" safe
 expect_no_orphans "after a client crash"
 expect_no_temp_dirs "after a client crash"
 finish

@@ -392,11 +392,33 @@ static void server_recovery(struct run_result *res, const struct oracle_interval
 /* Copy the run's fault records and work out, for each client a fault
  * killed inside its critical section, how long until the next grant, and
  * for each server fault how long after its store came back. */
+/* How many distinct clients the published records of log say a fault
+ * killed. */
+static int clients_killed(struct fault_log *log, int n)
+{
+    int killed = 0;
+    for (int i = 0; i < n && i < FAULT_RECORDS_MAX; i++) {
+        const struct fault_record *r = &log->rec[i];
+        if (!atomic_load(&log->published[i]) || r->action != FAULT_KILL || r->client < 0 ||
+            r->outcome != FAULT_DONE)
+            continue;
+        bool again = false;
+        for (int j = 0; j < i && !again; j++)
+            again = atomic_load(&log->published[j]) && log->rec[j].action == FAULT_KILL &&
+                    log->rec[j].outcome == FAULT_DONE && log->rec[j].client == r->client;
+        killed += !again;
+    }
+    return killed;
+}
+
 static void collect_faults(const struct scenario *s, struct region *rg, struct run_result *res,
                            const struct oracle_interval *all, int64_t n_iv)
 {
     struct fault_log *log = &rg->head->faults;
     int n = atomic_load(&log->n);
+    /* a killed holder's lock not granted again is a design's fault only
+     * when some client was left alive to ask for it */
+    bool survivors = clients_killed(log, n) < s->clients;
     res->recovery_ns = -1;
     for (int i = 0; i < n && i < FAULT_RECORDS_MAX; i++) {
         if (!atomic_load(&log->published[i]))
@@ -425,7 +447,7 @@ static void collect_faults(const struct scenario *s, struct region *rg, struct r
             r->recovery_ns = next - r->start_ns;
             if (r->holder && r->recovery_ns > res->recovery_ns)
                 res->recovery_ns = r->recovery_ns;
-        } else if (r->holder && s->clients > 1) {
+        } else if (r->holder && s->clients > 1 && survivors) {
             res->unrecovered_kills++;
         }
     }
