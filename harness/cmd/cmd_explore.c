@@ -280,9 +280,9 @@ static char *concat(const char *a, const char *b)
 }
 
 /* Load text (written to tmp) as a scenario; the loader's messages name
- * shown instead of tmp, whose lines are the file's own. quiet: the
- * loader's warnings (a trial's, the same for every trial) are not shown. */
-/* quiet: 0 warnings and errors printed, 1 errors only, 2 nothing. */
+ * shown instead of tmp, whose lines are the file's own. quiet: 0 the
+ * loader's warnings and errors shown, 1 its errors only (a trial's
+ * warnings are the same for every trial), 2 nothing (a candidate tried). */
 static int load_text(const char *tmp, const char *shown, const char *text, struct scenario *out,
                      int quiet)
 {

@@ -389,9 +389,6 @@ static void server_recovery(struct run_result *res, const struct oracle_interval
     }
 }
 
-/* Copy the run's fault records and work out, for each client a fault
- * killed inside its critical section, how long until the next grant, and
- * for each server fault how long after its store came back. */
 /* How many distinct clients the published records of log say a fault
  * killed. */
 static int clients_killed(struct fault_log *log, int n)
@@ -411,6 +408,9 @@ static int clients_killed(struct fault_log *log, int n)
     return killed;
 }
 
+/* Copy the run's fault records and work out, for each client a fault
+ * killed inside its critical section, how long until the next grant, and
+ * for each server fault how long after its store came back. */
 static void collect_faults(const struct scenario *s, struct region *rg, struct run_result *res,
                            const struct oracle_interval *all, int64_t n_iv)
 {
