@@ -240,8 +240,82 @@ static void test_text(char **base)
     CHECK(!strcmp(d, "2s"), "%s", d);
 }
 
+/* The walk back, fed scripted runs: state i's runs break as rates[i]
+ * says, run after run ('x' breaks, '.' does not), as far as the walk asks. */
+struct scripted {
+    const char *rates[8];
+    int asked[8];          /* runs taken of each state */
+    int stop_after;        /* stop() true after this many states measured, -1 never */
+    int measured;
+};
+
+static int scripted_rate(void *arg, int state, bool give_up, int *fails, int *runs)
+{
+    struct scripted *s = arg;
+    const char *r = s->rates[state];
+    int n = (int)strlen(r);
+    *fails = *runs = 0;
+    for (int i = 0; i < n; i++) {
+        if (give_up && explore_out_of_reach(*fails, *runs, n))
+            break;
+        (*runs)++;
+        *fails += r[i] == 'x';
+    }
+    s->asked[state] = *runs;
+    s->measured++;
+    return 0;
+}
+
+static bool scripted_stop(void *arg)
+{
+    struct scripted *s = arg;
+    return s->stop_after >= 0 && s->measured >= s->stop_after;
+}
+
+static void test_walk_back(void)
+{
+    struct xwalk w;
+    /* the smallest reproduces: no walk */
+    struct scripted a = {{"..........", "xxxxxxxxxx", "xxxxxxxx.."}, .stop_after = -1};
+    explore_walk_back(2, 10, scripted_rate, scripted_stop, &a, &w);
+    CHECK(w.kept == 2 && w.fails == 8 && w.runs == 10, "8 of 10 kept: state %d, %d of %d",
+          w.kept, w.fails, w.runs);
+    CHECK(a.asked[1] == 0 && a.asked[0] == 0, "no walk when the smallest reproduces");
+    /* 2 of 10 at the smallest, 5 of 10 a step back (given up at its third
+     * miss), 9 of 10 two back: that one */
+    struct scripted b = {{"xxxxxxxxxx", "xxxxxxxxx.", "xx.x..x.x.", "x.x......."},
+                         .stop_after = -1};
+    explore_walk_back(3, 10, scripted_rate, scripted_stop, &b, &w);
+    CHECK(w.kept == 1 && w.fails == 9 && w.runs == 10, "walked back to state %d, %d of %d",
+          w.kept, w.fails, w.runs);
+    CHECK(w.top_fails == 2 && w.top_runs == 10, "the smallest's rate %d of %d", w.top_fails,
+          w.top_runs);
+    CHECK(b.asked[3] == 10, "the smallest measured in full (%d runs)", b.asked[3]);
+    CHECK(b.asked[2] == 6, "a state that cannot reach 8 of 10 given up at its third miss (%d runs)",
+          b.asked[2]);
+    CHECK(b.asked[0] == 0, "the walk stops at the first state that reproduces");
+    CHECK(!w.cut, "not cut");
+    /* nothing reaches 8 of 10: the smallest stays */
+    struct scripted c = {{".x.x.xxxxx", "..........", "x........."}, .stop_after = -1};
+    explore_walk_back(2, 10, scripted_rate, scripted_stop, &c, &w);
+    CHECK(w.kept == 2 && w.fails == 1 && w.runs == 10 && !w.cut,
+          "none reproduces: the smallest kept (state %d, %d of %d)", w.kept, w.fails, w.runs);
+    CHECK(c.asked[0] == 5, "7 of 10 is given up at its third miss (%d runs)", c.asked[0]);
+    /* the budget stops the walk: the smallest stays, cut said */
+    struct scripted d = {{"xxxxxxxxxx", "..........", "x........."}, .stop_after = 2};
+    explore_walk_back(2, 10, scripted_rate, scripted_stop, &d, &w);
+    CHECK(w.kept == 2 && w.cut && d.asked[0] == 0, "cut by the budget: state %d, cut %d",
+          w.kept, w.cut);
+    /* 8 of 10 in three runs of three is 3 of 3: 2 of 3 walks back */
+    struct scripted e = {{"xxx", "x.x"}, .stop_after = -1};
+    explore_walk_back(1, 3, scripted_rate, scripted_stop, &e, &w);
+    CHECK(w.kept == 0 && w.fails == 3 && w.runs == 3, "n 3: state %d, %d of %d", w.kept,
+          w.fails, w.runs);
+}
+
 int main(void)
 {
+    test_walk_back();
     char *base = NULL;
     test_spec_errors();
     test_text(&base);

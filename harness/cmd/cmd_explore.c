@@ -64,6 +64,12 @@ struct xtrial {
                           * at-stake records, at_stake.h), 0: none did */
 };
 
+/* A state of the shrink path: the schedule and text after a kept step. */
+struct xkept {
+    struct xschedule sch;
+    char *base;          /* a copy of the design's base, NULL: the file's own */
+};
+
 /* What became of one design. */
 struct xdesign {
     const struct lock_ops *ops;
@@ -80,6 +86,9 @@ struct xdesign {
     struct xschedule final;
     char *base;          /* the file's text as shrinking left it (fewer clients,
                           * shorter business and run); NULL: the file's own */
+    struct xkept *kept;  /* every state of the shrink path, the trial's first:
+                          * what reproduce() walks back along */
+    int n_kept;
     char repro[1600];
 };
 
@@ -601,6 +610,36 @@ static int still_breaks(struct xctx *c, const struct xfile *x, const struct xdes
     return rc;
 }
 
+/* d's present state onto its shrink path: 0, or -1 out of memory. */
+static int push_kept(struct xdesign *d)
+{
+    if (!d->kept && !(d->kept = calloc(XPL_SHRINK_STEPS_MAX + 1, sizeof *d->kept)))
+        return -1;
+    if (d->n_kept > XPL_SHRINK_STEPS_MAX)
+        return -1;
+    struct xkept *k = &d->kept[d->n_kept];
+    k->sch = d->final;
+    k->base = d->base ? strdup(d->base) : NULL;
+    if (d->base && !k->base)
+        return -1;
+    d->n_kept++;
+    return 0;
+}
+
+/* A step kept: said on the path and in the log, and remembered. */
+static int kept_step(struct xdesign *d, const char *why, FILE *log)
+{
+    if (d->n_path < 16)
+        snprintf(d->path[d->n_path++], sizeof d->path[0], "%s", why);
+    d->shrink_steps++;
+    if (log) {
+        char sh[320];
+        explore_short(&d->final, sh, sizeof sh);
+        fprintf(log, "  shrink %s: %s -> %s\n", d->ops->name, why, sh);
+    }
+    return push_kept(d);
+}
+
 /* Shrink d's failing schedule (d->final) step by step: the first candidate
  * that still breaks it is kept, until none does or the budget is spent.
  * 0, or -1 when a run could not be made. */
@@ -622,14 +661,7 @@ static int shrink(struct xctx *c, struct xfile *x, struct xdesign *d, FILE *log)
                 rc = -1;
             } else if (b > 0) {
                 d->final = cand[i];
-                if (d->n_path < 16)
-                    snprintf(d->path[d->n_path++], sizeof d->path[0], "%s", why[i]);
-                d->shrink_steps++;
-                if (log) {
-                    char sh[320];
-                    explore_short(&d->final, sh, sizeof sh);
-                    fprintf(log, "  shrink %s: %s -> %s\n", d->ops->name, why[i], sh);
-                }
+                rc = kept_step(d, why[i], log);
                 more = true;
                 break;
             }
@@ -723,11 +755,7 @@ static int shrink_text(struct xctx *c, struct xfile *x, struct xdesign *d, FILE 
             int b = text_loads(c, x, d) ? still_breaks(c, x, d, &d->final) : 0;
             if (b > 0) {
                 free(keep);
-                if (d->n_path < 16)
-                    snprintf(d->path[d->n_path++], sizeof d->path[0], "%s", why);
-                d->shrink_steps++;
-                if (log)
-                    fprintf(log, "  shrink %s: %s\n", d->ops->name, why);
+                rc = kept_step(d, why, log);
                 more = true;
                 break;
             }
@@ -740,15 +768,18 @@ static int shrink_text(struct xctx *c, struct xfile *x, struct xdesign *d, FILE 
 }
 
 /* How often d's final schedule, on d's text, breaks it with the same
- * verdict in n runs (*fails of *runs). 0, or -1 when a run could not be made. */
+ * verdict in n runs (*fails of *runs). With give_up, the runs stop once 8
+ * of n can no longer be reached. 0, or -1 when a run could not be made. */
 static int repro_rate(struct xctx *c, const struct xfile *x, const struct xdesign *d,
-                      int *fails, int *runs)
+                      bool give_up, int *fails, int *runs)
 {
     char *text = schedule_text(x, d, &d->final);
     if (!text)
         return -1;
     *fails = *runs = 0;
     for (int r = 0; r < c->o->n && !lab_stop; r++) {
+        if (give_up && explore_out_of_reach(*fails, *runs, c->o->n))
+            break;
         enum verdict v;
         bool pass;
         if (run_text(c, x, text, d->ops, &v, &pass) != 0) {
@@ -762,35 +793,64 @@ static int repro_rate(struct xctx *c, const struct xfile *x, const struct xdesig
     return 0;
 }
 
-/* d's reproduction rate. A file shrunk to fewer clients, a shorter
- * business or run keeps a candidate that broke once in k runs; when the
- * shrunk file then reproduces in fewer than 8 of 10, the file's own
- * values are measured too and the better of the two is kept (the shrink
- * path says so): a repro that rarely breaks is worth less than a larger one. */
+/* d at state i of its shrink path. 0, or -1 out of memory. */
+static int take_kept(struct xdesign *d, int i)
+{
+    char *base = d->kept[i].base ? strdup(d->kept[i].base) : NULL;
+    if (d->kept[i].base && !base)
+        return -1;
+    free(d->base);
+    d->base = base;
+    d->final = d->kept[i].sch;
+    return 0;
+}
+
+struct xwalk_arg {
+    struct xctx *c;
+    const struct xfile *x;
+    struct xdesign *d;
+};
+
+static int walk_rate(void *arg, int state, bool give_up, int *fails, int *runs)
+{
+    struct xwalk_arg *w = arg;
+    if (take_kept(w->d, state) != 0)
+        return -1;
+    return repro_rate(w->c, w->x, w->d, give_up, fails, runs);
+}
+
+static bool walk_stop(void *arg) { return over_budget(((struct xwalk_arg *)arg)->c); }
+
+/* d's reproduction rate, walked back along its shrink path until a state
+ * reproduces in 8 of n (explore_walk_back); the path says where it went. */
 static int reproduce(struct xctx *c, const struct xfile *x, struct xdesign *d)
 {
-    if (repro_rate(c, x, d, &d->repro_fails, &d->repro_runs) != 0)
+    struct xwalk_arg arg = {c, x, d};
+    struct xwalk w;
+    int top = d->n_kept - 1;
+    if (explore_walk_back(top, c->o->n, walk_rate, walk_stop, &arg, &w) != 0 ||
+        take_kept(d, w.kept) != 0)
         return -1;
-    if (!d->base || lab_stop || d->repro_fails * 10 >= 8 * d->repro_runs || over_budget(c))
+    d->repro_fails = w.fails;
+    d->repro_runs = w.runs;
+    if (w.kept == top && w.fails * 10 >= 8 * w.runs)
         return 0;
-    char *shrunk = d->base;
-    int fails, runs;
-    d->base = NULL;
-    if (repro_rate(c, x, d, &fails, &runs) != 0) {
-        d->base = shrunk;
-        return -1;
+    if (w.kept < top) {
+        d->shrink_steps = w.kept;
+        d->n_path = w.kept < 15 ? w.kept : 15;
+    } else if (d->n_path > 15) {
+        d->n_path = 15;
     }
-    if (runs > 0 && fails * d->repro_runs > d->repro_fails * runs) {
-        if (d->n_path < 16)
-            snprintf(d->path[d->n_path++], sizeof d->path[0],
-                     "the file's clients, business and run restored: %d of %d with them, "
-                     "%d of %d without", fails, runs, d->repro_fails, d->repro_runs);
-        free(shrunk);
-        d->repro_fails = fails;
-        d->repro_runs = runs;
-    } else {
-        d->base = shrunk;
-    }
+    if (w.kept < top)
+        snprintf(d->path[d->n_path++], sizeof d->path[0],
+                 "walked back %d step%s: %d of %d runs here, %d of %d after step %d",
+                 top - w.kept, top - w.kept == 1 ? "" : "s", w.fails, w.runs, w.top_fails,
+                 w.top_runs, top);
+    else
+        snprintf(d->path[d->n_path++], sizeof d->path[0],
+                 "%s: no earlier step reproduced in 8 of %d",
+                 w.cut ? "the budget stopped the walk back" : "walked back to the trial",
+                 c->o->n);
     return 0;
 }
 
@@ -1022,6 +1082,10 @@ static int explore_file(struct xctx *c, struct xfile *x)
             d->final = sch;
             left--;
             code = LAB_EXIT_EXPECT;
+            if (push_kept(d) != 0) {
+                free(text);
+                return LAB_EXIT_ENV;
+            }
             if (log)
                 fprintf(log, "%s broke in trial %d: %s (%s)\n", d->ops->name, trial, sh,
                         verdict_name(v));
@@ -1117,8 +1181,12 @@ int cmd_explore(int argc, char **argv)
         free(files[i].s);
         free(files[i].probe);
         free(files[i].t);
-        for (int j = 0; j < files[i].n_designs; j++)
+        for (int j = 0; j < files[i].n_designs; j++) {
             free(files[i].d[j].base);
+            for (int k = 0; k < files[i].d[j].n_kept; k++)
+                free(files[i].d[j].kept[k].base);
+            free(files[i].d[j].kept);
+        }
     }
     free(files);
     return lab_stop ? LAB_EXIT_INTERRUPTED : code;

@@ -126,6 +126,27 @@ int explore_candidates(const struct explore_spec *sp, const struct xschedule *s,
  * strictly. The order shrinking descends, so it ends. */
 bool explore_smaller(const struct xschedule *a, const struct xschedule *b);
 
+/* The walk back along a shrink path. A candidate is kept when it breaks
+ * in one of k runs, so a step can trade most of the reproduction rate for
+ * a little size. States 0 (the trial's schedule) to top (the smallest);
+ * rate() measures state i over n runs (give_up: it may stop once 8 of n
+ * is out of reach) and returns 0, or -1 when a run could not be made;
+ * stop() says the budget is spent. The smallest is measured in full; when
+ * it reproduces in fewer than 8 of n, each earlier state in turn, until
+ * one reaches 8 of n in full: that one is kept. Otherwise the smallest
+ * stays. 0, or -1 from rate(). */
+struct xwalk {
+    int kept;                      /* the state kept */
+    int fails, runs;               /* its rate */
+    int top_fails, top_runs;       /* the smallest's rate */
+    bool cut;                      /* stop() ended the walk before state 0 */
+};
+/* Can fails of runs no longer reach 8 of n? */
+bool explore_out_of_reach(int fails, int runs, int n);
+typedef int (*xrate_fn)(void *arg, int state, bool give_up, int *fails, int *runs);
+int explore_walk_back(int top, int n, xrate_fn rate, bool (*stop)(void *arg), void *arg,
+                      struct xwalk *out);
+
 /* ---- the scenario's text ---- */
 /* A top-level key of a block mapping: where its lines are. */
 struct xtop {

@@ -8,7 +8,8 @@
  * shrinking end: every candidate is strictly smaller, times are whole
  * milliseconds bounded by the section's ranges, so no chain is infinite.
  * Which candidate is kept (it still fails in one of k runs) is the
- * command's business.
+ * command's business; how far back along the kept steps the reproduction
+ * rate sends it (explore_walk_back) is decided here.
  */
 #include <stdio.h>
 #include <string.h>
@@ -96,4 +97,36 @@ bool explore_smaller(const struct xschedule *a, const struct xschedule *b)
                   x->at_ns > y->at_ns || x->offset_ns < y->offset_ns;
     }
     return strict;
+}
+
+bool explore_out_of_reach(int fails, int runs, int n) { return (runs - fails) * 10 > 2 * n; }
+
+static bool reaches(int fails, int runs, int n) { return runs >= n && runs > 0 && fails * 10 >= 8 * runs; }
+
+int explore_walk_back(int top, int n, xrate_fn rate, bool (*stop)(void *arg), void *arg,
+                      struct xwalk *out)
+{
+    *out = (struct xwalk){.kept = top};
+    if (rate(arg, top, false, &out->top_fails, &out->top_runs) != 0)
+        return -1;
+    out->fails = out->top_fails;
+    out->runs = out->top_runs;
+    if (reaches(out->fails, out->runs, n))
+        return 0;
+    for (int i = top - 1; i >= 0; i--) {
+        if (stop(arg)) {
+            out->cut = true;
+            return 0;
+        }
+        int fails, runs;
+        if (rate(arg, i, true, &fails, &runs) != 0)
+            return -1;
+        if (reaches(fails, runs, n)) {
+            out->kept = i;
+            out->fails = fails;
+            out->runs = runs;
+            return 0;
+        }
+    }
+    return 0;
 }
