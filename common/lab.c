@@ -69,6 +69,26 @@ const char *verdict_name(enum verdict v)
     return verdict_names[v];
 }
 
+bool verdict_set_allows(verdict_set set, enum verdict v)
+{
+    return set == 0 || (set & VERDICT_SET(VERDICT_ANY)) || (set & VERDICT_SET(v));
+}
+
+const char *verdict_set_name(verdict_set set, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    if (set & VERDICT_SET(VERDICT_ANY))
+        set = VERDICT_SET(VERDICT_ANY);
+    for (unsigned i = VERDICT_SAFE; i <= VERDICT_ANY && len < n; i++)
+        if (set & VERDICT_SET(i))
+            len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? "/" : "",
+                                    verdict_names[i]);
+    if (!set)
+        snprintf(buf, n, "-");
+    return buf;
+}
+
 enum verdict verdict_parse(const char *s)
 {
     for (unsigned i = VERDICT_SAFE; i < sizeof verdict_names / sizeof verdict_names[0]; i++)

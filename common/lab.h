@@ -75,6 +75,16 @@ enum verdict {
     VERDICT_ANY        /* expectation only: any verdict is accepted */
 };
 
+/* An expectation: the verdicts a scenario allows, a bit each
+ * (VERDICT_SET(v)); 0: no expectation; VERDICT_SET(VERDICT_ANY): all. */
+typedef unsigned verdict_set;
+#define VERDICT_SET(v) (1u << (unsigned)(v))
+/* Does set allow v (no expectation, any, or v one of its verdicts)? */
+bool verdict_set_allows(verdict_set set, enum verdict v);
+/* The set as its words in the verdicts' order, joined by '/' ("safe",
+ * "safe/blocked", "any"; "-" for none), into buf; returns buf. */
+const char *verdict_set_name(verdict_set set, char *buf, size_t n);
+
 /* Stable lower-case name of a verdict ("safe", "violation", ...). */
 const char *verdict_name(enum verdict v);
 /* Parse a verdict name; returns VERDICT_NONE when unknown. */

@@ -150,10 +150,10 @@ static void test_full(void)
     CHECK(s.stock == 500, "stock %" PRId64, s.stock);
     CHECK(s.business_ns == 2 * MS, "business %" PRId64, s.business_ns);
     CHECK(s.n_expect == 3, "n_expect %d", s.n_expect);
-    CHECK(scenario_expected(&s, "none") == VERDICT_VIOLATION, "expected(none)");
-    CHECK(scenario_expected(&s, "local-mutex") == VERDICT_ANY, "expected(local-mutex)");
-    CHECK(scenario_expected(&s, "redis-lua") == VERDICT_SAFE, "expected(redis-lua) via *");
-    CHECK(scenario_expected(&s, "not-listed") == VERDICT_SAFE, "expected(not-listed) via *");
+    CHECK(scenario_expected(&s, "none") == VERDICT_SET(VERDICT_VIOLATION), "expected(none)");
+    CHECK(scenario_expected(&s, "local-mutex") == VERDICT_SET(VERDICT_ANY), "expected(local-mutex)");
+    CHECK(scenario_expected(&s, "redis-lua") == VERDICT_SET(VERDICT_SAFE), "expected(redis-lua) via *");
+    CHECK(scenario_expected(&s, "not-listed") == VERDICT_SET(VERDICT_SAFE), "expected(not-listed) via *");
 }
 
 static void test_minimal(void)
@@ -181,7 +181,7 @@ static void test_minimal(void)
     CHECK(s.stock == 100, "default stock %" PRId64, s.stock);
     CHECK(s.business_ns == 0, "default business %" PRId64, s.business_ns);
     CHECK(s.n_expect == 0, "n_expect %d", s.n_expect);
-    CHECK(scenario_expected(&s, "redis-lua") == VERDICT_NONE, "no expectation");
+    CHECK(scenario_expected(&s, "redis-lua") == 0, "no expectation");
 }
 
 static void test_sketch(void)
@@ -196,8 +196,8 @@ static void test_sketch(void)
     CHECK(s.n_impls == 4 && strcmp(s.impls[3], "redis-lua") == 0, "impls");
     CHECK(s.clients == 32 && s.ops_per_client == 20 && s.stock == 100, "numbers");
     CHECK(s.business_ns == 2 * MS && s.wait_ns == 30 * SEC, "durations");
-    CHECK(scenario_expected(&s, "local-mutex") == VERDICT_VIOLATION, "expected(local-mutex)");
-    CHECK(scenario_expected(&s, "redis-setnx-expire") == VERDICT_SAFE, "expected via *");
+    CHECK(scenario_expected(&s, "local-mutex") == VERDICT_SET(VERDICT_VIOLATION), "expected(local-mutex)");
+    CHECK(scenario_expected(&s, "redis-setnx-expire") == VERDICT_SET(VERDICT_SAFE), "expected via *");
 }
 
 static void test_durations_files(void)
@@ -239,8 +239,8 @@ static void test_quoted(void)
     CHECK(s.retry == RETRY_FIXED && s.workload == WORKLOAD_COUNTER, "quoted words");
     CHECK(s.stock == 1000000000, "stock at its maximum %" PRId64, s.stock);
     /* expect came before impls in the file */
-    CHECK(scenario_expected(&s, "redis-lua") == VERDICT_BLOCKED, "expected(redis-lua)");
-    CHECK(scenario_expected(&s, "redis-set-del") == VERDICT_ERROR, "expected via *");
+    CHECK(scenario_expected(&s, "redis-lua") == VERDICT_SET(VERDICT_BLOCKED), "expected(redis-lua)");
+    CHECK(scenario_expected(&s, "redis-set-del") == VERDICT_SET(VERDICT_ERROR), "expected via *");
 }
 
 /* workload.fencing: a sweep off and on, and expectations per fencing step. */
@@ -253,11 +253,31 @@ static void test_fencing(void)
     CHECK(s.n_fence_modes == 2 && s.fence_modes[0] == 0 && s.fence_modes[1] == 1 &&
           s.fencing == 0, "fencing steps %d: %d %d, first %d", s.n_fence_modes,
           s.fence_modes[0], s.fence_modes[1], s.fencing);
-    CHECK(scenario_expected(&s, "redis-lua") == VERDICT_VIOLATION, "unfenced redis-lua");
-    CHECK(scenario_expected(&s, "redlock") == VERDICT_VIOLATION, "unfenced redlock");
+    CHECK(scenario_expected(&s, "redis-lua") == VERDICT_SET(VERDICT_VIOLATION), "unfenced redis-lua");
+    CHECK(scenario_expected(&s, "redlock") == VERDICT_SET(VERDICT_VIOLATION), "unfenced redlock");
     s.fencing = 1;
-    CHECK(scenario_expected(&s, "redis-lua") == VERDICT_FENCED, "fenced redis-lua (from *)");
-    CHECK(scenario_expected(&s, "redlock") == VERDICT_VIOLATION, "fenced redlock (scalar)");
+    CHECK(scenario_expected(&s, "redis-lua") == VERDICT_SET(VERDICT_FENCED), "fenced redis-lua (from *)");
+    CHECK(scenario_expected(&s, "redlock") == VERDICT_SET(VERDICT_VIOLATION), "fenced redlock (scalar)");
+    /* a list: the verdicts allowed, each met, none other; named in order */
+    if (load_good("expect-list.yaml", &s)) {
+        char buf[160];
+        verdict_set e = scenario_expected(&s, "etcd-lease");
+        CHECK(e == (VERDICT_SET(VERDICT_BLOCKED) | VERDICT_SET(VERDICT_SAFE)), "list: %#x", e);
+        CHECK(verdict_set_allows(e, VERDICT_SAFE) && verdict_set_allows(e, VERDICT_BLOCKED) &&
+              !verdict_set_allows(e, VERDICT_VIOLATION) && !verdict_set_allows(e, VERDICT_ERROR),
+              "a list allows its verdicts and no other");
+        CHECK(strcmp(verdict_set_name(e, buf, sizeof buf), "safe/blocked") == 0, "named %s", buf);
+        e = scenario_expected(&s, "redis-lua");
+        CHECK(strcmp(verdict_set_name(e, buf, sizeof buf), "violation/blocked") == 0,
+              "unfenced list from *: %s", buf);
+        s.fencing = 1;
+        CHECK(scenario_expected(&s, "redis-lua") == VERDICT_SET(VERDICT_FENCED), "fenced from *");
+        CHECK(verdict_set_allows(0, VERDICT_ERROR) &&
+              verdict_set_allows(VERDICT_SET(VERDICT_ANY), VERDICT_VIOLATION) &&
+              strcmp(verdict_set_name(0, buf, sizeof buf), "-") == 0 &&
+              strcmp(verdict_set_name(VERDICT_SET(VERDICT_ANY), buf, sizeof buf), "any") == 0,
+              "no expectation and any allow every verdict");
+    }
     CHECK(verdict_parse("fenced") == VERDICT_FENCED && strcmp(verdict_name(VERDICT_FENCED),
                                                               "fenced") == 0, "verdict name");
     if (!load_good("minimal.yaml", &s))
@@ -275,8 +295,8 @@ static void test_markers(void)
     CHECK(s.n_impls == 2 && strcmp(s.impls[1], "redis-check-then-set") == 0, "impls");
     CHECK(s.ttl_ns == 3 * SEC && s.wait_ns == 3 * SEC, "alias: ttl %" PRId64 " wait %" PRId64,
           s.ttl_ns, s.wait_ns);
-    CHECK(scenario_expected(&s, "redis-get-del") == VERDICT_SAFE, "expected(redis-get-del)");
-    CHECK(scenario_expected(&s, "redis-check-then-set") == VERDICT_NONE, "no * entry");
+    CHECK(scenario_expected(&s, "redis-get-del") == VERDICT_SET(VERDICT_SAFE), "expected(redis-get-del)");
+    CHECK(scenario_expected(&s, "redis-check-then-set") == 0, "no * entry");
 }
 
 /* ------------------------------------------------------------------------
@@ -331,6 +351,15 @@ static const struct bad_case {
     { "expect-not-in-impls.yaml", "3:3", "expect names 'none', which is not in impls" },
     { "expect-duplicate.yaml", "3:37", "duplicate key 'redis-lua' in expect (first at 3:10)" },
     { "expect-null.yaml", "4:13", "expect.redis-lua has no value; expected a verdict" },
+    { "expect-list-any.yaml", "3:28",
+      "expect.redis-lua: any in a list of verdicts (any allows them all: give it alone)" },
+    { "expect-list-twice.yaml", "3:37", "expect.redis-lua: safe named twice" },
+    { "expect-list-one.yaml", "3:21",
+      "expect.redis-lua: a list of verdicts names two or more (one: give it alone)" },
+    { "expect-list-typo.yaml", "3:28",
+      "unknown verdict 'blokced' for expect.redis-lua (expected one of: safe, violation, "
+      "blocked, error, fenced, unavailable, token-regressed, not-exercised, any); did you mean "
+      "'blocked'?" },
     { "empty.yaml", "1:1", "the file is empty; expected a scenario mapping" },
     { "comments-only.yaml", "1:1", "the file is empty; expected a scenario mapping" },
     { "document-empty.yaml", "2:1", "the document is empty; expected a scenario mapping" },
@@ -847,7 +876,7 @@ static void test_adapters(void)
     CHECK(ops && scenario_options(&copy, ops) == &copy.adapters[1].spec, "its spec");
     CHECK(scenario_impl(&copy, "redis-lua") == lock_find("redis-lua"), "built-ins stay");
     CHECK(scenario_impl(&copy, "nope") == NULL, "unknown");
-    CHECK(scenario_expected(&copy, "py") == VERDICT_VIOLATION, "expect names an adapter");
+    CHECK(scenario_expected(&copy, "py") == VERDICT_SET(VERDICT_VIOLATION), "expect names an adapter");
     rc = load_text("name: a\nimpls: [r]\nadapters:\n  r: {command: [x], backend: redis}\n"
                    "backends: {redis: {topology: sentinel}}\n",
                    &s, err, sizeof err, path);

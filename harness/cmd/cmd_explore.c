@@ -77,7 +77,8 @@ struct xdesign {
     int at_stake;        /* of those, how many put the lock at stake */
     int broke;           /* the trial that broke it, 0: held */
     int64_t found_ns;    /* exploring time until then (other designs' shrinking left out) */
-    enum verdict verdict, expected;
+    enum verdict verdict;
+    verdict_set expected;
     int shrink_steps;
     bool shrink_cut;     /* the budget stopped the shrinking */
     char path[16][160];  /* the shrink path, a line a kept step (the first 16) */
@@ -880,8 +881,9 @@ static int write_repro(const struct xctx *c, const struct xfile *x, struct xdesi
     text = comment_out(comment_out(text, "impls"), "expect");
     if (!text)
         return -1;
-    char sh[400], head[2048], tail[256];
+    char sh[400], head[2048], tail[256], want[160];
     explore_short(&d->final, sh, sizeof sh);
+    verdict_set_name(d->expected, want, sizeof want);
     int len = snprintf(head, sizeof head,
              "# locklab explore: a schedule that breaks %s, shrunk.\n"
              "# from: %s, seed %" PRIu64 ", trial %d (%s where %s was expected)\n"
@@ -892,9 +894,9 @@ static int write_repro(const struct xctx *c, const struct xfile *x, struct xdesi
              "# {%s: %s}. The file's explore: block, impls: and expect: are commented out\n"
              "# below; the schedule is the faults: list at the end.\n",
              d->ops->name, x->path, c->o->seed, d->broke, verdict_name(d->verdict),
-             verdict_name(d->expected), d->shrink_steps, d->shrink_steps == 1 ? "" : "s",
+             want, d->shrink_steps, d->shrink_steps == 1 ? "" : "s",
              d->shrink_cut ? " (stopped by the budget)" : "", sh, d->repro_fails, d->repro_runs,
-             verdict_name(d->verdict), d->ops->name, d->ops->name, verdict_name(d->expected));
+             verdict_name(d->verdict), d->ops->name, d->ops->name, want);
     for (int i = 0; i < d->n_path && len > 0 && (size_t)len < sizeof head; i++)
         len += snprintf(head + len, sizeof head - (size_t)len, "#   step %d: %s\n", i + 1,
                         d->path[i]);
@@ -963,12 +965,12 @@ static int make_dir(const struct xopts *o, struct xfile *x)
 static void design_line(FILE *f, const struct xdesign *d)
 {
     if (d->broke) {
-        char sh[400];
+        char sh[400], want[160];
         explore_short(&d->final, sh, sizeof sh);
         fprintf(f, "%s: broke in trial %d after %.1f s: %s where %s was expected; shrunk in "
                    "%d step%s%s to %d entr%s: %s; reproduced %d of %d; %s\n",
                 d->ops->name, d->broke, (double)d->found_ns / 1e9, verdict_name(d->verdict),
-                verdict_name(d->expected),
+                verdict_set_name(d->expected, want, sizeof want),
                 d->shrink_steps, d->shrink_steps == 1 ? "" : "s",
                 d->shrink_cut ? " (the budget stopped it)" : "", d->final.n,
                 d->final.n == 1 ? "y" : "ies", sh, d->repro_fails, d->repro_runs, d->repro);
@@ -1068,8 +1070,9 @@ static int explore_file(struct xctx *c, struct xfile *x)
                 char count[32];
                 snprintf(count, sizeof count, o->trials < 1000000 ? "%d/%d" : "%d", trial,
                          o->trials);
-                char what[64];
-                snprintf(what, sizeof what, "BREAKS: expected %s", verdict_name(d->expected));
+                char what[192], want[160];
+                snprintf(what, sizeof what, "BREAKS: expected %s",
+                         verdict_set_name(d->expected, want, sizeof want));
                 printf("trial %-7s %-16s %s  %s, %s  %s\n", count, d->ops->name, sh,
                        verdict_name(v), staked ? "at stake" : "not at stake", pass ? "ok" : what);
                 fflush(stdout);

@@ -2,8 +2,10 @@
  * load_expect.c - expect: the verdict each implementation should get.
  *
  * An entry names an implementation of impls (or "*" for every other one)
- * and gives one verdict, or {unfenced: V, fenced: V} for the steps with
- * workload.fencing off and on. A run compares each result's verdict with
+ * and gives one verdict, a list of the verdicts it allows ([blocked,
+ * safe]: where the outcome truly varies, the file names each), or
+ * {unfenced: V, fenced: V} for the steps with workload.fencing off and on
+ * (each V a verdict or a list). A run compares each result's verdict with
  * scenario_expected(), and CI gates on the difference.
  */
 #include <stdbool.h>
@@ -36,12 +38,12 @@ static const char *verdict_list(char *buf, size_t n)
 }
 
 /* One verdict (a real one, or any) at path into *out. */
-static int expect_verdict(struct opt_loader *L, const yaml_node_t *val, const char *path,
-                          const char *list, enum verdict *out)
+static int expect_word(struct opt_loader *L, const yaml_node_t *val, const char *path,
+                       const char *list, enum verdict *out)
 {
     char shown[SHOW_MAX], expected[192];
 
-    snprintf(expected, sizeof expected, "a verdict (one of: %s)", list);
+    snprintf(expected, sizeof expected, "a verdict or a list of verdicts (one of: %s)", list);
     if (want_scalar(L, val, path, expected) != 0)
         return -1;
     *out = verdict_parse(scalar_text(val));
@@ -58,10 +60,43 @@ static int expect_verdict(struct opt_loader *L, const yaml_node_t *val, const ch
     return 0;
 }
 
+/* A verdict, or a list of two or more real ones (no any, none twice), at
+ * path into *out. */
+static int expect_verdict(struct opt_loader *L, const yaml_node_t *val, const char *path,
+                          const char *list, verdict_set *out)
+{
+    enum verdict v;
+
+    if (val->type != YAML_SEQUENCE_NODE) {
+        if (expect_word(L, val, path, list, &v) != 0)
+            return -1;
+        *out = VERDICT_SET(v);
+        return 0;
+    }
+    const yaml_node_item_t *it = val->data.sequence.items.start;
+    size_t n = (size_t)(val->data.sequence.items.top - it);
+    if (n < 2)
+        return fail_at(L, val, "%s: a list of verdicts names two or more (one: give it alone)",
+                       path);
+    *out = 0;
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *w = node_at(L, it[i]);
+        if (expect_word(L, w, path, list, &v) != 0)
+            return -1;
+        if (v == VERDICT_ANY)
+            return fail_at(L, w, "%s: any in a list of verdicts (any allows them all: give it "
+                           "alone)", path);
+        if (*out & VERDICT_SET(v))
+            return fail_at(L, w, "%s: %s named twice", path, verdict_name(v));
+        *out |= VERDICT_SET(v);
+    }
+    return 0;
+}
+
 /* An expectation: one verdict for every step, or {unfenced: V, fenced: V}
  * for the steps with workload.fencing off and on (both keys required). */
 static int expect_verdicts(struct opt_loader *L, const yaml_node_t *val, const char *entry,
-                           const char *list, enum verdict v[2])
+                           const char *list, verdict_set v[2])
 {
     static const char *const modes[] = { "unfenced", "fenced", NULL }; /* find_word's list */
     char path[160], shown[SHOW_MAX];
@@ -135,7 +170,7 @@ static int load_expect_entry(struct opt_loader *L, const yaml_node_t *key,
         return fail_at(L, key, "too many entries in %s", keypath);
 
     snprintf(entry, sizeof entry, "%s.%s", keypath, name);
-    enum verdict v[2]; /* unfenced, fenced */
+    verdict_set v[2]; /* unfenced, fenced */
     if (expect_verdicts(L, val, entry, list, v) != 0)
         return -1;
     memcpy(s->expect[s->n_expect].impl, name, len + 1);

@@ -147,7 +147,7 @@ static struct opt top_opts[] = {
       .help = "named hosts (network namespaces) and the clients and servers on each" },
     { .name = "faults", .type = OPT_NODE, .fn = load_faults, .help = "faults to inject" },
     { .name = "expect", .type = OPT_NODE, .fn = load_expect, .flags = OPT_LATE,
-      .help = "the verdict expected of each implementation" },
+      .help = "the verdicts expected of each implementation" },
     { .name = "explore", .type = OPT_NODE, .fn = load_explore_refused,
       .help = "locklab explore: the fault actions its schedules draw from (docs/explore.md)" },
     { .name = NULL }

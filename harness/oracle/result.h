@@ -75,7 +75,7 @@ struct run_result {
     int repeat;                  /* the reference's nth run at this step in this round
                                   * (run --baseline interleaves it); 0: not repeated */
     enum verdict verdict;        /* what the run showed */
-    enum verdict expect;         /* what the scenario expected (VERDICT_NONE: nothing) */
+    verdict_set expect;          /* the verdicts the scenario allows (0: no expectation) */
     bool pass;                   /* verdict met the expectation */
     bool complete;               /* false when interrupted: only partial numbers */
     double elapsed_s;            /* from the start barrier to the last client done */

@@ -42,8 +42,9 @@ static void run_case_of(const struct run_result *x, struct run_case *c, struct j
     *jc = (struct junit_case){.classname = x->scenario, .name = c->name, .time_s = x->elapsed_s};
     if (x->pass)
         return;
-    snprintf(c->failure, sizeof c->failure, "expected %s, got %s", verdict_name(x->expect),
-             verdict_name(x->verdict));
+    char want[160];
+    snprintf(c->failure, sizeof c->failure, "expected %s, got %s",
+             verdict_set_name(x->expect, want, sizeof want), verdict_name(x->verdict));
     char *d = c->detail;
     size_t n = sizeof c->detail;
     len = (size_t)snprintf(d, n, "violations=%lld oversold=%lld lost_updates=%lld timeouts=%lld "

@@ -266,8 +266,9 @@ static json_t *result_json(const struct run_result *r, const char *run_dir)
     if (kept)
         json_object_set_new(o, "adapter_stderr", kept);
     json_object_set_new(o, "verdict", json_string(verdict_name(r->verdict)));
-    json_object_set_new(o, "expect", r->expect == VERDICT_NONE ? json_null()
-                                                               : json_string(verdict_name(r->expect)));
+    char want[160];
+    json_object_set_new(o, "expect", r->expect == 0 ? json_null()
+                                     : json_string(verdict_set_name(r->expect, want, sizeof want)));
     json_object_set_new(o, "pass", json_boolean(r->pass));
     json_object_set_new(o, "complete", json_boolean(r->complete));
     json_object_set_new(o, "elapsed_s", json_real(r->elapsed_s));

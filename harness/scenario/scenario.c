@@ -66,12 +66,12 @@ const struct lock_ops *scenario_impl(const struct scenario *s, const char *name)
     return ops;
 }
 
-enum verdict scenario_expected(const struct scenario *s, const char *impl)
+verdict_set scenario_expected(const struct scenario *s, const char *impl)
 {
-    enum verdict star = VERDICT_NONE;
+    verdict_set star = 0;
 
     for (int i = 0; i < s->n_expect; i++) {
-        enum verdict v = s->fencing ? s->expect[i].verdict_fenced : s->expect[i].verdict;
+        verdict_set v = s->fencing ? s->expect[i].verdict_fenced : s->expect[i].verdict;
         if (strcmp(s->expect[i].impl, impl) == 0)
             return v;
         if (strcmp(s->expect[i].impl, "*") == 0)

@@ -52,9 +52,9 @@ enum key_mode {
 
 struct scenario_expect {
     char impl[SCN_NAME_MAX]; /* implementation name, or "*" for every other one */
-    enum verdict verdict;    /* expected verdict, or VERDICT_ANY */
-    enum verdict verdict_fenced; /* ... in a step with workload.fencing on (the same unless
-                                    the file gives {unfenced: V, fenced: V}) */
+    verdict_set verdict;     /* the verdicts it allows (one, a list, or any) */
+    verdict_set verdict_fenced; /* ... in a step with workload.fencing on (the same unless
+                                   the file gives {unfenced: V, fenced: V}) */
 };
 
 /* arrival.distribution: the gaps between one client's intended starts */
@@ -148,9 +148,9 @@ struct backend_ops;
  * neither. */
 const struct lock_ops *scenario_impl(const struct scenario *s, const char *name);
 
-/* The verdict expected for impl: its own entry, else "*", else VERDICT_NONE;
- * in a step with s->fencing on, the entry's fenced verdict. */
-enum verdict scenario_expected(const struct scenario *s, const char *impl);
+/* The verdicts expected for impl: its own entry, else "*", else 0 (none);
+ * in a step with s->fencing on, the entry's fenced ones. */
+verdict_set scenario_expected(const struct scenario *s, const char *impl);
 
 /* The name of client idx's lock key into name (n bytes): lock.key, or
  * lock.key-idx when each client has its own (lock.keys: per-client).
