@@ -834,8 +834,8 @@ static int reproduce(struct xctx *c, const struct xfile *x, struct xdesign *d)
         return -1;
     d->repro_fails = w.fails;
     d->repro_runs = w.runs;
-    if (w.kept == top && w.fails * 10 >= 8 * w.runs)
-        return 0;
+    if (top == 0 || (w.kept == top && w.fails * 10 >= 8 * w.runs))
+        return 0; /* nothing to walk back, or no need */
     if (w.kept < top) {
         d->shrink_steps = w.kept;
         d->n_path = w.kept < 15 ? w.kept : 15;
