@@ -29,7 +29,10 @@ while [ -z "$victim" ] && [ $SECONDS -lt $end ]; do
     sleep 0.05
 done
 check "found a client process to kill" test -n "$victim"
-sleep 0.5 # let the clients run into the middle of their loops
+# into the middle of the loops: a client holds the lock (its key is there)
+port=$(ls "$TMPDIR"/locklab-*/ 2>/dev/null | sed -n 's/^lock-store-//p' | head -1)
+held() { [ "$(redis-cli -p "$port" EXISTS locklab 2>/dev/null)" = 1 ]; }
+check "the clients are inside their loops (a lock key held) before the kill" wait_for 20 held
 kill -KILL "$victim"
 wait "$pid"
 rc=$?

@@ -98,13 +98,15 @@ bad partition "{at: 1s, action: partition, groups: [[h1], [h2]], latency: 1s, du
 sed -e 's/name: slow/name: killed/' -e 's/max_duration: 5500ms/max_duration: 30s/' \
     -e 's/at: 1s, action: delay/at: 200ms, action: delay/' -e 's/duration: 2s}/duration: 25s}/' \
     "$D/slow.yaml" > "$D/killed.yaml"
-"$LOCKLAB" run "$D/killed.yaml" --out "$OUT" --quiet --no-plot >/dev/null 2>&1 &
+LOCKLAB_PROGRESS=1 "$LOCKLAB" run "$D/killed.yaml" --out "$OUT" --no-plot >/dev/null \
+    2> "$D/killed.err" &
 LP=$!
 for _ in $(seq 1 100); do # the clients run once the hosts, the proxy and Redis are up
     [ "$(client_pids $LP | wc -l)" -ge 4 ] && break
     sleep 0.05
 done
-sleep 0.5 # the delay is on at 200 ms
+# the kill comes while the delay is on: the fault engine has said it fired
+check "the delay fired before the kill" wait_for 30 fault_line "$D/killed.err" 1 delay fired
 KIDS=$(pgrep -P $LP | tr '\n' ' ')
 expect_gt "locklab's children while it runs (holders, the proxy, Redis, clients)" \
     "$(wc -w <<< "$KIDS")" 5

@@ -85,13 +85,15 @@ check "... one side is no partition" grep -q "two sides or more" "$D/bad3.err"
 # SIGKILL mid-partition: nothing of the run is left
 sed -e 's/name: part/name: killed/' -e 's/max_duration: 4s/max_duration: 30s/' \
     -e 's/duration: 1500ms/duration: 25s/' "$D/part.yaml" > "$D/killed.yaml"
-"$LOCKLAB" run "$D/killed.yaml" --out "$OUT" --quiet --no-plot >/dev/null 2>&1 &
+LOCKLAB_PROGRESS=1 "$LOCKLAB" run "$D/killed.yaml" --out "$OUT" --no-plot >/dev/null \
+    2> "$D/killed.err" &
 LP=$!
 for _ in $(seq 1 100); do
     [ "$(runns $LP | wc -l)" -ge 4 ] && ip -br link | grep -q "^locklab$LP" && break
     sleep 0.05
 done
-sleep 1.5 # the cut lands at 1 s
+# the kill comes while the cut is on: the fault engine has said it fired
+check "the cut fired before the kill" wait_for 30 fault_line "$D/killed.err" 1 partition fired
 RUNNS=$(runns $LP)
 SUBNET=$(ip -br addr show "locklab$LP" | grep -oE '198\.1[89]\.[0-9]+\.' | head -1)
 expect_eq "four namespaces (three hosts, the switch) while it runs" "$(grep -c . <<< "$RUNNS")" 4

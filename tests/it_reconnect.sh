@@ -22,7 +22,9 @@ YAML
 
 run_bg "$D/cut.yaml" 5
 check "found the lock store's port" test -n "$port"
-sleep 0.5 # into the run
+# into the run: the four clients connected (and this redis-cli), the counter moving
+conns() { [ "$(redis-cli -p "$port" CLIENT LIST TYPE normal 2>/dev/null | wc -l)" -ge "$1" ]; }
+check "into the run: four clients connected" wait_for 20 conns 5
 killed=$(redis-cli -p "$port" CLIENT KILL TYPE normal)
 expect_gt "connections cut" "$killed" 3
 wait "$pid"
@@ -47,7 +49,10 @@ workload: {kind: counter, business: 500ms}
 expect: {"*": any}
 YAML
 run_bg "$D/cut-watchdog.yaml" 3
-sleep 1.5 # a lock is held and renewed
+# a lock held and renewed: its key there, and the two clients' and two
+# watchdogs' connections (and this redis-cli)
+renewed() { conns 5 && [ "$(redis-cli -p "$port" EXISTS cut-wd)" = 1 ]; }
+check "watchdog run: a lock held, clients and watchdogs connected" wait_for 20 renewed
 killed=$(redis-cli -p "$port" CLIENT KILL TYPE normal)
 expect_gt "watchdog run: connections cut (clients and watchdogs)" "$killed" 3
 wait "$pid"

@@ -104,7 +104,7 @@ end=$((SECONDS + 10))
 while [ "$(redis-cli -p "$port" EXISTS gap-lock)" != 0 ] && [ $SECONDS -lt $end ]; do sleep 0.02; done
 expect_eq "gap: the holder released while the waiter was away" \
     "$(redis-cli -p "$port" EXISTS gap-lock)" 0
-sleep 1 # the holder is done: nobody will publish again
+sleep 1 # the waiter stays away 1 s more (the release's publish went with its DEL)
 kill -CONT "$waiter" 2>/dev/null
 wait "$pid"
 expect_eq "gap: exit code" "$?" 0

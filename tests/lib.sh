@@ -176,6 +176,24 @@ wait_store() {
     done
 }
 
+# wait_for SECONDS CMD...: run CMD every 20 ms until it succeeds or
+# SECONDS pass; its status is the last CMD's (a test waits on observed
+# state, then checks that state came).
+wait_for() {
+    local end=$((SECONDS + $1))
+    shift
+    until "$@"; do
+        [ $SECONDS -ge $end ] && return 1
+        sleep 0.02
+    done
+}
+
+# fault_line FILE N ACTION WHAT: has a run started with LOCKLAB_PROGRESS=1
+# and stderr to FILE printed that its fault N (ACTION, any target) WHAT
+# ("fired", "landed", "ended")? Those lines are written as the fault
+# engine records them.
+fault_line() { grep -qE -- "  fault $2 \($3 [^)]*\): $4 at" "$1" 2>/dev/null; }
+
 # wait_lock_store PID [CLIENTS]: wait_store for at least CLIENTS clients.
 wait_lock_store() {
     wait_store "$1" "${2:-0}" client_pids
