@@ -243,8 +243,8 @@ static void test_text(char **base)
 /* The walk back, fed scripted runs: state i's runs break as rates[i]
  * says, run after run ('x' breaks, '.' does not), as far as the walk asks. */
 struct scripted {
-    const char *rates[8];
-    int asked[8];          /* runs taken of each state */
+    const char *rates[9];
+    int asked[9];          /* runs taken of each state */
     int stop_after;        /* stop() true after this many states measured, -1 never */
     int measured;
 };
@@ -306,6 +306,15 @@ static void test_walk_back(void)
     explore_walk_back(2, 10, scripted_rate, scripted_stop, &d, &w);
     CHECK(w.kept == 2 && w.cut && d.asked[0] == 0, "cut by the budget: state %d, cut %d",
           w.kept, w.cut);
+    /* a long path is bisected: states 0-5 reproduce, 6-8 do not; 5 is
+     * found in four measurements (8, 4, 6, 5), the others never run */
+    struct scripted f = {{"xxxxxxxxxx", "xxxxxxxxxx", "xxxxxxxxxx", "xxxxxxxxxx", "xxxxxxxxxx",
+                          "xxxxxxxxx.", "..........", "..........", "x........."},
+                         .stop_after = -1};
+    explore_walk_back(8, 10, scripted_rate, scripted_stop, &f, &w);
+    CHECK(w.kept == 5 && w.fails == 9, "bisected to state %d (%d of %d)", w.kept, w.fails, w.runs);
+    CHECK(f.measured == 4 && f.asked[1] == 0 && f.asked[2] == 0 && f.asked[3] == 0 &&
+          f.asked[7] == 0, "bisection: %d states measured", f.measured);
     /* 8 of 10 in three runs of three is 3 of 3: 2 of 3 walks back */
     struct scripted e = {{"xxx", "x.x"}, .stop_after = -1};
     explore_walk_back(1, 3, scripted_rate, scripted_stop, &e, &w);

@@ -114,6 +114,7 @@ struct xctx {
     struct run_result *res;
     struct scenario *cur;
     int64_t deadline;    /* CLOCK_MONOTONIC, 0: none */
+    int64_t reserve_ns;  /* of the budget, kept for measuring the repro while shrinking */
     char tmp[1500];      /* where a trial's text is written */
 };
 
@@ -126,7 +127,7 @@ static int64_t now_ns(void)
 
 static bool over_budget(const struct xctx *c)
 {
-    return lab_stop || (c->deadline && now_ns() >= c->deadline);
+    return lab_stop || (c->deadline && now_ns() >= c->deadline - c->reserve_ns);
 }
 
 static void explore_usage(FILE *f)
@@ -822,8 +823,9 @@ static int walk_rate(void *arg, int state, bool give_up, int *fails, int *runs)
 
 static bool walk_stop(void *arg) { return over_budget(((struct xwalk_arg *)arg)->c); }
 
-/* d's reproduction rate, walked back along its shrink path until a state
- * reproduces in 8 of n (explore_walk_back); the path says where it went. */
+/* d's reproduction rate, its shrink path walked back (bisected) to the
+ * last state that reproduces in 8 of n (explore_walk_back); the path says
+ * where it went. */
 static int reproduce(struct xctx *c, const struct xfile *x, struct xdesign *d)
 {
     struct xwalk_arg arg = {c, x, d};
@@ -849,7 +851,7 @@ static int reproduce(struct xctx *c, const struct xfile *x, struct xdesign *d)
                  w.top_runs, top);
     else
         snprintf(d->path[d->n_path++], sizeof d->path[0],
-                 "%s: no earlier step reproduced in 8 of %d",
+                 "%s: no earlier state reproduced in 8 of %d",
                  w.cut ? "the budget stopped the walk back" : "walked back to the trial",
                  c->o->n);
     return 0;
@@ -1050,12 +1052,14 @@ static int explore_file(struct xctx *c, struct xfile *x)
                 continue;
             enum verdict v;
             bool pass;
+            int64_t run_t0 = now_ns();
             if (run_text(c, x, text, d->ops, &v, &pass) != 0) {
                 free(text);
                 if (log)
                     fclose(log);
                 return lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
             }
+            int64_t run_ns = now_ns() - run_t0;
             d->trials++;
             int staked = c->res->stake_yes > 0;
             d->at_stake += staked;
@@ -1093,8 +1097,17 @@ static int explore_file(struct xctx *c, struct xfile *x)
                 fprintf(log, "%s broke in trial %d: %s (%s)\n", d->ops->name, trial, sh,
                         verdict_name(v));
             int64_t shrink_t0 = now_ns();
-            if (shrink(c, x, d, log) != 0 ||
-                (!d->shrink_cut && shrink_text(c, x, d, log) != 0) || reproduce(c, x, d) != 0) {
+            /* shrinking leaves of the budget what measuring the repro (n
+             * runs) and a walk back (about as many) need, at most half */
+            if (c->deadline) {
+                int64_t left = c->deadline - shrink_t0;
+                c->reserve_ns = 2 * o->n * run_ns < left / 2 ? 2 * o->n * run_ns : left / 2;
+            }
+            int rc = shrink(c, x, d, log);
+            if (rc == 0 && !d->shrink_cut)
+                rc = shrink_text(c, x, d, log);
+            c->reserve_ns = 0;
+            if (rc != 0 || reproduce(c, x, d) != 0) {
                 free(text);
                 if (log)
                     fclose(log);

@@ -132,14 +132,15 @@ bool explore_smaller(const struct xschedule *a, const struct xschedule *b);
  * rate() measures state i over n runs (give_up: it may stop once 8 of n
  * is out of reach) and returns 0, or -1 when a run could not be made;
  * stop() says the budget is spent. The smallest is measured in full; when
- * it reproduces in fewer than 8 of n, each earlier state in turn, until
- * one reaches 8 of n in full: that one is kept. Otherwise the smallest
+ * it reproduces in fewer than 8 of n, the path is bisected for the last
+ * state that reaches 8 of n in full (the trial's own schedule measured
+ * last, when nothing after it did): that one is kept, else the smallest
  * stays. 0, or -1 from rate(). */
 struct xwalk {
     int kept;                      /* the state kept */
     int fails, runs;               /* its rate */
     int top_fails, top_runs;       /* the smallest's rate */
-    bool cut;                      /* stop() ended the walk before state 0 */
+    bool cut;                      /* stop() ended the walk before it was done */
 };
 /* Can fails of runs no longer reach 8 of n? */
 bool explore_out_of_reach(int fails, int runs, int n);

@@ -111,22 +111,44 @@ int explore_walk_back(int top, int n, xrate_fn rate, bool (*stop)(void *arg), vo
         return -1;
     out->fails = out->top_fails;
     out->runs = out->top_runs;
-    if (reaches(out->fails, out->runs, n))
+    if (reaches(out->fails, out->runs, n) || top == 0)
         return 0;
-    for (int i = top - 1; i >= 0; i--) {
+    /* bisect between a state not known to fail (lo, the trial's own at
+     * first) and one that does (hi): a shrink weakens the schedule step by
+     * step, so the last state that reproduces is found in about log2(top)
+     * measurements instead of one per step */
+    int lo = 0, hi = top, good = -1, gf = 0, gr = 0;
+    while (hi - lo > 1) {
         if (stop(arg)) {
             out->cut = true;
-            return 0;
+            break;
         }
-        int fails, runs;
-        if (rate(arg, i, true, &fails, &runs) != 0)
+        int mid = lo + (hi - lo) / 2, fails, runs;
+        if (rate(arg, mid, true, &fails, &runs) != 0)
             return -1;
         if (reaches(fails, runs, n)) {
-            out->kept = i;
-            out->fails = fails;
-            out->runs = runs;
-            return 0;
+            lo = mid;
+            good = mid, gf = fails, gr = runs;
+        } else {
+            hi = mid;
         }
+    }
+    if (good < 0 && lo == 0 && !out->cut) {
+        /* nothing after the trial reproduced: the trial's own schedule */
+        if (stop(arg)) {
+            out->cut = true;
+        } else {
+            int fails, runs;
+            if (rate(arg, 0, true, &fails, &runs) != 0)
+                return -1;
+            if (reaches(fails, runs, n))
+                good = 0, gf = fails, gr = runs;
+        }
+    }
+    if (good >= 0) {
+        out->kept = good;
+        out->fails = gf;
+        out->runs = gr;
     }
     return 0;
 }
