@@ -14,6 +14,7 @@
  * the design, under a comment saying where it came from. The run folder,
  * <out>/<stamp>-explore-<name>/, keeps report.txt: every trial (schedule,
  * verdict, at stake), each shrink path and what each design came to.
+ * Shrinking a break and measuring its reproduction: cmd_explore_shrink.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -31,6 +32,7 @@
 #include "backends.h"
 #include "cli.h"
 #include "explore.h"
+#include "explore_cmd.h"
 #include "lex.h"
 #include "lock.h"
 #include "net.h"
@@ -40,94 +42,18 @@
 #include "stop.h"
 
 #define XPL_FILES_MAX 16
-#define XPL_SHRINK_STEPS_MAX 60
 
-struct xopts {
-    int trials;          /* --trials N (default 20; with --budget alone: until it is spent) */
-    bool trials_given;
-    int64_t budget_ns;   /* --budget DUR: 0 none */
-    uint64_t seed;       /* --seed S */
-    bool seed_given;
-    const char *out;     /* --out DIR */
-    int k, n;            /* -k re-runs per shrink candidate, -n reproduction runs */
-    bool quiet;
-};
-
-/* One trial of one design, for the report. */
-struct xtrial {
-    int trial;
-    int design;
-    char schedule[320];
-    enum verdict verdict;
-    bool pass;
-    int at_stake;        /* 1: a fault of the trial put the lock at stake (the run's
-                          * at-stake records, at_stake.h), 0: none did */
-};
-
-/* A state of the shrink path: the schedule and text after a kept step. */
-struct xkept {
-    struct xschedule sch;
-    char *base;          /* a copy of the design's base, NULL: the file's own */
-};
-
-/* What became of one design. */
-struct xdesign {
-    const struct lock_ops *ops;
-    int trials;          /* trials it ran */
-    int at_stake;        /* of those, how many put the lock at stake */
-    int broke;           /* the trial that broke it, 0: held */
-    int64_t found_ns;    /* exploring time until then (other designs' shrinking left out) */
-    enum verdict verdict;
-    verdict_set expected;
-    int shrink_steps;
-    bool shrink_cut;     /* the budget stopped the shrinking */
-    char path[16][160];  /* the shrink path, a line a kept step (the first 16) */
-    int n_path;
-    int repro_fails, repro_runs;
-    struct xschedule final;
-    char *base;          /* the file's text as shrinking left it (fewer clients,
-                          * shorter business and run); NULL: the file's own */
-    struct xkept *kept;  /* every state of the shrink path, the trial's first:
-                          * what reproduce() walks back along */
-    int n_kept;
-    char repro[1600];
-};
-
-struct xfile {
-    const char *path;
-    char *text;          /* the file as written */
-    size_t len;
-    char *base;          /* ... its explore: block commented out */
-    struct explore_spec sp;
-    struct scenario *s;  /* base as loaded */
-    struct scenario *probe; /* base with an entry of every action: what the servers need */
-    int n_designs;
-    struct xdesign d[SCN_MAX_IMPLS];
-    struct xtrial *t;
-    int n_t, cap_t;
-    char dir[1400];      /* its run folder */
-};
-
-struct xctx {
-    const struct xopts *o;
-    struct run_env env;
-    struct run_result *res;
-    struct scenario *cur;
-    int64_t deadline;    /* CLOCK_MONOTONIC, 0: none */
-    int64_t reserve_ns;  /* of the budget, kept for measuring the repro while shrinking */
-    char tmp[1500];      /* where a trial's text is written */
-};
-
-static int64_t now_ns(void)
+/* explore_cmd.h */
+int64_t xcmd_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static bool over_budget(const struct xctx *c)
+bool xcmd_over_budget(const struct xctx *c)
 {
-    return lab_stop || (c->deadline && now_ns() >= c->deadline - c->reserve_ns);
+    return lab_stop || (c->deadline && xcmd_now_ns() >= c->deadline - c->reserve_ns);
 }
 
 static void explore_usage(FILE *f)
@@ -290,12 +216,9 @@ static char *concat(const char *a, const char *b)
     return out;
 }
 
-/* Load text (written to tmp) as a scenario; the loader's messages name
- * shown instead of tmp, whose lines are the file's own. quiet: 0 the
- * loader's warnings and errors shown, 1 its errors only (a trial's
- * warnings are the same for every trial), 2 nothing (a candidate tried). */
-static int load_text(const char *tmp, const char *shown, const char *text, struct scenario *out,
-                     int quiet)
+/* explore_cmd.h; the quiet levels silence stderr around the loader */
+int xcmd_load_text(const char *tmp, const char *shown, const char *text, struct scenario *out,
+                   int quiet)
 {
     char err[4096];
     if (write_text(tmp, text) != 0) {
@@ -484,7 +407,7 @@ static int prepare_file(struct xfile *x, const char *tmp)
         fprintf(stderr, "locklab: out of memory\n");
         return -1;
     }
-    if (load_text(tmp, x->path, x->base, x->s, 0) != 0)
+    if (xcmd_load_text(tmp, x->path, x->base, x->s, 0) != 0)
         return -1;
     struct scenario *s = x->s;
     if (s->n_expect == 0) {
@@ -527,7 +450,7 @@ static int prepare_file(struct xfile *x, const char *tmp)
         fprintf(stderr, "locklab: out of memory\n");
         return -1;
     }
-    int rc = load_text(tmp, x->path, text, x->probe, 1);
+    int rc = xcmd_load_text(tmp, x->path, text, x->probe, 1);
     free(text);
     if (rc != 0) {
         fprintf(stderr, "%s:%d:%d: explore: the loader refused a fault these actions make "
@@ -544,13 +467,12 @@ static int prepare_file(struct xfile *x, const char *tmp)
     return 0;
 }
 
-/* Run design ops once on text. 0 with *v and *pass, -1 when the run
- * could not be made (message printed). */
-static int run_text(struct xctx *c, const struct xfile *x, const char *text,
-                    const struct lock_ops *ops, enum verdict *v, bool *pass)
+/* explore_cmd.h */
+int xcmd_run_text(struct xctx *c, const struct xfile *x, const char *text,
+                  const struct lock_ops *ops, enum verdict *v, bool *pass)
 {
     struct scenario *s = calloc(1, sizeof *s);
-    if (!s || load_text(c->tmp, c->tmp, text, s, 1) != 0) {
+    if (!s || xcmd_load_text(c->tmp, c->tmp, text, s, 1) != 0) {
         if (!s)
             fprintf(stderr, "locklab: out of memory\n");
         free(s);
@@ -581,280 +503,13 @@ static int run_text(struct xctx *c, const struct xfile *x, const char *text,
     return 0;
 }
 
-/* The text d runs: the file's (as shrinking left it for d) with sch. */
-static char *schedule_text(const struct xfile *x, const struct xdesign *d,
-                           const struct xschedule *sch)
+/* explore_cmd.h */
+char *xcmd_schedule_text(const struct xfile *x, const struct xdesign *d,
+                         const struct xschedule *sch)
 {
     char yaml[8192];
     explore_faults_yaml(sch, yaml, sizeof yaml);
     return concat(d && d->base ? d->base : x->base, yaml);
-}
-
-/* Does sch still break design d: a failure in one of k runs, with the
- * verdict of the break (a violation shrunk into a blocked run would be
- * another finding)? 1 yes, 0 no, -1 the run could not be made. */
-static int still_breaks(struct xctx *c, const struct xfile *x, const struct xdesign *d,
-                        const struct xschedule *sch)
-{
-    char *text = schedule_text(x, d, sch);
-    if (!text)
-        return -1;
-    int rc = 0;
-    for (int r = 0; r < c->o->k && rc == 0 && !lab_stop; r++) {
-        enum verdict v;
-        bool pass;
-        if (run_text(c, x, text, d->ops, &v, &pass) != 0)
-            rc = -1;
-        else if (!pass && v == d->verdict)
-            rc = 1;
-    }
-    free(text);
-    return rc;
-}
-
-/* d's present state onto its shrink path: 0, or -1 out of memory. */
-static int push_kept(struct xdesign *d)
-{
-    if (!d->kept && !(d->kept = calloc(XPL_SHRINK_STEPS_MAX + 1, sizeof *d->kept)))
-        return -1;
-    if (d->n_kept > XPL_SHRINK_STEPS_MAX)
-        return -1;
-    struct xkept *k = &d->kept[d->n_kept];
-    k->sch = d->final;
-    k->base = d->base ? strdup(d->base) : NULL;
-    if (d->base && !k->base)
-        return -1;
-    d->n_kept++;
-    return 0;
-}
-
-/* A step kept: said on the path and in the log, and remembered. */
-static int kept_step(struct xdesign *d, const char *why, FILE *log)
-{
-    if (d->n_path < 16)
-        snprintf(d->path[d->n_path++], sizeof d->path[0], "%s", why);
-    d->shrink_steps++;
-    if (log) {
-        char sh[320];
-        explore_short(&d->final, sh, sizeof sh);
-        fprintf(log, "  shrink %s: %s -> %s\n", d->ops->name, why, sh);
-    }
-    return push_kept(d);
-}
-
-/* Shrink d's failing schedule (d->final) step by step: the first candidate
- * that still breaks it is kept, until none does or the budget is spent.
- * 0, or -1 when a run could not be made. */
-static int shrink(struct xctx *c, struct xfile *x, struct xdesign *d, FILE *log)
-{
-    struct xschedule *cand = malloc(sizeof *cand * XPL_CANDIDATES_MAX);
-    char (*why)[96] = malloc(sizeof *why * XPL_CANDIDATES_MAX);
-    int rc = cand && why ? 0 : -1;
-    for (bool more = true; more && rc == 0 && d->shrink_steps < XPL_SHRINK_STEPS_MAX;) {
-        int n = explore_candidates(&x->sp, &d->final, cand, why);
-        more = false;
-        for (int i = 0; i < n && rc == 0; i++) {
-            if (over_budget(c)) {
-                d->shrink_cut = true;
-                break;
-            }
-            int b = still_breaks(c, x, d, &cand[i]);
-            if (b < 0) {
-                rc = -1;
-            } else if (b > 0) {
-                d->final = cand[i];
-                rc = kept_step(d, why[i], log);
-                more = true;
-                break;
-            }
-        }
-    }
-    free(cand);
-    free(why);
-    return rc;
-}
-
-#define MS INT64_C(1000000)
-
-/* base with the scalar at key replaced by a smaller value (why says
- * which), or NULL when key is not in the text or is as small as it goes:
- * clients halved (at least 2: one client has nobody to overlap with),
- * workload.business halved (to 0 below 2 ms), run.max_duration cut to
- * three quarters (never before the schedule's last fault ends plus twice
- * the lease, at least 500 ms). */
-static char *knob_candidate(const char *base, const char *key, const struct xfile *x,
-                            const struct xschedule *sch, char *why, size_t n)
-{
-    size_t a, b, len = strlen(base);
-    if (explore_scalar_at(base, len, key, &a, &b) != 0 || b <= a || b - a > 60)
-        return NULL;
-    char old[64], with[64];
-    memcpy(old, base + a, b - a);
-    old[b - a] = '\0';
-    int64_t v;
-    if (!strcmp(key, "clients")) {
-        if (int_scan(old, &v) != 0 || v <= 2)
-            return NULL;
-        snprintf(with, sizeof with, "%" PRId64, v / 2 < 2 ? 2 : v / 2);
-    } else if (!strcmp(key, "workload.business")) {
-        if (duration_parse(old, &v) != 0 || v < 2 * MS)
-            return NULL;
-        explore_dur(with, sizeof with, v / 2 / MS * MS);
-    } else {
-        if (duration_parse(old, &v) != 0)
-            return NULL;
-        int64_t end = 0, lease = 2 * x->sp.lease_ns > 500 * MS ? 2 * x->sp.lease_ns : 500 * MS;
-        for (int i = 0; i < sch->n; i++) {
-            const struct xfault *f = &sch->f[i];
-            if (f->at_ns * f->count + f->duration_ns > end)
-                end = f->at_ns * f->count + f->duration_ns;
-        }
-        int64_t to = v * 3 / 4 / MS * MS;
-        if (to < end + lease)
-            to = (end + lease + MS - 1) / MS * MS;
-        if (to >= v - 100 * MS)
-            return NULL;
-        explore_dur(with, sizeof with, to);
-    }
-    snprintf(why, n, "%.20s %.30s instead of %.30s", key, with, old);
-    return explore_splice(base, len, a, b, with);
-}
-
-/* Does d's text with its final schedule load (quietly)? */
-static bool text_loads(struct xctx *c, const struct xfile *x, const struct xdesign *d)
-{
-    char *text = schedule_text(x, d, &d->final);
-    struct scenario *s = text ? calloc(1, sizeof *s) : NULL;
-    bool ok = s && load_text(c->tmp, c->tmp, text, s, 2) == 0;
-    free(s);
-    free(text);
-    return ok;
-}
-
-/* After the schedule: fewer clients, shorter business, a shorter run, each
- * kept when the design still breaks (explore_scalar_at finds the value
- * where the author wrote it; a key the file does not give is left alone). */
-static int shrink_text(struct xctx *c, struct xfile *x, struct xdesign *d, FILE *log)
-{
-    static const char *const knobs[] = {"clients", "workload.business", "run.max_duration"};
-    int rc = 0;
-    for (bool more = true; more && rc == 0 && d->shrink_steps < XPL_SHRINK_STEPS_MAX;) {
-        more = false;
-        for (size_t k = 0; k < sizeof knobs / sizeof knobs[0] && rc == 0; k++) {
-            if (over_budget(c)) {
-                d->shrink_cut = true;
-                return 0;
-            }
-            char why[96];
-            char *cand = knob_candidate(d->base ? d->base : x->base, knobs[k], x, &d->final,
-                                        why, sizeof why);
-            if (!cand)
-                continue;
-            char *keep = d->base;
-            d->base = cand;
-            /* a value the rest of the file does not allow (fewer clients
-             * than its hosts: name) is no candidate */
-            int b = text_loads(c, x, d) ? still_breaks(c, x, d, &d->final) : 0;
-            if (b > 0) {
-                free(keep);
-                rc = kept_step(d, why, log);
-                more = true;
-                break;
-            }
-            d->base = keep;
-            free(cand);
-            rc = b < 0 ? -1 : 0;
-        }
-    }
-    return rc;
-}
-
-/* How often d's final schedule, on d's text, breaks it with the same
- * verdict in n runs (*fails of *runs). With give_up, the runs stop once 8
- * of n can no longer be reached. 0, or -1 when a run could not be made. */
-static int repro_rate(struct xctx *c, const struct xfile *x, const struct xdesign *d,
-                      bool give_up, int *fails, int *runs)
-{
-    char *text = schedule_text(x, d, &d->final);
-    if (!text)
-        return -1;
-    *fails = *runs = 0;
-    for (int r = 0; r < c->o->n && !lab_stop; r++) {
-        if (give_up && explore_out_of_reach(*fails, *runs, c->o->n))
-            break;
-        enum verdict v;
-        bool pass;
-        if (run_text(c, x, text, d->ops, &v, &pass) != 0) {
-            free(text);
-            return -1;
-        }
-        (*runs)++;
-        *fails += !pass && v == d->verdict;
-    }
-    free(text);
-    return 0;
-}
-
-/* d at state i of its shrink path. 0, or -1 out of memory. */
-static int take_kept(struct xdesign *d, int i)
-{
-    char *base = d->kept[i].base ? strdup(d->kept[i].base) : NULL;
-    if (d->kept[i].base && !base)
-        return -1;
-    free(d->base);
-    d->base = base;
-    d->final = d->kept[i].sch;
-    return 0;
-}
-
-struct xwalk_arg {
-    struct xctx *c;
-    const struct xfile *x;
-    struct xdesign *d;
-};
-
-static int walk_rate(void *arg, int state, bool give_up, int *fails, int *runs)
-{
-    struct xwalk_arg *w = arg;
-    if (take_kept(w->d, state) != 0)
-        return -1;
-    return repro_rate(w->c, w->x, w->d, give_up, fails, runs);
-}
-
-static bool walk_stop(void *arg) { return over_budget(((struct xwalk_arg *)arg)->c); }
-
-/* d's reproduction rate, its shrink path walked back (bisected) to the
- * last state that reproduces in 8 of n (explore_walk_back); the path says
- * where it went. */
-static int reproduce(struct xctx *c, const struct xfile *x, struct xdesign *d)
-{
-    struct xwalk_arg arg = {c, x, d};
-    struct xwalk w;
-    int top = d->n_kept - 1;
-    if (explore_walk_back(top, c->o->n, walk_rate, walk_stop, &arg, &w) != 0 ||
-        take_kept(d, w.kept) != 0)
-        return -1;
-    d->repro_fails = w.fails;
-    d->repro_runs = w.runs;
-    if (top == 0 || (w.kept == top && w.fails * 10 >= 8 * w.runs))
-        return 0; /* nothing to walk back, or no need */
-    if (w.kept < top) {
-        d->shrink_steps = w.kept;
-        d->n_path = w.kept < 15 ? w.kept : 15;
-    } else if (d->n_path > 15) {
-        d->n_path = 15;
-    }
-    if (w.kept < top)
-        snprintf(d->path[d->n_path++], sizeof d->path[0],
-                 "walked back %d step%s: %d of %d runs here, %d of %d after step %d",
-                 top - w.kept, top - w.kept == 1 ? "" : "s", w.fails, w.runs, w.top_fails,
-                 w.top_runs, top);
-    else
-        snprintf(d->path[d->n_path++], sizeof d->path[0],
-                 "%s: no earlier state reproduced in 8 of %d",
-                 w.cut ? "the budget stopped the walk back" : "walked back to the trial",
-                 c->o->n);
-    return 0;
 }
 
 /* text with top-level key commented out (its lines kept), freeing text. */
@@ -879,7 +534,7 @@ static char *comment_out(char *text, const char *key)
  * a comment saying where it came from. */
 static int write_repro(const struct xctx *c, const struct xfile *x, struct xdesign *d)
 {
-    char *text = schedule_text(x, d, &d->final);
+    char *text = xcmd_schedule_text(x, d, &d->final);
     text = comment_out(comment_out(text, "impls"), "expect");
     if (!text)
         return -1;
@@ -1036,14 +691,14 @@ static int explore_file(struct xctx *c, struct xfile *x)
                "", x->n_designs, x->dir);
     struct xrng rng;
     xrng_seed(&rng, o->seed);
-    int64_t t0 = now_ns(), shrinking_ns = 0;
+    int64_t t0 = xcmd_now_ns(), shrinking_ns = 0;
     int code = LAB_EXIT_OK, left = x->n_designs;
-    for (int trial = 1; trial <= o->trials && left > 0 && !over_budget(c); trial++) {
+    for (int trial = 1; trial <= o->trials && left > 0 && !xcmd_over_budget(c); trial++) {
         struct xschedule sch;
         explore_draw(&x->sp, &rng, &sch);
         char sh[320];
         explore_short(&sch, sh, sizeof sh);
-        char *text = schedule_text(x, NULL, &sch);
+        char *text = xcmd_schedule_text(x, NULL, &sch);
         if (!text)
             return LAB_EXIT_ENV;
         for (int j = 0; j < x->n_designs && !lab_stop; j++) {
@@ -1052,14 +707,14 @@ static int explore_file(struct xctx *c, struct xfile *x)
                 continue;
             enum verdict v;
             bool pass;
-            int64_t run_t0 = now_ns();
-            if (run_text(c, x, text, d->ops, &v, &pass) != 0) {
+            int64_t run_t0 = xcmd_now_ns();
+            if (xcmd_run_text(c, x, text, d->ops, &v, &pass) != 0) {
                 free(text);
                 if (log)
                     fclose(log);
                 return lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
             }
-            int64_t run_ns = now_ns() - run_t0;
+            int64_t run_ns = xcmd_now_ns() - run_t0;
             d->trials++;
             int staked = c->res->stake_yes > 0;
             d->at_stake += staked;
@@ -1084,36 +739,36 @@ static int explore_file(struct xctx *c, struct xfile *x)
             if (pass)
                 continue;
             d->broke = trial;
-            d->found_ns = now_ns() - t0 - shrinking_ns;
+            d->found_ns = xcmd_now_ns() - t0 - shrinking_ns;
             d->verdict = v;
             d->final = sch;
             left--;
             code = LAB_EXIT_EXPECT;
-            if (push_kept(d) != 0) {
+            if (xcmd_push_kept(d) != 0) {
                 free(text);
                 return LAB_EXIT_ENV;
             }
             if (log)
                 fprintf(log, "%s broke in trial %d: %s (%s)\n", d->ops->name, trial, sh,
                         verdict_name(v));
-            int64_t shrink_t0 = now_ns();
+            int64_t shrink_t0 = xcmd_now_ns();
             /* shrinking leaves of the budget what measuring the repro (n
              * runs) and a walk back (about as many) need, at most half */
             if (c->deadline) {
                 int64_t left = c->deadline - shrink_t0;
                 c->reserve_ns = 2 * o->n * run_ns < left / 2 ? 2 * o->n * run_ns : left / 2;
             }
-            int rc = shrink(c, x, d, log);
+            int rc = xcmd_shrink_schedule(c, x, d, log);
             if (rc == 0 && !d->shrink_cut)
-                rc = shrink_text(c, x, d, log);
+                rc = xcmd_shrink_text(c, x, d, log);
             c->reserve_ns = 0;
-            if (rc != 0 || reproduce(c, x, d) != 0) {
+            if (rc != 0 || xcmd_reproduce(c, x, d) != 0) {
                 free(text);
                 if (log)
                     fclose(log);
                 return lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
             }
-            shrinking_ns += now_ns() - shrink_t0;
+            shrinking_ns += xcmd_now_ns() - shrink_t0;
             write_repro(c, x, d);
             if (!o->quiet) {
                 fputs("  ", stdout);
@@ -1126,7 +781,7 @@ static int explore_file(struct xctx *c, struct xfile *x)
     if (log)
         fclose(log);
     unlink(c->tmp);
-    write_report(c, x, now_ns() - t0);
+    write_report(c, x, xcmd_now_ns() - t0);
     for (int j = 0; j < x->n_designs; j++)
         if (!x->d[j].broke || o->quiet)
             design_line(o->quiet && x->d[j].broke ? stderr : stdout, &x->d[j]);
@@ -1178,7 +833,7 @@ int cmd_explore(int argc, char **argv)
             c.env.stock.host = b.stock_srv.host;
             c.env.stock.port = b.stock_srv.port;
             if (o.budget_ns)
-                c.deadline = now_ns() + o.budget_ns;
+                c.deadline = xcmd_now_ns() + o.budget_ns;
             for (int i = 0; i < n && !lab_stop; i++) {
                 int fc = explore_file(&c, &files[i]);
                 if (fc > code)
