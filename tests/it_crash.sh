@@ -21,16 +21,10 @@ YAML
 OUT=$WORK/results
 "$LOCKLAB" run "$D/crash.yaml" --out "$OUT" --quiet &
 pid=$!
-victim=""
-end=$((SECONDS + 30))
-while [ -z "$victim" ] && [ $SECONDS -lt $end ]; do
-    set -- $(client_pids "$pid")
-    [ $# -ge 4 ] && victim=$2
-    sleep 0.05
-done
+wait_store "$pid" 4 client_pids # the lock store's $port and the four clients
+victim=$(client_pids "$pid" | sed -n 2p)
 check "found a client process to kill" test -n "$victim"
 # into the middle of the loops: a client holds the lock (its key is there)
-port=$(ls "$TMPDIR"/locklab-*/ 2>/dev/null | sed -n 's/^lock-store-//p' | head -1)
 held() { [ "$(redis-cli -p "$port" EXISTS locklab 2>/dev/null)" = 1 ]; }
 check "the clients are inside their loops (a lock key held) before the kill" wait_for 20 held
 kill -KILL "$victim"

@@ -22,7 +22,7 @@ YAML
 
 run_bg "$D/cut.yaml" 5
 check "found the lock store's port" test -n "$port"
-# into the run: the four clients connected (and this redis-cli), the counter moving
+# into the run: the four clients connected (and this redis-cli)
 conns() { [ "$(redis-cli -p "$port" CLIENT LIST TYPE normal 2>/dev/null | wc -l)" -ge "$1" ]; }
 check "into the run: four clients connected" wait_for 20 conns 5
 killed=$(redis-cli -p "$port" CLIENT KILL TYPE normal)

@@ -176,9 +176,9 @@ wait_store() {
     done
 }
 
-# wait_for SECONDS CMD...: run CMD every 20 ms until it succeeds or
-# SECONDS pass; its status is the last CMD's (a test waits on observed
-# state, then checks that state came).
+# wait_for SECONDS CMD...: run CMD every 20 ms until it succeeds (0) or
+# SECONDS pass (1): a test waits on observed state, then checks that the
+# state came.
 wait_for() {
     local end=$((SECONDS + $1))
     shift

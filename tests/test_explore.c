@@ -278,7 +278,7 @@ static void test_walk_back(void)
     /* the smallest reproduces: no walk */
     struct scripted a = {{"..........", "xxxxxxxxxx", "xxxxxxxx.."}, .stop_after = -1};
     explore_walk_back(2, 10, scripted_rate, scripted_stop, &a, &w);
-    CHECK(w.kept == 2 && w.fails == 8 && w.runs == 10, "8 of 10 kept: state %d, %d of %d",
+    CHECK(w.kept == 2 && w.fails == 8 && w.runs == 10 && w.reached, "8 of 10 kept: state %d, %d of %d",
           w.kept, w.fails, w.runs);
     CHECK(a.asked[1] == 0 && a.asked[0] == 0, "no walk when the smallest reproduces");
     /* 2 of 10 at the smallest, 5 of 10 a step back (given up at its third
@@ -286,7 +286,7 @@ static void test_walk_back(void)
     struct scripted b = {{"xxxxxxxxxx", "xxxxxxxxx.", "xx.x..x.x.", "x.x......."},
                          .stop_after = -1};
     explore_walk_back(3, 10, scripted_rate, scripted_stop, &b, &w);
-    CHECK(w.kept == 1 && w.fails == 9 && w.runs == 10, "walked back to state %d, %d of %d",
+    CHECK(w.kept == 1 && w.fails == 9 && w.runs == 10 && w.reached, "walked back to state %d, %d of %d",
           w.kept, w.fails, w.runs);
     CHECK(w.top_fails == 2 && w.top_runs == 10, "the smallest's rate %d of %d", w.top_fails,
           w.top_runs);
@@ -298,7 +298,7 @@ static void test_walk_back(void)
     /* nothing reaches 8 of 10: the smallest stays */
     struct scripted c = {{".x.x.xxxxx", "..........", "x........."}, .stop_after = -1};
     explore_walk_back(2, 10, scripted_rate, scripted_stop, &c, &w);
-    CHECK(w.kept == 2 && w.fails == 1 && w.runs == 10 && !w.cut,
+    CHECK(w.kept == 2 && w.fails == 1 && w.runs == 10 && !w.cut && !w.reached,
           "none reproduces: the smallest kept (state %d, %d of %d)", w.kept, w.fails, w.runs);
     CHECK(c.asked[0] == 5, "7 of 10 is given up at its third miss (%d runs)", c.asked[0]);
     /* the budget stops the walk: the smallest stays, cut said */

@@ -43,17 +43,9 @@
 
 #define XPL_FILES_MAX 16
 
-/* explore_cmd.h */
-int64_t xcmd_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 bool xcmd_over_budget(const struct xctx *c)
 {
-    return lab_stop || (c->deadline && xcmd_now_ns() >= c->deadline - c->reserve_ns);
+    return lab_stop || (c->deadline && lab_now_ns() >= c->deadline - c->reserve_ns);
 }
 
 static void explore_usage(FILE *f)
@@ -691,7 +683,7 @@ static int explore_file(struct xctx *c, struct xfile *x)
                "", x->n_designs, x->dir);
     struct xrng rng;
     xrng_seed(&rng, o->seed);
-    int64_t t0 = xcmd_now_ns(), shrinking_ns = 0;
+    int64_t t0 = lab_now_ns(), shrinking_ns = 0;
     int code = LAB_EXIT_OK, left = x->n_designs;
     for (int trial = 1; trial <= o->trials && left > 0 && !xcmd_over_budget(c); trial++) {
         struct xschedule sch;
@@ -707,14 +699,14 @@ static int explore_file(struct xctx *c, struct xfile *x)
                 continue;
             enum verdict v;
             bool pass;
-            int64_t run_t0 = xcmd_now_ns();
+            int64_t run_t0 = lab_now_ns();
             if (xcmd_run_text(c, x, text, d->ops, &v, &pass) != 0) {
                 free(text);
                 if (log)
                     fclose(log);
                 return lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
             }
-            int64_t run_ns = xcmd_now_ns() - run_t0;
+            int64_t run_ns = lab_now_ns() - run_t0;
             d->trials++;
             int staked = c->res->stake_yes > 0;
             d->at_stake += staked;
@@ -739,7 +731,7 @@ static int explore_file(struct xctx *c, struct xfile *x)
             if (pass)
                 continue;
             d->broke = trial;
-            d->found_ns = xcmd_now_ns() - t0 - shrinking_ns;
+            d->found_ns = lab_now_ns() - t0 - shrinking_ns;
             d->verdict = v;
             d->final = sch;
             left--;
@@ -751,7 +743,7 @@ static int explore_file(struct xctx *c, struct xfile *x)
             if (log)
                 fprintf(log, "%s broke in trial %d: %s (%s)\n", d->ops->name, trial, sh,
                         verdict_name(v));
-            int64_t shrink_t0 = xcmd_now_ns();
+            int64_t shrink_t0 = lab_now_ns();
             /* shrinking leaves of the budget what measuring the repro (n
              * runs) and a walk back (about as many) need, at most half */
             if (c->deadline) {
@@ -768,7 +760,7 @@ static int explore_file(struct xctx *c, struct xfile *x)
                     fclose(log);
                 return lab_stop ? LAB_EXIT_INTERRUPTED : LAB_EXIT_ENV;
             }
-            shrinking_ns += xcmd_now_ns() - shrink_t0;
+            shrinking_ns += lab_now_ns() - shrink_t0;
             write_repro(c, x, d);
             if (!o->quiet) {
                 fputs("  ", stdout);
@@ -781,7 +773,7 @@ static int explore_file(struct xctx *c, struct xfile *x)
     if (log)
         fclose(log);
     unlink(c->tmp);
-    write_report(c, x, xcmd_now_ns() - t0);
+    write_report(c, x, lab_now_ns() - t0);
     for (int j = 0; j < x->n_designs; j++)
         if (!x->d[j].broke || o->quiet)
             design_line(o->quiet && x->d[j].broke ? stderr : stdout, &x->d[j]);
@@ -833,7 +825,7 @@ int cmd_explore(int argc, char **argv)
             c.env.stock.host = b.stock_srv.host;
             c.env.stock.port = b.stock_srv.port;
             if (o.budget_ns)
-                c.deadline = xcmd_now_ns() + o.budget_ns;
+                c.deadline = lab_now_ns() + o.budget_ns;
             for (int i = 0; i < n && !lab_stop; i++) {
                 int fc = explore_file(&c, &files[i]);
                 if (fc > code)

@@ -264,7 +264,7 @@ int xcmd_reproduce(struct xctx *c, const struct xfile *x, struct xdesign *d)
         return -1;
     d->repro_fails = w.fails;
     d->repro_runs = w.runs;
-    if (top == 0 || (w.kept == top && w.fails * 10 >= 8 * w.runs))
+    if (top == 0 || (w.kept == top && w.reached))
         return 0; /* nothing to walk back, or no need */
     if (w.kept < top) {
         d->shrink_steps = w.kept;

@@ -97,9 +97,6 @@ struct xctx {
     char tmp[1500];      /* where a trial's text is written */
 };
 
-/* CLOCK_MONOTONIC in nanoseconds. */
-int64_t xcmd_now_ns(void);
-
 /* Is the budget spent (less what c->reserve_ns keeps), or a stop asked? */
 bool xcmd_over_budget(const struct xctx *c);
 

@@ -139,6 +139,7 @@ bool explore_smaller(const struct xschedule *a, const struct xschedule *b);
 struct xwalk {
     int kept;                      /* the state kept */
     int fails, runs;               /* its rate */
+    bool reached;                  /* it reproduced in 8 of n */
     int top_fails, top_runs;       /* the smallest's rate */
     bool cut;                      /* stop() ended the walk before it was done */
 };

@@ -111,7 +111,8 @@ int explore_walk_back(int top, int n, xrate_fn rate, bool (*stop)(void *arg), vo
         return -1;
     out->fails = out->top_fails;
     out->runs = out->top_runs;
-    if (reaches(out->fails, out->runs, n) || top == 0)
+    out->reached = reaches(out->fails, out->runs, n);
+    if (out->reached || top == 0)
         return 0;
     /* bisect between a state not known to fail (lo, the trial's own at
      * first) and one that does (hi): a shrink weakens the schedule step by
@@ -149,6 +150,7 @@ int explore_walk_back(int top, int n, xrate_fn rate, bool (*stop)(void *arg), vo
         out->kept = good;
         out->fails = gf;
         out->runs = gr;
+        out->reached = true;
     }
     return 0;
 }
