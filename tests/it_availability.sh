@@ -7,7 +7,8 @@
 # token-regressed; each run twice, since the point is that it is the same
 # every time. The records say when the store served again (back_ms), how
 # long the first grant took after it (recovery_ms), and how many lock
-# errors came after the fault. And the loader warns when lock.wait is
+# errors came after the fault. A store paused past the clients' wait
+# leaves timeouts that are the fault's, not the design's. And the loader warns when lock.wait is
 # longer than what the run has left after its last fault.
 . "$(dirname "$0")/lib.sh"
 
@@ -53,6 +54,16 @@ sed 's/persistence: none/persistence: aof-always/; s/token-regressed/not-exercis
 run_ok "restarted with its data, fenced" "$WORK/restart-aof.yaml"
 expect_eq "restarted with its data, fenced: not-exercised" "$(jget "$S" results.0.verdict)" not-exercised
 expect_eq "restarted with its data, fenced: nobody rightful refused" "$(jget "$S" results.0.safety.rightful_refused)" 0
+
+# the store paused for 1 s against a 300 ms wait: the acquires that ran
+# out of time while it was stopped could not have been granted by any
+# design; they are the fault's (fault_timeouts), not `blocked`
+sed 's/wait: 1s/wait: 300ms/; s/action: restart, target: redis, duration: 300ms/action: pause, target: redis, duration: 1s/' \
+    "$A/restart-recovered.yaml" > "$WORK/pause-wait.yaml"
+run_ok "paused past the wait" "$WORK/pause-wait.yaml"
+expect_eq "paused past the wait: not blocked" "$(jget "$S" results.0.verdict)" not-exercised
+expect_gt "paused past the wait: its timeouts are the fault's" "$(jget "$S" results.0.fault_timeouts)" 0
+expect_eq "paused past the wait: none counted as the design's" "$(jget "$S" results.0.ops.timeouts)" 0
 
 # lock.wait longer than the run has left after its last fault: a warning
 # naming the entry's file:line:column, and the run goes on

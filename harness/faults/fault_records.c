@@ -73,7 +73,12 @@ static int64_t errors_now(const struct faults *F)
  * store serves again). */
 void fault_excuse_open(struct faults *F, struct fault_record *r)
 {
-    atomic_store(&F->rg->head->excused_until_ns, INT64_MAX);
+    struct shared_head *h = F->rg->head;
+    atomic_store(&h->excused_until_ns, INT64_MAX);
+    if (r->whole_store) { /* until first: a reader never sees this start with the last end */
+        atomic_store(&h->outage_until_ns, INT64_MAX);
+        atomic_store(&h->outage_from_ns, r->start_ns);
+    }
     r->excusing = true;
     r->grace_ns = GRACE_NS;
     r->errors_before = errors_now(F);

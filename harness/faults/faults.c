@@ -186,6 +186,14 @@ static void update_excuse(struct faults *F)
     }
     if (any)
         atomic_store(&F->rg->head->excused_until_ns, on ? INT64_MAX : until);
+    /* the latest outage of the whole store ends when its store serves again */
+    const struct fault_record *w = NULL;
+    for (int i = 0; i < n && i < FAULT_RECORDS_MAX; i++)
+        if (atomic_load(&log->published[i]) && log->rec[i].excusing && log->rec[i].whole_store &&
+            (!w || log->rec[i].start_ns >= w->start_ns))
+            w = &log->rec[i];
+    if (w && w->back_ns)
+        atomic_store(&F->rg->head->outage_until_ns, w->back_ns);
 }
 
 /* Records published so far. */

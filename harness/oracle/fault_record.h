@@ -51,6 +51,9 @@ struct fault_record {
     int64_t back_ns;        /* a server fault: when the store itself said it served again
                                (its health check), 0 while (or when never) back */
     bool excusing;          /* a fault on a server that acted: lock errors are its doing */
+    bool whole_store;       /* ... on the design's only server: nobody could be granted
+                               from its action until back_ns (an acquire whose wait
+                               overlapped that outage and timed out is the fault's) */
     int64_t grace_ns;       /* a server fault: lock errors are the fault's from just before
                                its action until back_ns + this */
     int64_t errors_before;  /* a server fault: lock errors of all clients when it fired */

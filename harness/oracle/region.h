@@ -66,6 +66,11 @@ struct shared_head {
      * lock operation that fails meanwhile is the fault's doing, counted
      * apart from the errors that make a verdict `error` (faults.c) */
     atomic_llong excused_until_ns;
+    /* the latest fault that took the design's only server away (whole_store):
+     * from its action until the store served again (INT64_MAX while down;
+     * 0, 0 none). An acquire that timed out after a wait overlapping it
+     * could not have been granted by any design: the fault's timeout. */
+    atomic_llong outage_from_ns, outage_until_ns;
     struct fault_log faults;
 };
 
@@ -118,6 +123,8 @@ struct client_slot {
                                   quoted in full; lab_text_copy cuts a longer one) */
     int64_t fault_errors;      /* lock operations that failed while a server fault was on */
     char fault_err[LAB_ERR_TEXT_MAX]; /* the first of those */
+    int64_t fault_timeouts;    /* acquires that ran out of time while the store was down
+                                  (shared_head.outage_from_ns) */
     struct hist acquire, hold, release;
 };
 

@@ -89,6 +89,8 @@ struct run_result {
                                     ours (an adapter's `released ?`), never misdel evidence */
     int64_t fault_errors;        /* lock operations that failed during a server fault (region.h) */
     char fault_error[RUN_ERROR_MAX]; /* the first of those, "client N: " and its text */
+    int64_t fault_timeouts;      /* acquires timed out after a wait overlapping an outage of
+                                    the whole store (region.h): not `timeouts` */
     int64_t release_deleted_other; /* locks taken from their holder by someone else (victims) */
     int64_t nested_acquired;       /* reentrant workload: nested acquires granted */
     int64_t nested_timeouts;       /* reentrant workload: nested acquires timed out (blocked) */

@@ -147,10 +147,14 @@ static void print_faults(FILE *f, const struct run_result *x)
     char elect[48] = "", t[24];
     if (election)
         snprintf(elect, sizeof elect, "; a leader again after %s", report_fmt_us(t, sizeof t, election / 1000));
-    char errs[64] = "";
+    char errs[112] = "";
     if (x->fault_errors)
         snprintf(errs, sizeof errs, "; %lld lock errors while a server was down",
                  (long long)x->fault_errors);
+    if (x->fault_timeouts) /* waits the store's outage cut short: not `blocked` */
+        snprintf(errs + strlen(errs), sizeof errs - strlen(errs),
+                 "; %lld acquires timed out while the store was down",
+                 (long long)x->fault_timeouts);
     char back[48] = ""; /* the slowest first grant after a store served again */
     int64_t slowest = -1;
     for (int i = 0; i < x->n_faults; i++)

@@ -108,8 +108,7 @@ static void client_loop(const struct scenario *s, const struct lock_ops *ops,
         enum lock_status st = ops->acquire(lc, key, s->wait_ns, &err);
         int64_t t_enter = lab_now_ns();
         if (st == LOCK_TIMEOUT) {
-            if (!h->stop)
-                sl->timeouts++;
+            client_lock_timeout(h, sl, t_wait);
             continue;
         }
         if (st == LOCK_ERROR) {

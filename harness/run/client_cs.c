@@ -44,6 +44,17 @@ void client_lock_error(struct shared_head *h, struct client_slot *sl, int64_t *c
     client_slot_error(sl, err);
 }
 
+void client_lock_timeout(struct shared_head *h, struct client_slot *sl, int64_t t_wait)
+{
+    if (h->stop)
+        return;
+    int64_t from = atomic_load(&h->outage_from_ns), until = atomic_load(&h->outage_until_ns);
+    if (from > 0 && t_wait <= until && lab_now_ns() >= from)
+        sl->fault_timeouts++;
+    else
+        sl->timeouts++;
+}
+
 void client_cs_enter(struct client_cs *cs, int64_t t_wait, int64_t t_enter)
 {
     struct client_slot *sl = cs->sl;

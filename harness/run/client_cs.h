@@ -41,6 +41,13 @@ void client_slot_error(struct client_slot *sl, const struct lab_err *err);
 void client_lock_error(struct shared_head *h, struct client_slot *sl, int64_t *count,
                        const struct lab_err *err);
 
+/* An acquire that began at t_wait ran out of its wait budget. When the
+ * wait overlapped an outage of the design's only server (a kill, a
+ * restart: shared_head.outage_from_ns), no design could have granted it:
+ * the fault's, counted apart; otherwise a timeout (verdict `blocked`).
+ * Nothing is counted once the run stops. */
+void client_lock_timeout(struct shared_head *h, struct client_slot *sl, int64_t t_wait);
+
 /* Granted at t_enter after asking at t_wait: mark entry (oracle,
  * interval, acquire histogram). */
 void client_cs_enter(struct client_cs *cs, int64_t t_wait, int64_t t_enter);

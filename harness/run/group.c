@@ -244,8 +244,7 @@ static void on_acquired(void *arg, enum lock_status st, const struct lab_err *er
     int64_t t_enter = lab_now_ns();
     struct client_slot *sl = c->cs.sl;
     if (st == LOCK_TIMEOUT) {
-        if (!g->h->stop)
-            sl->timeouts++;
+        client_lock_timeout(g->h, sl, c->t_wait);
         c->op++;
         next_op(c);
         return;

@@ -574,6 +574,7 @@ static int collect(const struct scenario *s, struct region *rg, struct run_resul
         if (!res->fault_errors && sl->fault_errors)
             snprintf(res->fault_error, sizeof res->fault_error, "client %d: %s", i, sl->fault_err);
         res->fault_errors += sl->fault_errors;
+        res->fault_timeouts += sl->fault_timeouts;
     }
     *units_out = units;
     res->elapsed_s = (double)(end - start) / 1e9;
