@@ -165,8 +165,11 @@ struct run_result {
     int64_t recovery_ns;      /* the longest kill-to-next-grant of a killed holder, -1 none */
     int unrecovered_kills;    /* killed holders after which no client got the lock again */
     bool unavailable;         /* no grant followed the last server fault while clients kept
-                                 asking GRACE past the store's return (or after the fault,
-                                 when it never returned while they asked) */
+                                 asking GRACE and lock_life past the store's return (or
+                                 after the fault, when it never returned while they asked) */
+    int64_t lock_life_ns;     /* the longest a lock can outlive its holder's last word to
+                                 the store: the TTL of a design with one, the session
+                                 timeout of a store with sessions (the larger); 0 none */
     int unavailable_fault;    /* ... that fault (index in faults) */
     bool unavailable_back;    /* ... though the store said it served again, in time */
     int64_t rightful_refused; /* fencing: holders the resource refused that no later grant

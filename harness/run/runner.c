@@ -342,10 +342,18 @@ static int64_t first_grant_from(const struct oracle_interval *all, int64_t n_iv,
  * first grant after each one's store served again (recovery_ns), the lock
  * errors after it, and whether the service came back at all: the last one
  * is `unavailable` when no grant came once its store served again although
- * some client went on asking for at least its grace after that and after
- * the last holder left, or when the store never served again while the
- * clients asked, after the last holder left. last_asking: when the
- * clients were told to stop, or the last one finished its operations. */
+ * some client went on asking for at least its grace and the lock's life
+ * (lock_life_ns) after that and after the last holder left (the grace
+ * alone after a store that never served again although the lock went on
+ * granting: another master of several), or when the
+ * store never served again while the clients asked, after the last holder
+ * left. The lock's life: a holder cut off by the fault may not have given
+ * its lock back, and the store keeps it for its TTL or its session, whose
+ * clock a store may start again on its return (ZooKeeper's and etcd's new
+ * leader renews every session and lease); a run that ends sooner cannot
+ * tell a wedged design from one waiting out a lock it must keep.
+ * last_asking: when the clients were told to stop, or the last one
+ * finished its operations. */
 static void server_recovery(struct run_result *res, const struct oracle_interval *all,
                             int64_t n_iv, int64_t last_asking)
 {
@@ -382,7 +390,9 @@ static void server_recovery(struct run_result *res, const struct oracle_interval
      * master stayed paused); then, as for one that did serve again, when
      * they asked for the grace after the last holder left (time for a
      * design to find its way back) without a grant */
-    if (back || granted_since ? last_asking >= from + L->grace_ns : last_asking > from) {
+    if (back            ? last_asking >= from + L->grace_ns + res->lock_life_ns
+        : granted_since ? last_asking >= from + L->grace_ns
+                        : last_asking > from) {
         res->unavailable = true;
         res->unavailable_fault = last;
         res->unavailable_back = back;
@@ -693,6 +703,9 @@ int runner_run(const struct scenario *s, const struct lock_ops *ops, const struc
                    : workload_fenced(s, ops->caps) ? FENCING_ON
                                                        : FENCING_UNSUPPORTED;
     res->expect = scenario_expected(s, ops->name);
+    res->lock_life_ns = (ops->caps & LOCK_CAP_TTL) ? s->ttl_ns : 0;
+    if (own.servers.session_timeout_ns > res->lock_life_ns)
+        res->lock_life_ns = own.servers.session_timeout_ns;
     json_t *desc = be ? be->describe(ops, s) : json_object();
     char *text = desc ? json_dumps(desc, JSON_COMPACT) : NULL;
     snprintf(res->servers, sizeof res->servers, "%s", text ? text : "{}");
