@@ -13,7 +13,7 @@
  * the stock store is never one of them. A server entry with `when: holder`
  * waits (up to its window) until a client is inside its critical section,
  * as Kleppmann's counterexamples need the server hit while the lock is
- * held.
+ * held, and holds that client stopped while the server is hit.
  */
 #include "fault_engine.h"
 
@@ -367,8 +367,12 @@ enum fault_fire fault_fire_server(struct faults *F, int spec, int64_t now)
     }
     int holder = -1;
     int64_t enter = 0;
-    if (f->when_holder && (holder = stop_a_holder(F, &enter)) < 0)
-        return FAULT_RETRY; /* each left before its stop: the next look, within the window */
+    if (f->when_holder && (holder = stop_a_holder(F, &enter)) < 0) {
+        if (now < F->st[spec].window_end) /* each left before its stop: look again */
+            return FAULT_RETRY;
+        skip_no_holder(F, spec, now);
+        return FAULT_FIRED;
+    }
     int idx;
     struct fault_record *r = fault_rec_new(&F->rg->head->faults, F->s, spec, &idx);
     if (!r) {
