@@ -58,10 +58,11 @@ expect_eq "restarted with its data, fenced: not-exercised" "$(jget "$S" results.
 expect_eq "restarted with its data, fenced: nobody rightful refused" "$(jget "$S" results.0.safety.rightful_refused)" 0
 
 # the same store kept its data and the lock its holder could not give back
-# (its release fell in the restart; ttl 5 s): no grant in the 2.2 s after
-# the store served again is the lock waiting out its TTL, not a store that
-# never came back; its waiters' timeouts say blocked
-sed 's/persistence: none/persistence: aof-always/; s/token-regressed/blocked/; s/ttl: 2s/ttl: 5s/; s/, fencing: true//' \
+# (down 1 s, its 300 ms section ends in it, so its release fails; ttl 5 s):
+# no grant in the 2.5 s after the store served again is the lock waiting
+# out its TTL, not a store that never came back; its waiters' timeouts
+# after the store's return say blocked
+sed 's/persistence: none/persistence: aof-always/; s/token-regressed/blocked/; s/ttl: 2s/ttl: 5s/; s/, fencing: true//; s/business: 20ms/business: 300ms/; s/duration: 200ms/duration: 1s/; s/max_duration: 3s/max_duration: 4s/' \
     "$A/restart-empty-fenced.yaml" > "$WORK/restart-kept.yaml"
 run_ok "restarted with the lock kept" "$WORK/restart-kept.yaml"
 expect_eq "restarted with the lock kept: blocked" "$(jget "$S" results.0.verdict)" blocked

@@ -13,7 +13,7 @@
  * the stock store is never one of them. A server entry with `when: holder`
  * waits (up to its window) until a client is inside its critical section,
  * as Kleppmann's counterexamples need the server hit while the lock is
- * held, and holds that client stopped while the server is hit.
+ * held.
  */
 #include "fault_engine.h"
 
@@ -312,42 +312,18 @@ static bool only_server(const struct faults *F, const struct server *srv)
     return true;
 }
 
-/* A client inside its critical section, stopped (confirmed) while still
- * inside it; its grant in *enter. -1 when none is: none inside, or each
- * left before its stop landed (continued at once). */
-static int stop_a_holder(struct faults *F, int64_t *enter)
-{
-    int cand[SCN_MAX_CLIENTS];
-    int n = alive_clients(F, cand, true);
-    while (n > 0) {
-        int k = (int)(rand_r(&F->rnd) % (unsigned)n);
-        int i = cand[k];
-        cand[k] = cand[--n];
-        int64_t e = F->rg->slots[i].cur.enter_ns;
-        if (client_stop_confirmed(F, i) && inside_since(F, i, e)) {
-            *enter = e;
-            return i;
-        }
-        fault_continue_client(F, i); /* whatever of its group did stop */
-    }
-    return -1;
-}
-
-/* A server entry. With `when: holder` it waits (up to its window) for a
- * client inside its critical section, and holds that client stopped while
- * the server is hit, as a holder target is held: the action lands while
- * the lock is held, not a scheduling delay later (a 20 ms section would
- * otherwise end first on a busy machine), and the record says how far
- * into the section (in_section_ns). The holder is continued at once. */
 enum fault_fire fault_fire_server(struct faults *F, int spec, int64_t now)
 {
     const struct fault_spec *f = &F->s->faults[spec];
-    int cand[SCN_MAX_CLIENTS];
-    if (f->when_holder && alive_clients(F, cand, true) == 0) { /* observed, not hoped for */
-        if (now < F->st[spec].window_end)
-            return FAULT_RETRY;
-        skip_no_holder(F, spec, now);
-        return FAULT_FIRED;
+    int holder = -1, cand[SCN_MAX_CLIENTS];
+    if (f->when_holder) { /* observed, not hoped for: a client inside now */
+        if (alive_clients(F, cand, true) == 0) {
+            if (now < F->st[spec].window_end)
+                return FAULT_RETRY;
+            skip_no_holder(F, spec, now);
+            return FAULT_FIRED;
+        }
+        holder = cand[0];
     }
     /* roles can move (a failover makes a replica the master, an election
      * another ZooKeeper server the leader): ask the backend again */
@@ -365,23 +341,12 @@ enum fault_fire fault_fire_server(struct faults *F, int spec, int64_t now)
         fault_rec_skip(F, spec, now, false, "%s is down", f->target_text);
         return FAULT_FIRED;
     }
-    int holder = -1;
-    int64_t enter = 0;
-    if (f->when_holder && (holder = stop_a_holder(F, &enter)) < 0) {
-        if (now < F->st[spec].window_end) /* each left before its stop: look again */
-            return FAULT_RETRY;
-        skip_no_holder(F, spec, now);
-        return FAULT_FIRED;
-    }
     int idx;
     struct fault_record *r = fault_rec_new(&F->rg->head->faults, F->s, spec, &idx);
-    if (!r) {
-        if (holder >= 0)
-            fault_continue_client(F, holder);
+    if (!r)
         return FAULT_FIRED;
-    }
     r->pid = srv->pid;
-    r->start_ns = lab_now_ns();
+    r->start_ns = now;
     char name[48];
     fault_server_name(F, srv, name, sizeof name);
     snprintf(r->hit, sizeof r->hit, "%s (pid %d)", name, (int)srv->pid);
@@ -391,13 +356,9 @@ enum fault_fire fault_fire_server(struct faults *F, int spec, int64_t now)
         fault_excuse_open(F, r);
         fault_watch_open(&F->watch, idx, srv, name); /* until the store says it serves again */
     }
-    if (holder >= 0) {
-        r->in_section_ns = r->start_ns - enter;
+    if (holder >= 0)
         fault_note_add(r, "while client %d held the lock", holder);
-    }
     act->hit_server(F, r, idx, srv, now);
     fault_rec_publish(&F->rg->head->faults, idx);
-    if (holder >= 0)
-        fault_continue_client(F, holder);
     return FAULT_FIRED;
 }
