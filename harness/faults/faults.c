@@ -167,13 +167,15 @@ static int64_t end_pauses(struct faults *F, int64_t now, bool force)
  * while any server fault's store has not served again, and closed
  * GRACE_NS after the last of them did (back_ns). A store that never comes
  * back keeps it open to the end: the verdict then says `unavailable`
- * (runner.c) rather than counting errors. */
+ * (runner.c) rather than counting errors. The latest outage of the whole
+ * store (region.h) is closed at its back_ns in the same pass. */
 static void update_excuse(struct faults *F)
 {
     struct fault_log *log = &F->rg->head->faults;
     int n = atomic_load(&log->n);
     bool any = false, on = false;
     int64_t until = 0;
+    const struct fault_record *w = NULL; /* the latest outage of the whole store */
     for (int i = 0; i < n && i < FAULT_RECORDS_MAX; i++) {
         const struct fault_record *r = &log->rec[i];
         if (!atomic_load(&log->published[i]) || !r->excusing)
@@ -183,16 +185,12 @@ static void update_excuse(struct faults *F)
             on = true;
         else if (r->back_ns + r->grace_ns > until)
             until = r->back_ns + r->grace_ns;
+        if (r->whole_store && (!w || r->start_ns >= w->start_ns))
+            w = r;
     }
     if (any)
         atomic_store(&F->rg->head->excused_until_ns, on ? INT64_MAX : until);
-    /* the latest outage of the whole store ends when its store serves again */
-    const struct fault_record *w = NULL;
-    for (int i = 0; i < n && i < FAULT_RECORDS_MAX; i++)
-        if (atomic_load(&log->published[i]) && log->rec[i].excusing && log->rec[i].whole_store &&
-            (!w || log->rec[i].start_ns >= w->start_ns))
-            w = &log->rec[i];
-    if (w && w->back_ns)
+    if (w && w->back_ns) /* it ends when its store serves again */
         atomic_store(&F->rg->head->outage_until_ns, w->back_ns);
 }
 
