@@ -105,6 +105,13 @@ for _ in $(seq 1 50); do
     sleep 0.1
 done
 expect_eq "after SIGKILL: no namespace of the run" "$(alive "$RUNNS")" 0
+# which processes still hold one (seen once under make test's -j3, never alone)
+if [ "$(alive "$RUNNS")" != 0 ]; then
+    for p in /proc/[0-9]*; do
+        ns=$(readlink "$p/ns/net" 2>/dev/null | tr -dc 0-9)
+        grep -qxF "$ns" <<< "$RUNNS" && ps -o pid=,ppid=,stat=,etimes=,cmd= -p "${p#/proc/}"
+    done
+fi
 expect_eq "... no link of the run" "$(ip -br link | grep -c "^locklab$LP")" 0
 expect_eq "... no server on a host address of its ($SUBNET)" "$(pgrep -f "redis-server.*${SUBNET:-none}" | wc -l)" 0
 expect_eq "... no ip netns mount" "$(ip netns list | wc -l)" 0
