@@ -140,7 +140,9 @@ struct lock_servers {
                                                 the store is the master they name so */
     int64_t session_timeout_ns;              /* the session timeout clients of the store
                                                 keep (ZooKeeper's, set by its store from
-                                                backends.zookeeper); 0: the design's own */
+                                                backends.zookeeper; etcd's session lease,
+                                                lock.ttl in whole seconds); 0: the design's
+                                                own */
     char env[1024];                          /* the same for an adapter's program: the
                                                 variables of docs/adapters.md, "NAME=value"
                                                 entries one after another, each

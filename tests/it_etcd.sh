@@ -110,6 +110,9 @@ for impl in etcd-lease etcd-mutex; do
     check "$impl: a new leader was named" \
         grep -Eq '^etcd-member:[0-2]$' <<<"$(jget "$S" $r.faults.0.leader)"
     expect_gt "$impl: granted across the election" "$(jget "$S" $r.ops.acquired)" 30
+    # etcd-lease's key has the TTL, etcd-mutex's session lease outlives a holder as long
+    expect_eq "$impl: the lock's life is its 2 s lease" \
+        "$(jget "$S" $r.lock_life_ms | cut -d. -f1)" 2000
 done
 check "the cluster of 3 is described" \
     test "$(jget "$S" results.scenario=$SC,impl=etcd-mutex.servers.etcd.members)" = 3

@@ -8,8 +8,11 @@
  * including the decisions the blocking and grouped forms once made apart:
  * a client holding ZK_MAX_HOLDS locks is refused before anything is sent,
  * and a failure making the parents gives up a create of unknown outcome
- * by closing the session.
+ * as every give-up does: it takes the node with it once the same session
+ * is back (Curator's guaranteed delete), and closes the session only when
+ * that session cannot come back.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "check.h"
@@ -95,6 +98,16 @@ static enum zk_sm_act to_create(struct rig *r, const char *key, int64_t wait)
 
 static const char *const NODE0 = "/locklab/k/lock-" ID "-1-0000000000";
 
+/* zk-sequential, alone in the queue: granted NODE0 (wait 1 s). */
+static void to_held(struct rig *r)
+{
+    rig_init(r, &SEQ);
+    to_create(r, "k", 1000 * MS);
+    created(r, NODE0, T0);
+    char *names[] = {"lock-" ID "-1-0000000000"};
+    kids(r, 1, names, T0);
+}
+
 /* zk-sequential: alone in the queue, granted; the token is the sequence + 1. */
 static void test_seq_grant(void)
 {
@@ -120,17 +133,26 @@ static void test_seq_grant(void)
           "a second release is not the owner's");
 }
 
+static const char *const NODE5 = "/locklab/k/lock-" ID "-1-0000000005";
+
+/* zk-sequential with a 500 ms wait, its node NODE5 among names: up to the
+ * act after the queue's listing. */
+static enum zk_sm_act to_queue(struct rig *r, int n, char *const *names)
+{
+    rig_init(r, &SEQ);
+    to_create(r, "k", 500 * MS);
+    created(r, NODE5, T0);
+    return kids(r, n, names, T0);
+}
+
 /* zk-sequential: contention: watch the predecessor with getData, list
  * again when it fires; a late reply after the deadline is ignored. */
 static void test_seq_contention(void)
 {
     struct rig r;
-    rig_init(&r, &SEQ);
-    to_create(&r, "k", 500 * MS);
-    const char *mine = "/locklab/k/lock-" ID "-1-0000000005";
-    created(&r, mine, T0);
+    const char *mine = NODE5;
     char *names[] = {"lock-x-1-0000000004", "lock-" ID "-1-0000000005", "lock-y-1-0000000002"};
-    enum zk_sm_act a = kids(&r, 3, names, T0);
+    enum zk_sm_act a = to_queue(&r, 3, names);
     CHECK(sends(&r, a, ZK_REQ_GET_WATCH, "/locklab/k/lock-x-1-0000000004"),
           "watches the next lower node only: %s", r.m.path);
     CHECK(rc_(&r, ZK_OK, T0) == ZK_SM_WAIT, "waits for its watch");
@@ -199,11 +221,7 @@ static void test_seq_expiry(void)
 static void test_release_paths(void)
 {
     struct rig r;
-    rig_init(&r, &SEQ);
-    to_create(&r, "k", 1000 * MS);
-    created(&r, NODE0, T0);
-    char *names[] = {"lock-" ID "-1-0000000000"};
-    kids(&r, 1, names, T0);
+    to_held(&r);
     enum zk_sm_act a = zk_sm_release(&r.m, "k", T0);
     a = rc_(&r, ZK_CONNECTIONLOSS, T0);
     CHECK(a == ZK_SM_SESSION, "a lost delete waits for the same session");
@@ -215,15 +233,33 @@ static void test_release_paths(void)
           "gone after a retry: our delete went through");
 
     /* held in a session that expired since */
-    rig_init(&r, &SEQ);
-    to_create(&r, "k", 1000 * MS);
-    created(&r, NODE0, T0);
-    kids(&r, 1, names, T0);
+    to_held(&r);
     zk_sm_acquire(&r.m, "other", 10 * MS, T0);
     zk_sm_session(&r.m, ZK_SM_EXPIRED, 0, NULL, T0); /* the second acquire finds it expired */
     CHECK(r.m.drop, "an expired session is closed");
     a = zk_sm_release(&r.m, "k", T0);
     CHECK(a == ZK_SM_DONE && r.m.release == RELEASE_NOT_OWNER, "not the owner: %d", a);
+}
+
+/* A release whose delete waits for its session through a lost
+ * connection: ended by the run's stop, it says so (ECANCELED: cut short,
+ * not failed); ended by its own budget, the connection loss is the error.
+ * The session is closed either way: the node must not outlive us. */
+static void test_release_cut_by_stop(void)
+{
+    for (int stop = 0; stop < 2; stop++) {
+        struct rig r;
+        to_held(&r);
+        zk_sm_release(&r.m, "k", T0);
+        CHECK(rc_(&r, ZK_CONNECTIONLOSS, T0) == ZK_SM_SESSION, "waits for the same session");
+        r.stop = stop;
+        enum zk_sm_act a = zk_sm_session(&r.m, ZK_SM_NOT_YET, 0, NULL,
+                                         stop ? T0 + 500 * MS : T0 + 8000 * MS);
+        CHECK(a == ZK_SM_DONE && r.m.release == RELEASE_ERROR && r.m.drop,
+              "an error, the session closed: %d %d %d", a, r.m.release, r.m.drop);
+        CHECK(r.m.err.code == (stop ? ECANCELED : ZK_CONNECTIONLOSS),
+              "%s: code %d (%s)", stop ? "the stop" : "its budget", r.m.err.code, r.m.err.msg);
+    }
 }
 
 /* zk-ephemeral: taken: exists-watch; the herd wakes; our own lost create
@@ -258,18 +294,82 @@ static void test_ephemeral(void)
           "nested times out");
 }
 
-/* zk-ephemeral: giving up right after a create of unknown outcome closes
- * the session. */
+/* zk-ephemeral: giving up right after a create of unknown outcome, the
+ * connection lost: once the same session is back, the node is deleted if
+ * our session owns it; the session is kept. Somebody else's node is left
+ * alone; a session that does not come back is closed. */
 static void test_ephemeral_unknown(void)
 {
+    const char *node = "/locklab/k/lock";
+    for (int owner = 0; owner < 2; owner++) {
+        struct rig r;
+        rig_init(&r, &EPH);
+        to_create(&r, "k", 100 * MS);
+        enum zk_sm_act a = rc_(&r, ZK_CONNECTIONLOSS, T0);
+        CHECK(a == ZK_SM_SESSION, "waits for a session");
+        a = zk_sm_session(&r.m, ZK_SM_NOT_YET, 0, NULL, T0 + 100 * MS);
+        CHECK(sends(&r, a, ZK_REQ_EXISTS, node) && !r.m.drop,
+              "the deadline: is the node ours? %d %s %d", a, r.m.path, r.m.drop);
+        CHECK(r.m.deadline == T0 + 4100 * MS, "for up to a session timeout: %lld",
+              (long long)r.m.deadline);
+        CHECK(rc_(&r, ZK_CONNECTIONLOSS, T0 + 100 * MS) == ZK_SM_SESSION,
+              "still disconnected: waits for the same session");
+        a = up(&r, T0 + 1500 * MS);
+        CHECK(sends(&r, a, ZK_REQ_EXISTS, node), "back: asks again");
+        a = stat_(&r, owner ? SID : SID + 1, 5, T0 + 1500 * MS);
+        if (owner) {
+            CHECK(sends(&r, a, ZK_REQ_DELETE, node), "ours: deletes it: %d", a);
+            a = rc_(&r, ZK_OK, T0 + 1500 * MS);
+        }
+        CHECK(a == ZK_SM_DONE && r.m.status == LOCK_TIMEOUT && !r.m.drop,
+              "timeout, the session kept: %d %d %d", a, r.m.status, r.m.drop);
+    }
     struct rig r;
     rig_init(&r, &EPH);
     to_create(&r, "k", 100 * MS);
-    enum zk_sm_act a = rc_(&r, ZK_CONNECTIONLOSS, T0);
-    CHECK(a == ZK_SM_SESSION, "waits for a session");
-    a = zk_sm_session(&r.m, ZK_SM_NOT_YET, 0, NULL, T0 + 100 * MS);
+    rc_(&r, ZK_CONNECTIONLOSS, T0);
+    zk_sm_session(&r.m, ZK_SM_NOT_YET, 0, NULL, T0 + 100 * MS);
+    rc_(&r, ZK_CONNECTIONLOSS, T0 + 100 * MS);
+    enum zk_sm_act a = zk_sm_session(&r.m, ZK_SM_NOT_YET, 0, NULL, T0 + 4100 * MS);
     CHECK(a == ZK_SM_DONE && r.m.status == LOCK_TIMEOUT && r.m.drop,
-          "timeout, and the session closed: %d %d %d", a, r.m.status, r.m.drop);
+          "not back within its timeout: closed: %d %d %d", a, r.m.status, r.m.drop);
+}
+
+/* zk-sequential: a waiter whose wait runs out while ZooKeeper is
+ * unreachable keeps its session and deletes its node once the same
+ * session is back. Closing the session instead left the node heading the
+ * queue until the session expired: every client waited a session timeout
+ * for a lock nobody held (fence-restart's stall). */
+static void test_seq_give_up_disconnected(void)
+{
+    struct rig r;
+    const char *mine = NODE5;
+    char *names[] = {"lock-x-1-0000000004", "lock-" ID "-1-0000000005"};
+    to_queue(&r, 2, names);
+    CHECK(rc_(&r, ZK_OK, T0) == ZK_SM_WAIT, "waits behind its predecessor");
+    enum zk_sm_act a = zk_sm_event(&r.m, T0 + 100 * MS); /* the disconnect */
+    CHECK(sends(&r, a, ZK_REQ_CHILDREN, "/locklab/k"), "lists again");
+    CHECK(rc_(&r, ZK_CONNECTIONLOSS, T0 + 100 * MS) == ZK_SM_SESSION, "waits for the session");
+    a = zk_sm_session(&r.m, ZK_SM_NOT_YET, 0, NULL, T0 + 500 * MS);
+    CHECK(sends(&r, a, ZK_REQ_DELETE, mine) && !r.m.drop,
+          "its wait ran out: deletes its node, the session kept: %d %d", a, r.m.drop);
+    a = rc_(&r, ZK_CONNECTIONLOSS, T0 + 500 * MS);
+    CHECK(a == ZK_SM_SESSION && !r.m.drop, "not yet reachable: waits for the same session");
+    a = up(&r, T0 + 2500 * MS);
+    CHECK(sends(&r, a, ZK_REQ_DELETE, mine), "back: deletes its node");
+    a = rc_(&r, ZK_OK, T0 + 2500 * MS);
+    CHECK(a == ZK_SM_DONE && r.m.status == LOCK_TIMEOUT && !r.m.drop,
+          "timeout, the node gone, the session kept: %d %d %d", a, r.m.status, r.m.drop);
+
+    /* the session expired meanwhile: its node went with it */
+    to_queue(&r, 2, names);
+    rc_(&r, ZK_OK, T0);
+    a = zk_sm_timer(&r.m, T0 + 500 * MS);
+    CHECK(sends(&r, a, ZK_REQ_DELETE, mine), "the deadline deletes its node");
+    rc_(&r, ZK_CONNECTIONLOSS, T0 + 500 * MS);
+    a = zk_sm_session(&r.m, ZK_SM_EXPIRED, 0, NULL, T0 + 3000 * MS);
+    CHECK(a == ZK_SM_DONE && r.m.status == LOCK_TIMEOUT && r.m.drop,
+          "expired: nothing to delete, the session closed: %d %d %d", a, r.m.status, r.m.drop);
 }
 
 /* Decision: ZK_MAX_HOLDS locks held: refused before anything is sent, in
@@ -290,8 +390,9 @@ static void test_holds_full(void)
 }
 
 /* Decision: a failure making the parents after a create of unknown
- * outcome closes the session (the node must not outlive the attempt). */
-static void test_parent_failure_drops(void)
+ * outcome finds that create by its unique name and deletes it (the node
+ * must not outlive the attempt); the error is the parents'. */
+static void test_parent_failure_cleans(void)
 {
     struct rig r;
     rig_init(&r, &SEQ);
@@ -303,8 +404,16 @@ static void test_parent_failure_drops(void)
     a = up(&r, T0);
     CHECK(a == ZK_SM_SEND && r.m.req == ZK_REQ_CREATE, "makes the root: %s", r.m.path);
     a = rc_(&r, -102 /* no auth */, T0);
-    CHECK(a == ZK_SM_DONE && r.m.status == LOCK_ERROR && r.m.drop,
-          "error, and the session closed: %d %d %d", a, r.m.status, r.m.drop);
+    CHECK(sends(&r, a, ZK_REQ_CHILDREN, "/locklab/k") && !r.m.drop,
+          "looks for the lost create: %d %s", a, r.m.path);
+    char *names[] = {"lock-x-1-0000000002", "lock-" ID "-1-0000000003"};
+    a = kids(&r, 2, names, T0);
+    CHECK(sends(&r, a, ZK_REQ_DELETE, "/locklab/k/lock-" ID "-1-0000000003"),
+          "found: deletes it: %s", r.m.path);
+    a = rc_(&r, ZK_OK, T0);
+    CHECK(a == ZK_SM_DONE && r.m.status == LOCK_ERROR && !r.m.drop && r.m.err.code == -102,
+          "error, the parents' (%d), the session kept: %d %d %d", r.m.err.code, a, r.m.status,
+          r.m.drop);
 }
 
 /* zk-semaphore: the internal mutex, then the lease; the mutex deleted. */
@@ -371,10 +480,12 @@ int main(void)
     test_seq_lost_create();
     test_seq_expiry();
     test_release_paths();
+    test_release_cut_by_stop();
     test_ephemeral();
     test_ephemeral_unknown();
+    test_seq_give_up_disconnected();
     test_holds_full();
-    test_parent_failure_drops();
+    test_parent_failure_cleans();
     test_semaphore();
     test_abort_release();
     return check_done();

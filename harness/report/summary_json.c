@@ -287,6 +287,7 @@ static json_t *result_json(const struct run_result *r, const char *run_dir)
     json_object_set_new(o, "arrival", arrival_json(r));
     json_object_set_new(o, "fault_errors", json_integer(r->fault_errors));
     json_object_set_new(o, "fault_timeouts", json_integer(r->fault_timeouts));
+    json_object_set_new(o, "lock_life_ms", json_real((double)r->lock_life_ns / 1e6));
     if (r->fault_errors)
         json_object_set_new(o, "fault_error", json_string(r->fault_error));
     json_object_set_new(o, "latency_us",

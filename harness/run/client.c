@@ -76,7 +76,7 @@ static void nested_release(struct shared_head *h, const struct lock_ops *ops,
             sl->released_unchecked += rs == RELEASE_UNCHECKED;
         } else if (rs == RELEASE_NOT_OWNER)
             sl->release_not_owner++;
-        else if (rs == RELEASE_ERROR)
+        else if (rs == RELEASE_ERROR && !client_stop_cut(h, err))
             client_lock_error(h, sl, &sl->release_errors, err);
     }
 }

@@ -9,6 +9,7 @@
  */
 #include "client_cs.h"
 
+#include <errno.h>
 #include <stdio.h>
 
 #include "backend.h"
@@ -42,6 +43,11 @@ void client_lock_error(struct shared_head *h, struct client_slot *sl, int64_t *c
     }
     (*count)++;
     client_slot_error(sl, err);
+}
+
+bool client_stop_cut(const struct shared_head *h, const struct lab_err *err)
+{
+    return h->stop && err && err->code == ECANCELED;
 }
 
 void client_lock_timeout(struct shared_head *h, struct client_slot *sl, int64_t t_wait)
@@ -137,7 +143,8 @@ int client_cs_released(struct client_cs *cs, enum workload_step ws, enum release
         sl->release_not_owner++;
         if (cs->optimistic && ws == WORKLOAD_DONE)
             return -1; /* a conflict: the same unit again, bounded by max_duration */
-    } else
+    } else if (!client_stop_cut(cs->h, err)) {
         client_lock_error(cs->h, sl, &sl->release_errors, err);
+    }
     return 0;
 }

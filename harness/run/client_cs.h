@@ -48,6 +48,12 @@ void client_lock_error(struct shared_head *h, struct client_slot *sl, int64_t *c
  * Nothing is counted once the run stops. */
 void client_lock_timeout(struct shared_head *h, struct client_slot *sl, int64_t t_wait);
 
+/* An operation the run's stop cut short: the design ended it because the
+ * run is stopping (err ECANCELED, as a ZooKeeper delete still waiting for
+ * its session says), not because it failed. Not counted, as a timeout
+ * after the stop is not. */
+bool client_stop_cut(const struct shared_head *h, const struct lab_err *err);
+
 /* Granted at t_enter after asking at t_wait: mark entry (oracle,
  * interval, acquire histogram). */
 void client_cs_enter(struct client_cs *cs, int64_t t_wait, int64_t t_enter);

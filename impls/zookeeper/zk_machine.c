@@ -5,8 +5,8 @@
  * zk-ephemeral's one node (create, exists-watch it when taken),
  * zk-semaphore's lease under its internal mutex, the release (delete, and
  * after a connection loss find out whether it went through), and the
- * give-ups that delete a node or close the session so that none outlives
- * its attempt. No I/O, no clock.
+ * give-ups that take their node with them through a lost connection, so
+ * that none outlives its attempt. No I/O, no clock.
  */
 #include "zk_machine.h"
 
@@ -61,7 +61,10 @@ enum step {
     ZSM_LWAIT,
     ZSM_LEASE_BACK,
     ZSM_UNWATCH,
-    ZSM_LEAVE,   /* delete our node after a give-up */
+    ZSM_LEAVE,   /* a give-up: delete our node */
+    ZSM_CLEAN_FIND,   /* a give-up: list, to find the node a lost create made */
+    ZSM_CLEAN_EXISTS, /* a give-up: is zk-ephemeral's node our session's? */
+    ZSM_CLEAN_BACK,   /* a give-up: the same session is back (or not) */
     ZSM_DELETE,  /* delete a node we hold */
     ZSM_DEL_BACK,
     ZSM_EXISTS   /* is it still our session's? */
@@ -259,7 +262,12 @@ static enum zk_sm_act del_back(struct zk_sm *m, int64_t now)
     if (m->ready < 0 && m->gen != m->my_gen)
         return deleted(m, RELEASE_NOT_OWNER, now);
     if (m->ready <= 0) {
-        fail(m, m->last_rc, "delete", m->mine);
+        if (m->ready == 0 && *m->env->stop) /* cut short, not failed */
+            lab_err_set(&m->err, ECANCELED,
+                        "zookeeper: the run stopped before the delete of %s got through",
+                        m->mine);
+        else
+            fail(m, m->last_rc, "delete", m->mine);
         drop(m); /* the node must not outlive us */
         return deleted(m, RELEASE_ERROR, now);
     }
@@ -269,7 +277,13 @@ static enum zk_sm_act del_back(struct zk_sm *m, int64_t now)
 
 /* ------------------------------------------------------------ the acquire's ends */
 
+/* What a give-up has to take with it (m->clean): our node, the node a
+ * create of unknown outcome may have made (found by its unique name), or
+ * zk-ephemeral's node if our session owns it. */
+enum { CLEAN_DELETE, CLEAN_FIND, CLEAN_EXISTS };
+
 static enum zk_sm_act unwatch_leases(struct zk_sm *m);
+static enum zk_sm_act clean_up(struct zk_sm *m, int what, enum lock_status st, int64_t now);
 
 /* The acquire ends with st; zk-semaphore's lease phase first deletes its
  * internal mutex. */
@@ -283,9 +297,9 @@ static enum zk_sm_act finish(struct zk_sm *m, enum lock_status st, int64_t now)
         return delete_start(m, m->lock, m->lock_gen, now);
     }
     /* zk-ephemeral giving up right after a create whose outcome is unknown:
-     * the node may exist, held by nobody; only the session's close is sure */
-    if (m->phase == ZSM_EPHEMERAL && st != LOCK_GRANTED && m->maybe_created)
-        drop(m);
+     * the node may exist, held by nobody (unless we hold it already) */
+    if (m->phase == ZSM_EPHEMERAL && st != LOCK_GRANTED && m->maybe_created && !m->nested)
+        return clean_up(m, CLEAN_EXISTS, st, now);
     m->status = st;
     return done(m);
 }
@@ -319,14 +333,80 @@ static enum zk_sm_act deleted(struct zk_sm *m, enum release_status rs, int64_t n
     return done(m);
 }
 
-/* Delete our node after a give-up (if its session is still ours; one we
- * cannot delete closes the session), then end with st. */
-static enum zk_sm_act leave(struct zk_sm *m, enum lock_status st, int64_t now)
+/* ------------------------------------------------------------ the give-ups */
+
+/* The give-up's node is gone (or its session is): end with m->st, the
+ * error of the give-up itself kept. */
+static enum zk_sm_act cleaned(struct zk_sm *m, int64_t now)
+{
+    m->err = m->clean_err;
+    return m->watching ? unwatch_leases(m) : finish(m, m->st, now);
+}
+
+static enum zk_sm_act clean_send(struct zk_sm *m)
+{
+    char path[ZK_NODE_MAX];
+    switch (m->clean) {
+    case CLEAN_FIND:
+        return send(m, ZSM_CLEAN_FIND, ZK_REQ_CHILDREN, m->dir);
+    case CLEAN_EXISTS:
+        (void)join(path, sizeof path, m->dir, EPH_NODE);
+        return send(m, ZSM_CLEAN_EXISTS, ZK_REQ_EXISTS, path);
+    default:
+        return send(m, ZSM_LEAVE, ZK_REQ_DELETE, m->mine);
+    }
+}
+
+/* Curator's guaranteed delete: a give-up takes with it our node (what),
+ * through a lost connection: it waits for the same session, up to one
+ * session timeout, and deletes then. A session that is not back by then
+ * has expired on the server, its nodes with it, and is closed. Closing
+ * it at once instead cannot reach an unreachable server: a waiter's node
+ * then heads the queue until the session expires, and every client
+ * waits a session timeout for a lock nobody holds. */
+static enum zk_sm_act clean_up(struct zk_sm *m, int what, enum lock_status st, int64_t now)
 {
     m->st = st;
+    m->clean_err = m->err;
+    m->unknown = m->maybe_created = false;
     if (m->gen != m->my_gen)
-        return m->watching ? unwatch_leases(m) : finish(m, st, now);
-    return send(m, ZSM_LEAVE, ZK_REQ_DELETE, m->mine);
+        return cleaned(m, now); /* its session is gone, and the node */
+    m->clean = what;
+    m->deadline = now + (int64_t)zk_sm_session_ms(m->env) * 1000000;
+    return clean_send(m);
+}
+
+/* Delete our node after a give-up, then end with st. */
+static enum zk_sm_act leave(struct zk_sm *m, enum lock_status st, int64_t now)
+{
+    return clean_up(m, CLEAN_DELETE, st, now);
+}
+
+/* A give-up's request answered rc: the next step of the clean-up. */
+static enum zk_sm_act on_clean(struct zk_sm *m, const struct zk_sm_reply *r, int64_t now)
+{
+    int rc = r->rc;
+    if (transient(rc))
+        return session_then(m, ZSM_CLEAN_BACK, true, now);
+    if (rc == ZK_OK && m->step == ZSM_CLEAN_FIND) {
+        for (int i = 0; i < r->n; i++)
+            if (strncmp(r->names[i], m->name, strlen(m->name)) == 0) {
+                (void)join(m->mine, sizeof m->mine, m->dir, r->names[i]);
+                m->clean = CLEAN_DELETE; /* the lost create made it */
+                return clean_send(m);
+            }
+        return cleaned(m, now);
+    }
+    if (rc == ZK_OK && m->step == ZSM_CLEAN_EXISTS) {
+        if (!m->session_id || r->owner != m->session_id)
+            return cleaned(m, now); /* somebody else's */
+        (void)join(m->mine, sizeof m->mine, m->dir, EPH_NODE);
+        m->clean = CLEAN_DELETE;
+        return clean_send(m);
+    }
+    if (rc != ZK_OK && rc != ZK_NONODE)
+        drop(m); /* gone with its session, or it must go with it */
+    return cleaned(m, now);
 }
 
 static enum zk_sm_act unwatch_leases(struct zk_sm *m)
@@ -343,8 +423,8 @@ static enum zk_sm_act unwatch_leases(struct zk_sm *m)
 static enum zk_sm_act enter_turn(struct zk_sm *m, int64_t now)
 {
     if (!m->first && stopped(m, now)) {
-        if (m->unknown)
-            drop(m); /* it may exist: it must not outlive the attempt */
+        if (m->unknown) /* it may exist: it must not outlive the attempt */
+            return clean_up(m, CLEAN_FIND, LOCK_TIMEOUT, now);
         return finish(m, LOCK_TIMEOUT, now);
     }
     m->first = false;
@@ -355,7 +435,7 @@ static enum zk_sm_act enter_turn(struct zk_sm *m, int64_t now)
 static enum zk_sm_act prep_fail(struct zk_sm *m, enum lock_status st, int64_t now)
 {
     if (m->unknown)
-        drop(m);
+        return clean_up(m, CLEAN_FIND, st, now);
     return finish(m, st, now);
 }
 
@@ -613,9 +693,9 @@ static enum zk_sm_act on_reply(struct zk_sm *m, const struct zk_sm_reply *r, int
     case ZSM_UNWATCH:
         return finish(m, m->st, now);
     case ZSM_LEAVE:
-        if (rc != ZK_OK && rc != ZK_NONODE)
-            drop(m);
-        return m->watching ? unwatch_leases(m) : finish(m, m->st, now);
+    case ZSM_CLEAN_FIND:
+    case ZSM_CLEAN_EXISTS:
+        return on_clean(m, r, now);
     case ZSM_DELETE:
     case ZSM_EXISTS:
         return on_delete(m, r, now);
@@ -686,6 +766,12 @@ static enum zk_sm_act resume(struct zk_sm *m, int64_t now)
         return next == ZSM_QUEUE_BACK ? list_queue(m) : list_leases(m);
     case ZSM_DEL_BACK:
         return del_back(m, now);
+    case ZSM_CLEAN_BACK:
+        if (m->ready > 0)
+            return clean_send(m);
+        if (m->ready == 0)
+            drop(m); /* not back within its timeout (or the run stops): expired */
+        return cleaned(m, now);
     default:
         return ZK_SM_IGNORED;
     }

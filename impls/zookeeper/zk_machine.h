@@ -36,10 +36,16 @@
  *   session and find out what became of the request; a create whose reply
  *   was lost is found again by its unique name (Curator's protected
  *   mode); an expired session ends the attempt (its nodes are gone);
- * - a node this client cannot delete (ZooKeeper unreachable) closes its
- *   session instead, so it cannot outlive the attempt (Curator's
- *   deleteOurPath failing leaves the session's close to do it); so does
- *   giving up after a create whose outcome is unknown;
+ * - a give-up takes its node with it (Curator's guaranteed delete): when
+ *   ZooKeeper is unreachable, it waits up to one session timeout for the
+ *   same session and deletes then; so does giving up after a create whose
+ *   outcome is unknown, once it has found that node by its unique name
+ *   (zk-ephemeral: the node, if our session owns it). Only a session not
+ *   back within its timeout is closed: it has expired on the server, its
+ *   nodes with it. Closing it at once cannot reach an unreachable server,
+ *   and the waiter's node headed the queue until the session expired;
+ * - a held node whose delete fails for two session timeouts closes the
+ *   session instead, so it cannot outlive its holder;
  * - a client holding ZK_MAX_HOLDS locks is refused before anything is
  *   sent, in every design: zk-ephemeral's blocking form used to create
  *   the node and delete it again (waking every waiter for nothing), and
@@ -196,6 +202,8 @@ struct zk_sm {
     char lease[ZK_NODE_MAX];      /* zk-semaphore: its lease, while the mutex goes */
     enum lock_status st;          /* the outcome decided, while cleaning up */
     struct lab_err acq_err;       /* its error */
+    int clean;                    /* a give-up: what it takes with it */
+    struct lab_err clean_err;     /* the give-up's error, kept through its clean-up */
     /* what to do (for the act just returned) */
     bool drop;                    /* close the session first */
     enum zk_sm_req req;

@@ -128,6 +128,10 @@ static void etcd_servers(const struct lock_ops *ops, const struct scenario *s,
 {
     (void)ops;
     *out = cluster_of(s)->sv;
+    /* The designs' sessions are leases of lock.ttl in whole seconds (at
+     * least 1): a lock outlives its silent holder that long. */
+    int64_t sec = (s->ttl_ns + 999999999) / 1000000000;
+    out->session_timeout_ns = (sec < 1 ? 1 : sec) * 1000000000;
 }
 
 static int etcd_clear(const struct lock_servers *sv, const struct scenario *s,
