@@ -335,6 +335,19 @@ static enum zk_sm_act deleted(struct zk_sm *m, enum release_status rs, int64_t n
 
 /* ------------------------------------------------------------ the give-ups */
 
+/* Our node among the listed children r (the attempt's unique name, as
+ * Curator's protected mode finds a create whose reply was lost): into
+ * m->mine, true; false when it is not there. */
+static bool find_ours(struct zk_sm *m, const struct zk_sm_reply *r)
+{
+    for (int i = 0; i < r->n; i++)
+        if (strncmp(r->names[i], m->name, strlen(m->name)) == 0) {
+            (void)join(m->mine, sizeof m->mine, m->dir, r->names[i]);
+            return true;
+        }
+    return false;
+}
+
 /* The give-up's node is gone (or its session is): end with m->st, the
  * error of the give-up itself kept. */
 static enum zk_sm_act cleaned(struct zk_sm *m, int64_t now)
@@ -389,13 +402,10 @@ static enum zk_sm_act on_clean(struct zk_sm *m, const struct zk_sm_reply *r, int
     if (transient(rc))
         return session_then(m, ZSM_CLEAN_BACK, true, now);
     if (rc == ZK_OK && m->step == ZSM_CLEAN_FIND) {
-        for (int i = 0; i < r->n; i++)
-            if (strncmp(r->names[i], m->name, strlen(m->name)) == 0) {
-                (void)join(m->mine, sizeof m->mine, m->dir, r->names[i]);
-                m->clean = CLEAN_DELETE; /* the lost create made it */
-                return clean_send(m);
-            }
-        return cleaned(m, now);
+        if (!find_ours(m, r))
+            return cleaned(m, now);
+        m->clean = CLEAN_DELETE; /* the lost create made it */
+        return clean_send(m);
     }
     if (rc == ZK_OK && m->step == ZSM_CLEAN_EXISTS) {
         if (!m->session_id || r->owner != m->session_id)
@@ -599,11 +609,8 @@ static enum zk_sm_act on_reply(struct zk_sm *m, const struct zk_sm_reply *r, int
         return on_prepare(m, rc, now);
     case ZSM_FIND:
         if (rc == ZK_OK) {
-            for (int i = 0; i < r->n; i++)
-                if (strncmp(r->names[i], m->name, strlen(m->name)) == 0) {
-                    (void)join(m->mine, sizeof m->mine, m->dir, r->names[i]);
-                    return created(m, now);
-                }
+            if (find_ours(m, r))
+                return created(m, now);
             m->unknown = false; /* it never happened: create again */
             return create(m);
         }
