@@ -34,6 +34,12 @@ bool etcd_sm_has_session(const struct etcd_sm *m)
     return m->design->kind != ETCD_SM_LEASE;
 }
 
+int64_t etcd_sm_lease_s(int64_t ttl_ns)
+{
+    int64_t s = (ttl_ns + 999999999) / 1000000000;
+    return s < 1 ? 1 : s;
+}
+
 void etcd_sm_init(struct etcd_sm *m, const struct etcd_sm_design *d, const struct lock_env *env,
                   const char *ident, bool keepalive)
 {
@@ -41,9 +47,7 @@ void etcd_sm_init(struct etcd_sm *m, const struct etcd_sm_design *d, const struc
     m->design = d;
     m->env = env;
     snprintf(m->ident, sizeof m->ident, "%s", ident);
-    m->ttl_s = (env->ttl_ns + 999999999) / 1000000000;
-    if (m->ttl_s < 1)
-        m->ttl_s = 1;
+    m->ttl_s = etcd_sm_lease_s(env->ttl_ns);
     m->keepalive = etcd_sm_has_session(m) || keepalive;
 }
 

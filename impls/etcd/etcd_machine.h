@@ -206,6 +206,10 @@ json_t *etcd_sm_take(struct etcd_sm *m);
 enum etcd_sm_act etcd_sm_reply(struct etcd_sm *m, const json_t *resp, const struct lab_err *err,
                                int64_t now);
 /* A stream's message (as etcd_msg_fn: 1 have it, 0 read on, -1 with err). */
+/* The TTL of the designs' leases for lock.ttl ttl_ns: whole seconds, rounded
+ * up, at least 1 (etcd grants leases in seconds). */
+int64_t etcd_sm_lease_s(int64_t ttl_ns);
+
 int etcd_sm_msg(struct etcd_sm *m, const json_t *msg, struct lab_err *err);
 enum etcd_sm_act etcd_sm_stream_end(struct etcd_sm *m, int r, const struct lab_err *err,
                                     int64_t now);

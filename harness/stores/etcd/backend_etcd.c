@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "etcd_machine.h"
 #include "etcd_conn.h"
 #include "etcd_settings.h"
 #include "scenario.h"
@@ -128,10 +129,9 @@ static void etcd_servers(const struct lock_ops *ops, const struct scenario *s,
 {
     (void)ops;
     *out = cluster_of(s)->sv;
-    /* The designs' sessions are leases of lock.ttl in whole seconds (at
-     * least 1): a lock outlives its silent holder that long. */
-    int64_t sec = (s->ttl_ns + 999999999) / 1000000000;
-    out->session_timeout_ns = (sec < 1 ? 1 : sec) * 1000000000;
+    /* The designs' sessions are leases of lock.ttl (etcd_sm_lease_s): a
+     * lock outlives its silent holder that long. */
+    out->session_timeout_ns = etcd_sm_lease_s(s->ttl_ns) * 1000000000;
 }
 
 static int etcd_clear(const struct lock_servers *sv, const struct scenario *s,
