@@ -324,13 +324,30 @@ static void test_ephemeral_unknown(void)
         CHECK(a == ZK_SM_DONE && r.m.status == LOCK_TIMEOUT && !r.m.drop,
               "timeout, the session kept: %d %d %d", a, r.m.status, r.m.drop);
     }
+    /* the delete's reply lost: whose the node is now is asked again (another
+     * client may have made it since our delete went through), never deleted blindly */
     struct rig r;
+    rig_init(&r, &EPH);
+    to_create(&r, "k", 100 * MS);
+    rc_(&r, ZK_CONNECTIONLOSS, T0);
+    enum zk_sm_act a = zk_sm_session(&r.m, ZK_SM_NOT_YET, 0, NULL, T0 + 100 * MS);
+    a = stat_(&r, SID, 5, T0 + 100 * MS);
+    CHECK(sends(&r, a, ZK_REQ_DELETE, node), "ours: deletes it");
+    a = rc_(&r, ZK_CONNECTIONLOSS, T0 + 100 * MS);
+    CHECK(a == ZK_SM_SESSION, "its reply lost: waits for the same session");
+    a = up(&r, T0 + 200 * MS);
+    CHECK(sends(&r, a, ZK_REQ_EXISTS, node), "back: asks whose the node is, again: %s",
+          r.m.path);
+    a = stat_(&r, SID + 1, 6, T0 + 200 * MS);
+    CHECK(a == ZK_SM_DONE && r.m.status == LOCK_TIMEOUT && !r.m.drop,
+          "another client's now: left alone: %d %d", a, r.m.status);
+
     rig_init(&r, &EPH);
     to_create(&r, "k", 100 * MS);
     rc_(&r, ZK_CONNECTIONLOSS, T0);
     zk_sm_session(&r.m, ZK_SM_NOT_YET, 0, NULL, T0 + 100 * MS);
     rc_(&r, ZK_CONNECTIONLOSS, T0 + 100 * MS);
-    enum zk_sm_act a = zk_sm_session(&r.m, ZK_SM_NOT_YET, 0, NULL, T0 + 4100 * MS);
+    a = zk_sm_session(&r.m, ZK_SM_NOT_YET, 0, NULL, T0 + 4100 * MS);
     CHECK(a == ZK_SM_DONE && r.m.status == LOCK_TIMEOUT && r.m.drop,
           "not back within its timeout: closed: %d %d %d", a, r.m.status, r.m.drop);
 }

@@ -410,9 +410,11 @@ static enum zk_sm_act on_clean(struct zk_sm *m, const struct zk_sm_reply *r, int
     if (rc == ZK_OK && m->step == ZSM_CLEAN_EXISTS) {
         if (!m->session_id || r->owner != m->session_id)
             return cleaned(m, now); /* somebody else's */
+        /* m->clean stays CLEAN_EXISTS: after a lost reply the node is asked
+         * for again, since another client may have made it anew since our
+         * delete went through (its name is not ours alone) */
         (void)join(m->mine, sizeof m->mine, m->dir, EPH_NODE);
-        m->clean = CLEAN_DELETE;
-        return clean_send(m);
+        return send(m, ZSM_LEAVE, ZK_REQ_DELETE, m->mine);
     }
     if (rc != ZK_OK && rc != ZK_NONODE)
         drop(m); /* gone with its session, or it must go with it */
